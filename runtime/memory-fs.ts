@@ -1,0 +1,243 @@
+/**
+ * An in-memory POSIX-like filesystem implementing the {@link FileSystem}
+ * contract, for tests that must not touch the disk. It models regular files,
+ * directories, symlinks and FIFOs with identities and modes, and raises the
+ * same {@link RuntimeError} codes as the real adapters.
+ *
+ * @module
+ */
+
+import {
+  type AppendHandle,
+  type FileInfo,
+  type FileKind,
+  type FileSystem,
+  type ReadHandle,
+  RuntimeError,
+  type RuntimeErrorCode,
+} from "../src/runtime.ts";
+import { dirname, joinPath, normalizePath } from "../src/util/paths.ts";
+
+type Node =
+  | { kind: "file"; ino: number; mode: number; data: Uint8Array; mtimeMs: number }
+  | { kind: "directory"; ino: number; mode: number; mtimeMs: number }
+  | { kind: "symlink"; ino: number; mode: number; target: string; mtimeMs: number }
+  | { kind: "fifo"; ino: number; mode: number; mtimeMs: number };
+
+const MAX_LINKS = 40;
+
+/** A {@link FileSystem} held in memory, with helpers to arrange fixtures. */
+export class MemoryFileSystem implements FileSystem {
+  readonly #nodes = new Map<string, Node>([["/", { kind: "directory", ino: 1, mode: 0o755, mtimeMs: 0 }]]);
+  #nextIno = 2;
+  /** Paths whose operations fail with the given code, to simulate I/O faults. */
+  readonly faults = new Map<string, RuntimeErrorCode>();
+
+  /** Writes a regular file, creating parent directories. */
+  writeFile(path: string, data: Uint8Array | string, mode = 0o644): void {
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    this.#ensureDirectory(dirname(path));
+    this.#nodes.set(normalizePath(path), { kind: "file", ino: this.#nextIno++, mode, data: bytes, mtimeMs: 0 });
+  }
+
+  /** Creates a symlink at `path` pointing to `target`. */
+  symlink(target: string, path: string): void {
+    this.#ensureDirectory(dirname(path));
+    this.#nodes.set(normalizePath(path), { kind: "symlink", ino: this.#nextIno++, mode: 0o777, target, mtimeMs: 0 });
+  }
+
+  /** Creates a FIFO at `path`. */
+  mkfifo(path: string): void {
+    this.#ensureDirectory(dirname(path));
+    this.#nodes.set(normalizePath(path), { kind: "fifo", ino: this.#nextIno++, mode: 0o644, mtimeMs: 0 });
+  }
+
+  /** Returns a file's bytes, or `undefined`. */
+  contents(path: string): Uint8Array | undefined {
+    const node = this.#nodes.get(normalizePath(path));
+    return node?.kind === "file" ? node.data : undefined;
+  }
+
+  /** Whether anything exists at `path` (without following symlinks). */
+  exists(path: string): boolean {
+    return this.#nodes.has(normalizePath(path));
+  }
+
+  #fault(path: string, operation: string): void {
+    const code = this.faults.get(normalizePath(path));
+    if (code !== undefined) throw new RuntimeError(code, operation);
+  }
+
+  #ensureDirectory(path: string): void {
+    const normal = normalizePath(path);
+    if (this.#nodes.has(normal)) return;
+    this.#ensureDirectory(dirname(normal));
+    this.#nodes.set(normal, { kind: "directory", ino: this.#nextIno++, mode: 0o755, mtimeMs: 0 });
+  }
+
+  /** Resolves every symlink in `path`; `followLast` decides the final component. */
+  #resolve(path: string, followLast: boolean, operation: string): string {
+    let pending = normalizePath(path).split("/").filter((part) => part !== "");
+    let current = "/";
+    let links = 0;
+    while (pending.length > 0) {
+      const [part, ...rest] = pending;
+      const next = joinPath(current, part!);
+      const node = this.#nodes.get(next);
+      if (node === undefined) throw new RuntimeError("not_found", operation);
+      if (node.kind === "symlink" && (rest.length > 0 || followLast)) {
+        if (++links > MAX_LINKS) throw new RuntimeError("symlink", operation);
+        const target = node.target.startsWith("/") ? node.target : joinPath(current, node.target);
+        pending = [...normalizePath(target).split("/").filter((p) => p !== ""), ...rest];
+        current = "/";
+        continue;
+      }
+      if (rest.length > 0 && node.kind !== "directory") throw new RuntimeError("not_directory", operation);
+      current = next;
+      pending = rest;
+    }
+    return current;
+  }
+
+  #info(path: string): FileInfo {
+    const node = this.#nodes.get(path)!;
+    const size = node.kind === "file" ? node.data.length : node.kind === "symlink" ? node.target.length : 0;
+    return { kind: node.kind as FileKind, size, mode: node.mode, mtimeMs: node.mtimeMs, dev: 1, ino: node.ino, nlink: 1 };
+  }
+
+  #regular(path: string, operation: string): string {
+    const resolved = this.#resolve(path, false, operation);
+    const node = this.#nodes.get(resolved)!;
+    if (node.kind === "symlink") throw new RuntimeError("symlink", operation);
+    if (node.kind !== "file") throw new RuntimeError(node.kind === "directory" ? "is_directory" : "not_file", operation);
+    return resolved;
+  }
+
+  lstat(path: string): Promise<FileInfo> {
+    return this.#run("lstat", path, () => this.#info(this.#resolve(path, false, "lstat")));
+  }
+
+  stat(path: string): Promise<FileInfo> {
+    return this.#run("stat", path, () => this.#info(this.#resolve(path, true, "stat")));
+  }
+
+  realpath(path: string): Promise<string> {
+    return this.#run("realpath", path, () => this.#resolve(path, true, "realpath"));
+  }
+
+  readDir(path: string) {
+    return this.#run("readdir", path, () => {
+      const directory = this.#resolve(path, true, "readdir");
+      if (this.#nodes.get(directory)!.kind !== "directory") throw new RuntimeError("not_directory", "readdir");
+      const prefix = directory === "/" ? "/" : `${directory}/`;
+      return [...this.#nodes.keys()]
+        .filter((key) => key !== directory && key.startsWith(prefix) && !key.slice(prefix.length).includes("/"))
+        .map((key) => ({ name: key.slice(prefix.length), kind: this.#nodes.get(key)!.kind as FileKind }));
+    });
+  }
+
+  mkdir(path: string, mode: number): Promise<void> {
+    return this.#run("mkdir", path, () => {
+      const normal = normalizePath(path);
+      const existing = this.#nodes.get(normal);
+      if (existing !== undefined) {
+        if (this.#info(this.#resolve(normal, true, "mkdir")).kind !== "directory") {
+          throw new RuntimeError("exists", "mkdir");
+        }
+        return;
+      }
+      const parent = dirname(normal);
+      if (parent !== normal) void this.mkdir(parent, mode);
+      const resolvedParent = this.#resolve(parent, true, "mkdir");
+      if (this.#nodes.get(resolvedParent)!.kind !== "directory") throw new RuntimeError("not_directory", "mkdir");
+      this.#nodes.set(normal, { kind: "directory", ino: this.#nextIno++, mode, mtimeMs: 0 });
+    });
+  }
+
+  readFile(path: string, maxBytes: number): Promise<Uint8Array> {
+    return this.#run("readFile", path, () => {
+      const node = this.#nodes.get(this.#regular(path, "readFile")) as { data: Uint8Array };
+      if (node.data.length > maxBytes) throw new RuntimeError("too_large", "readFile");
+      return node.data.slice();
+    });
+  }
+
+  openRead(path: string): Promise<ReadHandle> {
+    return this.#run("open", path, () => {
+      const resolved = this.#regular(path, "open");
+      const node = this.#nodes.get(resolved) as { data: Uint8Array };
+      return {
+        stat: () => Promise.resolve(this.#info(resolved)),
+        read: (buffer: Uint8Array, position: number) => {
+          const slice = node.data.subarray(position, position + buffer.length);
+          buffer.set(slice);
+          return Promise.resolve(slice.length);
+        },
+        close: () => Promise.resolve(),
+      };
+    });
+  }
+
+  createExclusive(path: string, bytes: Uint8Array, mode: number): Promise<void> {
+    return this.#run("create", path, () => {
+      if (this.#nodes.has(normalizePath(path))) throw new RuntimeError("exists", "create");
+      this.#resolve(dirname(path), true, "create");
+      this.writeFile(path, bytes.slice(), mode);
+    });
+  }
+
+  openAppend(path: string, options: { create: boolean; mode: number }): Promise<AppendHandle> {
+    return this.#run("open", path, () => {
+      if (!this.#nodes.has(normalizePath(path))) {
+        if (!options.create) throw new RuntimeError("not_found", "open");
+        this.writeFile(path, new Uint8Array(0), options.mode);
+      }
+      const resolved = this.#regular(path, "open");
+      const node = this.#nodes.get(resolved) as { data: Uint8Array };
+      return {
+        stat: () => Promise.resolve(this.#info(resolved)),
+        append: (bytes: Uint8Array) =>
+          this.#run("append", path, () => {
+            const grown = new Uint8Array(node.data.length + bytes.length);
+            grown.set(node.data);
+            grown.set(bytes, node.data.length);
+            node.data = grown;
+          }),
+        truncate: (length: number) => Promise.resolve(void (node.data = node.data.slice(0, length))),
+        sync: () => this.#run("fsync", path, () => undefined),
+        close: () => Promise.resolve(),
+      };
+    });
+  }
+
+  rename(from: string, to: string): Promise<void> {
+    return this.#run("rename", from, () => {
+      const source = normalizePath(from);
+      const node = this.#nodes.get(source);
+      if (node === undefined) throw new RuntimeError("not_found", "rename");
+      this.#resolve(dirname(to), true, "rename");
+      this.#nodes.delete(source);
+      this.#nodes.set(normalizePath(to), node);
+    });
+  }
+
+  unlink(path: string): Promise<void> {
+    return this.#run("unlink", path, () => {
+      const normal = normalizePath(path);
+      const node = this.#nodes.get(normal);
+      if (node === undefined) throw new RuntimeError("not_found", "unlink");
+      if (node.kind === "directory") throw new RuntimeError("is_directory", "unlink");
+      this.#nodes.delete(normal);
+    });
+  }
+
+  /** Runs `body` as one asynchronous operation, after any injected fault for `path`. */
+  #run<T>(operation: string, path: string, body: () => T): Promise<T> {
+    try {
+      this.#fault(path, operation);
+      return Promise.resolve(body());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}

@@ -1,0 +1,364 @@
+/**
+ * The Node.js implementation of the magi-code {@link Runtime} contract.
+ *
+ * stdin is read through a `net.Socket` over fd 0 with a single reused
+ * 4,096-byte buffer (`onread`), paused between reads, so the backend never
+ * buffers more than one batch. stdout goes through `process.stdout.write`,
+ * which on pipes is libuv's non-blocking stream write: a stalled reader never
+ * blocks the event loop, so deadlines keep firing.
+ *
+ * @module
+ */
+
+import { spawn as spawnChild } from "node:child_process";
+import * as fs from "node:fs";
+import * as fsp from "node:fs/promises";
+import * as net from "node:net";
+import { isatty } from "node:tty";
+import {
+  type AppendHandle,
+  type ByteReader,
+  type ByteWriter,
+  type DirEntry,
+  type Disposable,
+  type FileInfo,
+  type FileKind,
+  type FileSystem,
+  READ_BATCH_BYTES,
+  type ReadHandle,
+  type Runtime,
+  RuntimeError,
+  type RuntimeErrorCode,
+  type SpawnOptions,
+  type StdioKind,
+  type Subprocess,
+} from "../src/runtime.ts";
+import { classifyUnixSocket, socketInode } from "../src/util/stdio-kind.ts";
+
+const ERRNO_CODES: Record<string, RuntimeErrorCode> = {
+  ENOENT: "not_found",
+  EEXIST: "exists",
+  EACCES: "permission",
+  EPERM: "permission",
+  ENOTDIR: "not_directory",
+  EISDIR: "is_directory",
+  ELOOP: "symlink",
+  EPIPE: "broken_pipe",
+  ECONNRESET: "broken_pipe",
+  ERR_STREAM_DESTROYED: "closed",
+  ERR_STREAM_WRITE_AFTER_END: "closed",
+};
+
+/** Maps a Node error to a {@link RuntimeError}; the message never carries a path. */
+export function normalizeError(error: unknown, operation: string): RuntimeError {
+  if (error instanceof RuntimeError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  return new RuntimeError(typeof code === "string" ? ERRNO_CODES[code] ?? "io" : "io", operation);
+}
+
+async function guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw normalizeError(error, operation);
+  }
+}
+
+function fileKind(stats: fs.Stats | fs.Dirent): FileKind {
+  if (stats.isFile()) return "file";
+  if (stats.isDirectory()) return "directory";
+  if (stats.isSymbolicLink()) return "symlink";
+  if (stats.isFIFO()) return "fifo";
+  if (stats.isSocket()) return "socket";
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return "device";
+  return "other";
+}
+
+function fileInfo(stats: fs.Stats): FileInfo {
+  return {
+    kind: fileKind(stats),
+    size: stats.size,
+    mode: stats.mode & 0o7777,
+    mtimeMs: stats.mtimeMs,
+    dev: stats.dev,
+    ino: stats.ino,
+    nlink: stats.nlink,
+  };
+}
+
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_WRONLY, O_APPEND, O_CREAT } = fs.constants;
+
+async function openRegular(path: string): Promise<fsp.FileHandle> {
+  // O_NONBLOCK so a FIFO planted at `path` cannot hang the open; O_NOFOLLOW refuses a final symlink.
+  const handle = await fsp.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  const stats = await handle.stat();
+  if (!stats.isFile()) {
+    await handle.close();
+    throw new RuntimeError("not_file", "open");
+  }
+  return handle;
+}
+
+/** The Node filesystem adapter. */
+export const nodeFileSystem: FileSystem = {
+  lstat: (path) => guard("lstat", async () => fileInfo(await fsp.lstat(path))),
+  stat: (path) => guard("stat", async () => fileInfo(await fsp.stat(path))),
+  realpath: (path) => guard("realpath", () => fsp.realpath(path)),
+  readDir: (path) =>
+    guard("readdir", async () => {
+      const entries = await fsp.readdir(path, { withFileTypes: true });
+      return entries.map((entry): DirEntry => ({ name: entry.name, kind: fileKind(entry) }));
+    }),
+  mkdir: (path, mode) => guard("mkdir", async () => void await fsp.mkdir(path, { recursive: true, mode })),
+  readFile: (path, maxBytes) =>
+    guard("readFile", async () => {
+      const handle = await openRegular(path);
+      try {
+        const buffer = new Uint8Array(Math.min((await handle.stat()).size, maxBytes) + 1);
+        let length = 0;
+        for (;;) {
+          if (length === buffer.length) throw new RuntimeError("too_large", "readFile");
+          const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+          if (bytesRead === 0) break;
+          length += bytesRead;
+        }
+        return buffer.subarray(0, length);
+      } finally {
+        await handle.close();
+      }
+    }),
+  openRead: (path) =>
+    guard("open", async (): Promise<ReadHandle> => {
+      const handle = await openRegular(path);
+      return {
+        stat: () => guard("fstat", async () => fileInfo(await handle.stat())),
+        read: (buffer, position) =>
+          guard("read", async () => (await handle.read(buffer, 0, buffer.length, position)).bytesRead),
+        close: () => guard("close", () => handle.close()),
+      };
+    }),
+  createExclusive: (path, bytes, mode) =>
+    guard("create", async () => {
+      const handle = await fsp.open(path, "wx", mode);
+      try {
+        await handle.write(bytes);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }),
+  openAppend: (path, options) =>
+    guard("open", async (): Promise<AppendHandle> => {
+      const flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | (options.create ? O_CREAT : 0);
+      const handle = await fsp.open(path, flags, options.mode);
+      if (!(await handle.stat()).isFile()) {
+        await handle.close();
+        throw new RuntimeError("not_file", "open");
+      }
+      return {
+        stat: () => guard("fstat", async () => fileInfo(await handle.stat())),
+        append: (bytes) => guard("append", async () => void await handle.write(bytes)),
+        truncate: (length) => guard("truncate", () => handle.truncate(length)),
+        sync: () => guard("fsync", () => handle.sync()),
+        close: () => guard("close", () => handle.close()),
+      };
+    }),
+  rename: (from, to) => guard("rename", () => fsp.rename(from, to)),
+  unlink: (path) => guard("unlink", () => fsp.unlink(path)),
+};
+
+/** A pull reader over a readable stream: one chunk handed out at a time, the stream paused meanwhile. */
+function streamReader(stream: NodeJS.ReadableStream & { destroy(): void }): ByteReader {
+  let ended = false;
+  let failed: RuntimeError | null = null;
+  const queue: Uint8Array[] = [];
+  let waiter: { resolve(value: Uint8Array | null): void; reject(error: unknown): void } | null = null;
+  const settle = () => {
+    if (waiter === null) return;
+    const current = waiter;
+    if (queue.length > 0) {
+      waiter = null;
+      current.resolve(queue.shift()!);
+    } else if (failed !== null) {
+      waiter = null;
+      current.reject(failed);
+    } else if (ended) {
+      waiter = null;
+      current.resolve(null);
+    }
+  };
+  stream.on("data", (chunk: Uint8Array) => {
+    for (let offset = 0; offset < chunk.length; offset += READ_BATCH_BYTES) {
+      queue.push(chunk.subarray(offset, offset + READ_BATCH_BYTES));
+    }
+    stream.pause();
+    settle();
+  });
+  stream.on("end", () => {
+    ended = true;
+    settle();
+  });
+  stream.on("error", (error) => {
+    failed = normalizeError(error, "read");
+    settle();
+  });
+  stream.pause();
+  return {
+    read: () =>
+      new Promise((resolve, reject) => {
+        waiter = { resolve, reject };
+        settle();
+        if (waiter !== null && !ended && failed === null) stream.resume();
+      }),
+    close: () => {
+      ended = true;
+      stream.destroy();
+      settle();
+    },
+  };
+}
+
+/** Reads fd 0 in 4,096-byte batches into one reused buffer. */
+function stdinReader(): ByteReader {
+  const buffer = Buffer.alloc(READ_BATCH_BYTES);
+  let socket: net.Socket | null = null;
+  let ended = false;
+  let waiter: { resolve(value: Uint8Array | null): void; reject(error: unknown): void } | null = null;
+  const finish = (value: Uint8Array | null, error?: unknown) => {
+    const current = waiter;
+    waiter = null;
+    if (current === null) return;
+    if (error === undefined) current.resolve(value);
+    else current.reject(error);
+  };
+  const open = (): net.Socket => {
+    // `onread` is accepted by the constructor since Node 12 but missing from @types/node's constructor options.
+    const created = new net.Socket({
+      fd: 0,
+      readable: true,
+      writable: false,
+      onread: {
+        buffer,
+        callback: (bytes: number) => {
+          finish(buffer.subarray(0, bytes));
+          return false;
+        },
+      },
+    } as net.SocketConstructorOpts);
+    created.on("end", () => {
+      ended = true;
+      finish(null);
+    });
+    created.on("error", (error) => finish(null, normalizeError(error, "read")));
+    return created;
+  };
+  return {
+    read: () =>
+      new Promise((resolve, reject) => {
+        if (ended) return resolve(null);
+        waiter = { resolve, reject };
+        if (socket === null) socket = open();
+        else socket.resume();
+      }),
+    close: () => {
+      ended = true;
+      socket?.destroy();
+      finish(null);
+    },
+  };
+}
+
+function stdoutWriter(stream: NodeJS.WriteStream): ByteWriter {
+  // Without a listener an EPIPE 'error' event would crash the process; the write callback reports it.
+  stream.on("error", () => {});
+  return {
+    write: (bytes) =>
+      new Promise((resolve, reject) => {
+        stream.write(bytes, (error) => error ? reject(normalizeError(error, "write")) : resolve());
+      }),
+  };
+}
+
+function stdioKind(fd: 0 | 1 | 2): StdioKind {
+  let stats: fs.Stats;
+  try {
+    stats = fs.fstatSync(fd);
+  } catch {
+    return "other";
+  }
+  if (stats.isFIFO()) return "fifo";
+  if (stats.isFile()) return "file";
+  if (stats.isCharacterDevice()) return isatty(fd) ? "tty" : "device";
+  if (stats.isBlockDevice()) return "device";
+  if (!stats.isSocket()) return "other";
+  if (process.platform !== "linux") return "socketpair";
+  try {
+    const inode = socketInode(fs.readlinkSync(`/proc/self/fd/${fd}`));
+    return inode === null ? "socket" : classifyUnixSocket(fs.readFileSync("/proc/net/unix", "utf8"), inode);
+  } catch {
+    return "socket";
+  }
+}
+
+function spawn(command: string, options: SpawnOptions): Subprocess {
+  const child = spawnChild(command, [...options.args], {
+    cwd: options.cwd,
+    env: { ...options.env },
+    stdio: [options.stdio.stdin === "pipe" ? "pipe" : "ignore", options.stdio.stdout === "pipe" ? "pipe" : "ignore", options.stdio.stderr === "pipe" ? "pipe" : "ignore"],
+    detached: options.processGroup,
+  });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    child.once("error", () => resolve({ code: null, signal: null }));
+    child.once("close", (code, signal) => resolve({ code, signal }));
+  });
+  const stdin = child.stdin;
+  return {
+    pid: child.pid ?? -1,
+    stdin: stdin === null ? null : {
+      ...stdoutWriter(stdin as unknown as NodeJS.WriteStream),
+      close: () => new Promise<void>((resolve) => stdin.end(resolve)),
+    },
+    stdout: child.stdout === null ? null : streamReader(child.stdout),
+    stderr: child.stderr === null ? null : streamReader(child.stderr),
+    kill: (signal) => {
+      try {
+        if (options.processGroup && child.pid !== undefined) process.kill(-child.pid, signal);
+        else child.kill(signal);
+      } catch {
+        // Already gone: killing an exited process is not a failure.
+      }
+    },
+    exited,
+  };
+}
+
+/** Creates the Node runtime for this process. */
+export function createNodeRuntime(): Runtime {
+  return {
+    name: "node",
+    args: process.argv.slice(2),
+    stdin: stdinReader(),
+    stdout: stdoutWriter(process.stdout),
+    stderr: stdoutWriter(process.stderr),
+    stdioKind: (fd) => Promise.resolve(stdioKind(fd)),
+    fs: nodeFileSystem,
+    spawn,
+    randomUUID: () => globalThis.crypto.randomUUID(),
+    setTimer: (ms, callback): Disposable => {
+      const handle = setTimeout(callback, ms);
+      return { dispose: () => clearTimeout(handle) };
+    },
+    monotonicNow: () => performance.now(),
+    wallNow: () => Date.now(),
+    env: (name) => process.env[name],
+    envAll: () => {
+      const env: Record<string, string> = {};
+      for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+      return env;
+    },
+    cwd: () => process.cwd(),
+    pid: process.pid,
+    platform: process.platform === "win32" ? "windows" : process.platform,
+    exit: (code) => process.exit(code),
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The command line: `magi-code serve --stdio`, `--help` and `--version`.
+ * Anything else is an invalid launch: exit 2 with one line on stderr, nothing
+ * on stdout, and no filesystem or other runtime side effect.
+ *
+ * @module
+ */
+
+import type { Runtime, StdioKind } from "./runtime.ts";
+import { createServer } from "./server.ts";
+import { VERSION } from "./version.ts";
+
+/** The `--help` text. */
+export const HELP = `magi-code ${VERSION}: a coding-agent backend for GUI clients.
+
+Usage:
+  magi-code serve --stdio   Serve magi-code.local-agent version 1 on stdin/stdout.
+  magi-code --help          Print this help.
+  magi-code --version       Print the version.
+
+stdin and stdout must be pipes (FIFOs or the socketpairs a parent process
+creates for child stdio). MC_HOME selects the storage root (default
+~/.magi-code). See docs/protocol.md for the wire contract.
+`;
+
+/** Stdio kinds the transport serves: FIFOs and unnamed socketpairs. */
+export const SERVED_STDIO: ReadonlySet<StdioKind> = new Set(["fifo", "socketpair"]);
+
+const encoder = new TextEncoder();
+
+async function fail(runtime: Runtime, line: string): Promise<number> {
+  await runtime.stderr.write(encoder.encode(`magi-code: ${line}\n`)).catch(() => {});
+  return 2;
+}
+
+/** Runs the command line in `runtime.args`; resolves with the exit code. */
+export async function main(runtime: Runtime): Promise<number> {
+  const args = runtime.args;
+  if (args.length === 1 && (args[0] === "--help" || args[0] === "--version")) {
+    const text = args[0] === "--help" ? HELP : `magi-code ${VERSION}\n`;
+    try {
+      await runtime.stdout.write(encoder.encode(text));
+      return 0;
+    } catch {
+      return 1;
+    }
+  }
+  if (args[0] !== "serve") {
+    return await fail(runtime, args.length === 0 ? "missing command; try 'magi-code --help'" : "unknown command; try 'magi-code --help'");
+  }
+  if (args.length !== 2 || args[1] !== "--stdio") {
+    return await fail(runtime, "'serve' takes exactly one flag, --stdio");
+  }
+  const kinds = await Promise.all([runtime.stdioKind(0), runtime.stdioKind(1)]);
+  if (!kinds.every((kind) => SERVED_STDIO.has(kind))) {
+    return await fail(runtime, "stdin and stdout must be pipes (a FIFO or a socketpair), not a terminal, file or device");
+  }
+  return await createServer(runtime).serve();
+}

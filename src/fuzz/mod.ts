@@ -1,0 +1,168 @@
+/**
+ * fast-check arbitraries for fuzzing a magi-code child (or any implementation
+ * of magi-code.local-agent version 1): valid request frames, invalid frames
+ * labelled with the error code the spec demands, and arbitrary chunkings of a
+ * byte stream. Published as the `magi-code/fuzz` subpath; `fast-check` is a
+ * peer dependency. See `docs/fuzzing.md`.
+ *
+ * @module
+ */
+
+import fc from "fast-check";
+import { ErrorCode } from "../protocol/errors.ts";
+import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
+import { LIMITS } from "../protocol/limits.ts";
+
+const encoder = new TextEncoder();
+const IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+
+/** An identifier in the wire grammar: 1–64 bytes of `[A-Za-z0-9._-]`, lengths 1, 63 and 64 favoured. */
+export function identifier(): fc.Arbitrary<string> {
+  const char = fc.constantFrom(...IDENT_CHARS);
+  return fc.oneof(
+    fc.string({ unit: char, minLength: 1, maxLength: 12 }),
+    fc.string({ unit: char, minLength: 63, maxLength: 64 }),
+  );
+}
+
+/** A request object (not yet serialised). */
+export interface RequestObject {
+  readonly protocol: string;
+  readonly version: number;
+  readonly id: string;
+  readonly method: string;
+  readonly params: Record<string, unknown>;
+}
+
+/** Builds a request object. */
+export function request(id: string, method: string, params: Record<string, unknown> = {}): RequestObject {
+  return { protocol: PROTOCOL, version: PROTOCOL_VERSION, id, method, params };
+}
+
+/** Serialises `value` as one frame: JSON plus LF, UTF-8 encoded. */
+export function frameBytes(value: unknown): Uint8Array {
+  return encoder.encode(`${JSON.stringify(value)}\n`);
+}
+
+/**
+ * A valid request that never closes the connection: `status`, or `initialize`
+ * with a valid capability list (`shutdown` is left out because it ends input).
+ */
+export function validRequest(id: fc.Arbitrary<string> = identifier()): fc.Arbitrary<RequestObject> {
+  const capabilities = fc.uniqueArray(fc.constantFrom("initialize", "status", "shutdown"), { maxLength: 3 });
+  return fc.oneof(
+    id.map((value) => request(value, "status")),
+    fc.tuple(id, capabilities).map(([value, names]) => request(value, "initialize", { required_capabilities: names })),
+  );
+}
+
+/**
+ * A stream of valid request frames with distinct ids, as bytes; optionally
+ * with CR before each LF, which the spec counts as JSON whitespace.
+ */
+export function validStream(maxRequests = 20): fc.Arbitrary<Uint8Array> {
+  return fc.tuple(
+    fc.uniqueArray(identifier(), { minLength: 1, maxLength: maxRequests }),
+    fc.boolean(),
+  ).chain(([ids, crlf]) =>
+    fc.tuple(...ids.map((id) => validRequest(fc.constant(id)))).map((requests) => {
+      const lines = requests.map((value) => `${JSON.stringify(value)}${crlf ? "\r" : ""}\n`);
+      return encoder.encode(lines.join(""));
+    })
+  );
+}
+
+/** An invalid frame (without its LF) and the error code it must receive. */
+export interface InvalidFrame {
+  /** The frame bytes, LF excluded. */
+  readonly bytes: Uint8Array;
+  /** The code the response must carry. */
+  readonly code: ErrorCode;
+  /** What kind of defect it is, for reports. */
+  readonly label: string;
+}
+
+function invalid(label: string, code: ErrorCode, bytes: Uint8Array | string): InvalidFrame {
+  return { label, code, bytes: typeof bytes === "string" ? encoder.encode(bytes) : bytes };
+}
+
+function nested(depth: number, open: string, close: string): string {
+  return `{"protocol":"${PROTOCOL}","version":1,"id":"d","method":"status","params":{"x":${open.repeat(depth)}${
+    close.repeat(depth)
+  }}}`;
+}
+
+/**
+ * Invalid frames, each labelled with the code the spec (and `docs/protocol.md`)
+ * assigns. None of them closes the connection. Frames whose identity is
+ * recoverable carry `id`, so a caller that passes distinct ids gets distinct
+ * ledger entries (reusing an id would rightly yield `duplicate_id`).
+ */
+export function invalidFrameFor(id: string): fc.Arbitrary<InvalidFrame> {
+  const valid = `"protocol":"${PROTOCOL}","version":1`;
+  return fc.oneof(
+    fc.constantFrom(
+      invalid("empty line", ErrorCode.invalidFrame, ""),
+      invalid("CR only", ErrorCode.invalidFrame, "\r"),
+      invalid("whitespace only", ErrorCode.invalidFrame, " \t \r"),
+      invalid("not JSON", ErrorCode.invalidRequest, "hello"),
+      invalid("JSON array", ErrorCode.invalidRequest, "[1,2]"),
+      invalid("JSON string", ErrorCode.invalidRequest, '"status"'),
+      invalid("trailing comma", ErrorCode.invalidRequest, `{${valid},"id":"x","method":"status","params":{},}`),
+      invalid("BOM", ErrorCode.invalidRequest, new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d])),
+      invalid("overlong slash", ErrorCode.invalidRequest, new Uint8Array([0x22, 0xc0, 0xaf, 0x22])),
+      invalid("encoded surrogate", ErrorCode.invalidRequest, new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22])),
+      invalid("lone continuation", ErrorCode.invalidRequest, new Uint8Array([0x22, 0x80, 0x22])),
+      invalid("truncated sequence", ErrorCode.invalidRequest, new Uint8Array([0x22, 0xe2, 0x82, 0x22])),
+      invalid("missing id", ErrorCode.invalidRequest, `{${valid},"method":"status","params":{}}`),
+      invalid("numeric id", ErrorCode.invalidRequest, `{${valid},"id":7,"method":"status","params":{}}`),
+      invalid("id too long", ErrorCode.invalidRequest, `{${valid},"id":"${"a".repeat(65)}","method":"status","params":{}}`),
+      invalid("id bad char", ErrorCode.invalidRequest, `{${valid},"id":"a b","method":"status","params":{}}`),
+      invalid("duplicate id key", ErrorCode.invalidRequest, `{${valid},"id":"p","\\u0069d":"q","method":"status","params":{}}`),
+      invalid("depth 33", ErrorCode.invalidFrame, nested(31, "[", "]")),
+      invalid("depth 32,000 within the frame bound", ErrorCode.invalidFrame, nested(32_000, "[", "]")),
+    ),
+    fc.constantFrom(
+        invalid("unknown envelope field", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","params":{},"x":1}`),
+        invalid("__proto__ envelope field", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","params":{},"__proto__":{}}`),
+        invalid("missing params", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status"}`),
+        invalid("bad method grammar", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"st atus","params":{}}`),
+        invalid("duplicate method key", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","method":"status","params":{}}`),
+        invalid("unknown method", ErrorCode.unsupportedMethod, `{${valid},"id":"${id}","method":"session.frobnicate","params":{}}`),
+        invalid("unknown params field", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":{"x":1}}`),
+        invalid("__proto__ params field", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":{"__proto__":1}}`),
+        invalid("params not object", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":[]}`),
+        invalid("duplicate params key", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"initialize","params":{"required_capabilities":[],"required_capabilities":[]}}`),
+        invalid("depth 32", ErrorCode.invalidParams, nested(30, "[", "]").replace('"id":"d"', `"id":"${id}"`)),
+    ),
+  );
+}
+
+/** {@link invalidFrameFor} with an arbitrary id. */
+export function invalidFrame(): fc.Arbitrary<InvalidFrame> {
+  return identifier().chain(invalidFrameFor);
+}
+
+/**
+ * Splits `bytes` at arbitrary offsets (cuts inside UTF-8 sequences and between
+ * CR and LF included), yielding chunks whose concatenation is `bytes`.
+ */
+export function chunking(bytes: Uint8Array, maxCuts = 32): fc.Arbitrary<Uint8Array[]> {
+  if (bytes.length < 2) return fc.constant([bytes]);
+  return fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: maxCuts }).map((cuts) => {
+    const sorted = [...cuts].sort((a, b) => a - b);
+    const chunks: Uint8Array[] = [];
+    let start = 0;
+    for (const cut of [...sorted, bytes.length]) {
+      chunks.push(bytes.subarray(start, cut));
+      start = cut;
+    }
+    return chunks;
+  });
+}
+
+/** Frame lengths at and around the input bound: 65,535 to 65,538 bytes. */
+export function boundaryFrameLength(): fc.Arbitrary<number> {
+  const limit = LIMITS.input_frame_bytes;
+  return fc.constantFrom(limit - 1, limit, limit + 1, limit + 2);
+}

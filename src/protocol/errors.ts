@@ -1,0 +1,71 @@
+/**
+ * Every wire error code magi-code can send. Nothing else in the code base spells
+ * a code string: handlers return `{ code: ErrorCode.x }` data and the dispatcher
+ * turns it into an `error` object once, at the edge.
+ *
+ * @module
+ */
+
+/** The wire error codes of protocol version 1, grouped as the spec groups them. */
+export const ErrorCode = {
+  // Protocol errors.
+  invalidFrame: "invalid_frame",
+  invalidRequest: "invalid_request",
+  invalidParams: "invalid_params",
+  protocolMismatch: "protocol_mismatch",
+  unsupportedMethod: "unsupported_method",
+  unsupportedCapability: "unsupported_capability",
+  notInitialized: "not_initialized",
+  alreadyInitialized: "already_initialized",
+  duplicateId: "duplicate_id",
+  requestLimit: "request_limit",
+  frameTooLarge: "frame_too_large",
+  incompleteFrame: "incomplete_frame",
+  // Startup errors.
+  configurationInvalid: "configuration_invalid",
+  providerUnavailable: "provider_unavailable",
+  profileInvalid: "profile_invalid",
+  mcpUnavailable: "mcp_unavailable",
+  startupCancelled: "startup_cancelled",
+  startupFailed: "startup_failed",
+  // Session, history and operation errors.
+  busy: "busy",
+  staleSession: "stale_session",
+  sessionMissing: "session_missing",
+  sessionBusy: "session_busy",
+  sessionInvalid: "session_invalid",
+  cwdMismatch: "cwd_mismatch",
+  historyLimit: "history_limit",
+  staleRevision: "stale_revision",
+  contentLimit: "content_limit",
+  operationCancelled: "operation_cancelled",
+  // Turn errors.
+  staleRun: "stale_run",
+  staleApproval: "stale_approval",
+  executionFailed: "execution_failed",
+  persistenceFailed: "persistence_failed",
+  outputUnavailable: "output_unavailable",
+} as const;
+
+/** One wire error code. */
+export type ErrorCode = typeof ErrorCode[keyof typeof ErrorCode];
+
+/** The startup failure codes, which `status.readiness` reports after a failed startup. */
+export type StartupErrorCode =
+  | typeof ErrorCode.configurationInvalid
+  | typeof ErrorCode.providerUnavailable
+  | typeof ErrorCode.profileInvalid
+  | typeof ErrorCode.mcpUnavailable
+  | typeof ErrorCode.startupCancelled
+  | typeof ErrorCode.startupFailed;
+
+/** A failure as data, the shape every handler returns instead of throwing. */
+export interface Failure<C extends ErrorCode = ErrorCode> {
+  /** The wire code. */
+  readonly code: C;
+}
+
+/** Builds a {@link Failure}. */
+export function failure<C extends ErrorCode>(code: C): Failure<C> {
+  return { code };
+}

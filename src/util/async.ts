@@ -1,0 +1,63 @@
+/**
+ * The few abort-aware async helpers the core needs, written against the
+ * runtime's timers so tests can drive them with a fake clock.
+ *
+ * @module
+ */
+
+import type { Disposable } from "../runtime.ts";
+
+/** A promise together with the functions that settle it. */
+export interface Deferred<T> {
+  /** The promise. */
+  readonly promise: Promise<T>;
+  /** Fulfils the promise. */
+  resolve(value: T): void;
+  /** Rejects the promise. */
+  reject(reason: unknown): void;
+}
+
+/** Creates a {@link Deferred}. */
+export function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (reason: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** A timer source, as the runtime provides one. */
+export type SetTimer = (ms: number, callback: () => void) => Disposable;
+
+/**
+ * Waits for `promise` at most `ms` milliseconds. Resolves `true` if it settled
+ * in time (whether fulfilled or rejected), `false` on timeout; never rejects.
+ */
+export function settlesWithin(promise: Promise<unknown>, ms: number, setTimer: SetTimer): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimer(ms, () => resolve(false));
+    const done = () => {
+      timer.dispose();
+      resolve(true);
+    };
+    promise.then(done, done);
+  });
+}
+
+/** Resolves after `ms` milliseconds, or `false` early when `signal` aborts. */
+export function delay(ms: number, setTimer: SetTimer, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const onAbort = () => {
+      timer.dispose();
+      resolve(false);
+    };
+    const timer = setTimer(ms, () => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve(true);
+    });
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,42 @@
+/**
+ * POSIX path helpers for the core, which cannot import `node:path`. The
+ * transport only runs on Unix (see `docs/protocol.md`), so `/` is the only
+ * separator handled.
+ *
+ * @module
+ */
+
+/** Returns whether `path` is absolute. */
+export function isAbsolute(path: string): boolean {
+  return path.startsWith("/");
+}
+
+/** Joins `base` with `segments`, normalising `.`, `..` and repeated slashes. */
+export function joinPath(base: string, ...segments: string[]): string {
+  return normalizePath([base, ...segments].join("/"));
+}
+
+/** Normalises an absolute or relative POSIX path lexically (no symlink resolution). */
+export function normalizePath(path: string): string {
+  const absolute = isAbsolute(path);
+  const out: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
+      else if (!absolute) out.push("..");
+      continue;
+    }
+    out.push(part);
+  }
+  const joined = out.join("/");
+  if (absolute) return `/${joined}`;
+  return joined === "" ? "." : joined;
+}
+
+/** The parent directory of an absolute `path` (`/` for `/`). */
+export function dirname(path: string): string {
+  const normal = normalizePath(path);
+  const slash = normal.lastIndexOf("/");
+  return slash <= 0 ? "/" : normal.slice(0, slash);
+}

@@ -1,0 +1,79 @@
+/**
+ * Test helpers around the in-memory runtime: build request lines, run a
+ * server to completion and read its frames.
+ *
+ * @module
+ */
+
+import { createMemoryRuntime, type MemoryRuntime, type MemoryRuntimeOptions } from "../../runtime/memory.ts";
+import { request } from "../../src/fuzz/mod.ts";
+import { createServer } from "../../src/server.ts";
+
+/** One request line (JSON + LF). */
+export function line(id: string, method: string, params: Record<string, unknown> = {}): string {
+  return `${JSON.stringify(request(id, method, params))}\n`;
+}
+
+/** An `initialize` line requiring `capabilities`. */
+export function initLine(id: string, capabilities: string[] = ["status", "shutdown"]): string {
+  return line(id, "initialize", { required_capabilities: capabilities });
+}
+
+/** A parsed output frame. */
+export type Frame = Record<string, unknown> & {
+  type: string;
+  seq: number;
+  id?: string | null;
+  result?: Record<string, unknown>;
+  error?: { code: string };
+};
+
+/** A server run on a memory runtime. */
+export interface Run {
+  /** The runtime, for pushing input and inspecting output. */
+  readonly runtime: MemoryRuntime;
+  /** Resolves with the exit code once the server closes. */
+  readonly exit: Promise<number>;
+  /** Frames written so far. */
+  frames(): Frame[];
+  /** Waits until at least `count` frames were written. */
+  waitFrames(count: number): Promise<Frame[]>;
+}
+
+/** Starts a server on a fresh memory runtime. */
+export function startServer(options: MemoryRuntimeOptions = {}): Run {
+  const runtime = createMemoryRuntime(options);
+  const exit = createServer(runtime).serve();
+  const frames = () => runtime.output.frames() as Frame[];
+  const waitFrames = (count: number) =>
+    new Promise<Frame[]>((resolve) => {
+      const check = () => {
+        const current = frames();
+        if (current.length >= count) {
+          runtime.output.onWrite = null;
+          resolve(current);
+          return true;
+        }
+        return false;
+      };
+      if (!check()) runtime.output.onWrite = () => void check();
+    });
+  return { runtime, exit, frames, waitFrames };
+}
+
+/** Feeds `input` (each element one read), ends input, and resolves with the exit code and frames. */
+export async function runToEnd(
+  input: readonly (string | Uint8Array)[],
+  options: MemoryRuntimeOptions = {},
+): Promise<{ code: number; frames: Frame[]; run: Run }> {
+  const run = startServer(options);
+  for (const chunk of input) run.runtime.input.push(chunk);
+  run.runtime.input.end();
+  const code = await run.exit;
+  return { code, frames: run.frames(), run };
+}
+
+/** Responses only, keyed by id (null ids collected under `"null"` in order). */
+export function responses(frames: Frame[]): Frame[] {
+  return frames.filter((frame) => frame.type === "response");
+}
