@@ -73,7 +73,10 @@ if (mode !== "deno") {
   counts.failed += Number(/^\S* ?fail (\d+)$/m.exec(node.output)?.[1] ?? 0);
 }
 if (mode !== "node") {
-  const deno = await step("tests under Deno", bin("deno"), ["test", "--allow-all", "tests/"], { capture: true, env });
+  const deno = await step("tests under Deno", bin("deno"), ["test", "--allow-all", "tests/"], {
+    capture: true,
+    env: { ...env, NO_COLOR: "1" },
+  });
   const summary = /(\d+) passed \| (\d+) failed/.exec(deno.output);
   counts.passed += Number(summary?.[1] ?? 0);
   counts.failed += Number(summary?.[2] ?? 0);

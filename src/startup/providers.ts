@@ -1,0 +1,138 @@
+/**
+ * Named provider endpoints and local readiness.
+ *
+ * Readiness is decided from settings and the environment alone: no request is
+ * ever made here, so `ready` means "configured", not "reachable". The spec
+ * forbids provider generation, catalog fetches and OAuth exchanges during
+ * initialization, and a local check keeps startup fast and offline-safe.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import {
+  BUILTIN_PROVIDER_NAMES,
+  type BuiltinProviderName,
+  type Effort,
+  type ProviderApi,
+  type Settings,
+} from "./settings.ts";
+
+/** A resolved provider endpoint. Carries the key's variable name, never its value. */
+export interface Endpoint {
+  /** Provider name, as settings and the wire spell it. */
+  readonly name: string;
+  /** Wire dialect. */
+  readonly api: ProviderApi;
+  /** Absolute http(s) base URL. */
+  readonly baseUrl: string;
+  /** Environment variable that must hold a non-empty key, or `null` when none is needed. */
+  readonly apiKeyEnv: string | null;
+  /** Model used when settings name none; custom endpoints have none. */
+  readonly defaultModel: string | null;
+}
+
+/** The built-in endpoints, before any settings override. */
+export const BUILTIN_PROVIDERS: Readonly<Record<BuiltinProviderName, Endpoint>> = Object.freeze({
+  openai: Object.freeze({
+    name: "openai",
+    api: "openai-responses",
+    baseUrl: "https://api.openai.com/v1",
+    apiKeyEnv: "OPENAI_API_KEY",
+    defaultModel: "gpt-5-mini",
+  }),
+  anthropic: Object.freeze({
+    name: "anthropic",
+    api: "anthropic-messages",
+    baseUrl: "https://api.anthropic.com/v1",
+    apiKeyEnv: "ANTHROPIC_API_KEY",
+    defaultModel: "claude-sonnet-4-5",
+  }),
+  ollama: Object.freeze({
+    name: "ollama",
+    api: "openai-chat",
+    baseUrl: "http://127.0.0.1:11434/v1",
+    apiKeyEnv: null,
+    defaultModel: "qwen2.5-coder:7b",
+  }),
+} satisfies Record<BuiltinProviderName, Endpoint>);
+
+/**
+ * The provider used when settings name none. A local, keyless server, so a
+ * fresh install with no settings and no keys starts `ready`.
+ */
+export const DEFAULT_PROVIDER: BuiltinProviderName = "ollama";
+
+/** The effective startup selection. */
+export interface Selection {
+  /** Provider name. */
+  readonly provider: string;
+  /** Model id. */
+  readonly model: string;
+  /** Requested effort. */
+  readonly effort: Effort;
+  /** The resolved endpoint. */
+  readonly endpoint: Endpoint;
+}
+
+/** Outcome of {@link resolveSelection}. */
+export type SelectionResult =
+  | { ok: true; selection: Selection }
+  | { ok: false; code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.providerUnavailable };
+
+function isBuiltin(name: string): name is BuiltinProviderName {
+  return (BUILTIN_PROVIDER_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * Resolves every named endpoint: built-ins overridden field by field, then
+ * custom endpoints in settings order (with no default model). A custom entry
+ * lacking `api` or `base_url` can only come from unvalidated input; it is
+ * left out, so selecting it fails as an unknown provider.
+ */
+export function resolveEndpoints(settings: Settings): Map<string, Endpoint> {
+  const endpoints = new Map<string, Endpoint>();
+  for (const name of BUILTIN_PROVIDER_NAMES) endpoints.set(name, BUILTIN_PROVIDERS[name]);
+  for (const [name, entry] of Object.entries(settings.providers?.endpoints ?? {})) {
+    const base = isBuiltin(name) ? BUILTIN_PROVIDERS[name] : undefined;
+    const api = entry.api ?? base?.api;
+    const baseUrl = entry.base_url ?? base?.baseUrl;
+    if (api === undefined || baseUrl === undefined) continue;
+    endpoints.set(name, {
+      name,
+      api,
+      baseUrl,
+      apiKeyEnv: entry.api_key_env ?? base?.apiKeyEnv ?? null,
+      defaultModel: base?.defaultModel ?? null,
+    });
+  }
+  return endpoints;
+}
+
+/**
+ * Resolves the startup selection and decides readiness locally. An unknown
+ * provider, or a custom one without a model, is `configuration_invalid`; a
+ * required key variable that is unset or blank is `provider_unavailable`.
+ * The key's value is only tested for a non-blank character and is never kept
+ * or returned.
+ */
+export function resolveSelection(
+  settings: Settings,
+  env: (name: string) => string | undefined,
+): SelectionResult {
+  const provider = settings.model?.provider ?? DEFAULT_PROVIDER;
+  const endpoint = resolveEndpoints(settings).get(provider);
+  if (endpoint === undefined) return { ok: false, code: ErrorCode.configurationInvalid };
+  const model = settings.model?.model ?? endpoint.defaultModel;
+  if (model === null) return { ok: false, code: ErrorCode.configurationInvalid };
+  if (endpoint.apiKeyEnv !== null && !hasNonBlankValue(env, endpoint.apiKeyEnv)) {
+    return { ok: false, code: ErrorCode.providerUnavailable };
+  }
+  return { ok: true, selection: { provider, model, effort: settings.model?.effort ?? "default", endpoint } };
+}
+
+// Kept separate so the value never shares a scope with anything returned.
+function hasNonBlankValue(env: (name: string) => string | undefined, name: string): boolean {
+  const value = env(name);
+  return value !== undefined && /\S/.test(value);
+}

@@ -1,0 +1,299 @@
+/**
+ * `settings.jsonc`: its schema, parsing, precedence merge and bounded loading.
+ *
+ * Two files feed one admitted snapshot per child: the global
+ * `$MC_HOME/settings.jsonc` and the exact-cwd `<cwd>/.magi-code/settings.jsonc`.
+ * Every failure is returned as a wire code and never carries file content or a
+ * path, because startup errors reach the client verbatim.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+// jsonc-parser has no `exports` map and its `lib/esm` build uses extensionless
+// specifiers, which neither Node nor Deno can load. The bare specifier resolves
+// to the UMD `main`, whose `exports.x = …` assignments both runtimes' CommonJS
+// interop expose as named ESM exports, so this form works unchanged on both.
+import { parseTree, type Node, type ParseError } from "jsonc-parser";
+import { ErrorCode } from "../protocol/errors.ts";
+import { isRuntimeError, RuntimeErrorCode, type FileSystem } from "../runtime.ts";
+
+/** The global settings file name, inside `$MC_HOME`. */
+export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
+
+/** Path segments of the project settings file below the exact cwd. */
+export const PROJECT_SETTINGS_PATH: readonly string[] = Object.freeze([".magi-code", "settings.jsonc"]);
+
+/** Largest settings file read, in bytes. */
+export const MAX_SETTINGS_BYTES = 1_048_576;
+
+/** Effort requests, exactly as the wire spells them. */
+export const EFFORTS = ["default", "low", "medium", "high", "xhigh", "max"] as const;
+/** One effort request; `default` means no explicit override. */
+export type Effort = typeof EFFORTS[number];
+
+/** Wire dialects an endpoint can speak. */
+export const PROVIDER_APIS = ["openai-chat", "openai-responses", "anthropic-messages"] as const;
+/** One provider wire dialect. */
+export type ProviderApi = typeof PROVIDER_APIS[number];
+
+/** Names whose endpoint entries may be partial overrides of a built-in. */
+export const BUILTIN_PROVIDER_NAMES = ["openai", "anthropic", "ollama"] as const;
+/** One built-in provider name. */
+export type BuiltinProviderName = typeof BUILTIN_PROVIDER_NAMES[number];
+
+const PROVIDER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const described = v.description;
+
+// JSON Schema cannot count UTF-8 bytes or see lone surrogates, so it gets maxLength 256
+// (implied: UTF-8 never needs fewer bytes than UTF-16 units) and the control pattern.
+const ModelIdSchema = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(256),
+  v.maxBytes(256),
+  // deno-lint-ignore no-control-regex -- matching controls is the point
+  v.regex(/^[^\u0000-\u001F\u007F-\u009F]*$/),
+  v.check((id) => !LONE_SURROGATE.test(id)),
+  described("Model id: 1-256 UTF-8 bytes, no control characters."),
+);
+
+const ProviderNameSchema = v.pipe(v.string(), v.regex(PROVIDER_NAME), described("Provider name: 1-64 of [A-Za-z0-9._-]."));
+
+/** Whether `raw` is an absolute http(s) URL without credentials, query or fragment. */
+function isPlainHttpUrl(raw: string): boolean {
+  // Any "@" in the authority is refused, which also catches empty credentials ("http://:@h").
+  if ((raw.slice(raw.indexOf("//") + 2).split("/")[0] ?? "").includes("@")) return false;
+  try {
+    const url = new URL(raw);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+// The pattern is what JSON Schema can show; `new URL` and the credential rule are runtime-only.
+const BaseUrlSchema = v.pipe(
+  v.string(),
+  v.maxLength(2048),
+  // deno-lint-ignore no-control-regex -- matching controls is the point
+  v.regex(/^https?:\/\/[^\s\u0000-\u001F\u007F-\u009F?#]+$/),
+  v.check(isPlainHttpUrl),
+  described("Absolute http(s) URL without credentials, query or fragment."),
+);
+
+const ApiKeyEnvSchema = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/),
+  described("Name of the environment variable holding the API key (never the key itself)."),
+);
+
+const ApiSchema = v.pipe(v.picklist(PROVIDER_APIS), described("Wire dialect the endpoint speaks."));
+
+const EndpointOverrideSchema = v.strictObject({
+  api: v.exactOptional(ApiSchema),
+  base_url: v.exactOptional(BaseUrlSchema),
+  api_key_env: v.exactOptional(ApiKeyEnvSchema),
+});
+
+const CustomEndpointSchema = v.strictObject({
+  api: ApiSchema,
+  base_url: BaseUrlSchema,
+  api_key_env: v.exactOptional(ApiKeyEnvSchema),
+});
+
+// objectWithRest states the partial-override rule structurally (built-in
+// names take any subset of fields, other names need `api` and `base_url`), so
+// editors flag an incomplete custom endpoint too. The rule holds per file: a
+// project file restating a global custom endpoint repeats both fields.
+const EndpointsSchema = v.pipe(
+  v.objectWithRest(
+    {
+      openai: v.exactOptional(EndpointOverrideSchema),
+      anthropic: v.exactOptional(EndpointOverrideSchema),
+      ollama: v.exactOptional(EndpointOverrideSchema),
+    } satisfies Record<BuiltinProviderName, unknown>,
+    CustomEndpointSchema,
+  ),
+  v.check((endpoints) => Object.keys(endpoints).every((name) => PROVIDER_NAME.test(name))),
+  v.metadata({ propertyNames: { type: "string", pattern: PROVIDER_NAME.source } }),
+  described("Named endpoints: partial overrides of openai/anthropic/ollama, or complete custom ones."),
+);
+
+/** The valibot schema of one `settings.jsonc` file. Unknown keys are errors at every level. */
+export const SettingsSchema = v.strictObject({
+  $schema: v.exactOptional(v.pipe(v.string(), described("JSON Schema URL for editors; ignored at runtime."))),
+  model: v.exactOptional(v.pipe(
+    v.strictObject({
+      provider: v.exactOptional(ProviderNameSchema),
+      model: v.exactOptional(ModelIdSchema),
+      effort: v.exactOptional(v.pipe(v.picklist(EFFORTS), described("Requested effort; default = no override."))),
+    }),
+    described("Startup selection; omitted fields use the provider's defaults."),
+  )),
+  providers: v.exactOptional(v.strictObject({ endpoints: v.exactOptional(EndpointsSchema) })),
+});
+
+/** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
+export interface EndpointSettings {
+  readonly api?: ProviderApi;
+  readonly base_url?: string;
+  /** The variable's name, never the key. */
+  readonly api_key_env?: string;
+}
+
+/** The `model` section; omitted fields fall back to the provider defaults. */
+export interface ModelSettings {
+  readonly provider?: string;
+  readonly model?: string;
+  readonly effort?: Effort;
+}
+
+/** A validated settings file, or the merge of two. `$schema` is an editor hint, ignored at runtime. */
+export interface Settings {
+  readonly $schema?: string;
+  readonly model?: ModelSettings;
+  readonly providers?: { readonly endpoints?: Readonly<Record<string, EndpointSettings>> };
+}
+
+/** Outcome of parsing one settings text. */
+export type ParseSettingsResult =
+  | { ok: true; settings: Settings }
+  | { ok: false; code: typeof ErrorCode.configurationInvalid };
+
+const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
+// valibot's record/rest silently skips these keys, and a literal "__proto__"
+// assignment would swap the prototype; rejecting them keeps every key visible.
+const RESERVED_KEYS = new Set(["__proto__", "prototype", "constructor"]);
+// The deepest valid settings value is 4 containers down; anything far deeper is invalid anyway.
+const MAX_DEPTH = 8;
+
+/** Converts a parse tree to plain data, or `undefined` on duplicate/reserved keys or excess depth. */
+function treeToValue(node: Node, depth: number): unknown {
+  if (node.type === "object" || node.type === "array") {
+    if (depth >= MAX_DEPTH) return undefined;
+    const children = node.children ?? [];
+    const items = node.type === "array" ? children.map((child) => treeToValue(child, depth + 1)) : null;
+    if (items !== null) return items.includes(undefined) ? undefined : items;
+    const out: Record<string, unknown> = {};
+    for (const property of children) {
+      const [keyNode, valueNode] = property.children ?? [];
+      const key: unknown = keyNode?.value;
+      // Duplicates are ambiguous in a hand-edited file; last-wins would hide a mistake.
+      if (typeof key !== "string" || valueNode === undefined || RESERVED_KEYS.has(key) || Object.hasOwn(out, key)) {
+        return undefined;
+      }
+      const value = treeToValue(valueNode, depth + 1);
+      if (value === undefined) return undefined;
+      out[key] = value;
+    }
+    return out;
+  }
+  return node.value;
+}
+
+/**
+ * Parses and validates one `settings.jsonc` text. Comments and trailing commas
+ * are allowed; an empty, whitespace-only or comment-only text is `{}`. Any
+ * syntax error, duplicate key, non-object top level or schema violation is
+ * `configuration_invalid`. Never throws.
+ */
+export function parseSettingsText(text: string): ParseSettingsResult {
+  const errors: ParseError[] = [];
+  let root: Node | undefined;
+  try {
+    root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+  } catch {
+    // The parser recurses per nesting level, so pathological nesting ends in a RangeError.
+    return INVALID;
+  }
+  if (errors.length > 0) return INVALID;
+  if (root === undefined) return { ok: true, settings: {} };
+  if (root.type !== "object") return INVALID;
+  const parsed = v.safeParse(SettingsSchema, treeToValue(root, 0));
+  return parsed.success ? { ok: true, settings: parsed.output satisfies Settings } : INVALID;
+}
+
+/**
+ * Merges global and project settings; the project wins. `model` merges field
+ * by field, `providers.endpoints` per name and, within a name, field by field.
+ * A section present on either side is present in the result.
+ */
+export function mergeSettings(global: Settings, project: Settings): Settings {
+  const own = (map: Readonly<Record<string, EndpointSettings>> | undefined, name: string) =>
+    map !== undefined && Object.hasOwn(map, name) ? map[name] : undefined;
+  const out: { -readonly [K in keyof Settings]: Settings[K] } = {};
+  const schema = project.$schema ?? global.$schema;
+  if (schema !== undefined) out.$schema = schema;
+  if (global.model !== undefined || project.model !== undefined) out.model = { ...global.model, ...project.model };
+  if (global.providers !== undefined || project.providers !== undefined) {
+    const g = global.providers?.endpoints;
+    const p = project.providers?.endpoints;
+    const names = [...new Set([...Object.keys(g ?? {}), ...Object.keys(p ?? {})])];
+    // fromEntries defines own properties, so no provider name can reach a prototype.
+    const endpoints = Object.fromEntries(names.map((name) => [name, { ...own(g, name), ...own(p, name) }]));
+    out.providers = g === undefined && p === undefined ? {} : { endpoints };
+  }
+  return out;
+}
+
+/** Outcome of {@link loadSettings}. */
+export type LoadSettingsResult =
+  | { ok: true; settings: Settings }
+  | { ok: false; code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed | typeof ErrorCode.startupCancelled };
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads one settings file. A missing path is `{}`. A symlink is followed on
+ * purpose (dotfile managers such as stow or chezmoi link config files), but
+ * only to a regular file: the real path is read through `fs.readFile`, which
+ * still refuses a final symlink and enforces the 1 MiB bound, and FIFOs or
+ * devices are never opened because a read could block startup forever.
+ */
+async function loadOne(fs: FileSystem, path: string): Promise<LoadSettingsResult> {
+  let bytes: Uint8Array;
+  try {
+    const link = await fs.lstat(path);
+    const target = link.kind === "symlink" ? await fs.realpath(path) : path;
+    const info = link.kind === "symlink" ? await fs.stat(target) : link;
+    if (info.kind !== "file" || info.size > MAX_SETTINGS_BYTES) return INVALID;
+    bytes = await fs.readFile(target, MAX_SETTINGS_BYTES);
+  } catch (error) {
+    // Only the path itself missing means "no settings"; a dangling link is a broken setup.
+    if (isRuntimeError(error, RuntimeErrorCode.notFound)) {
+      const link = await fs.lstat(path).then((info) => info.kind === "symlink", () => false);
+      if (!link) return { ok: true, settings: {} };
+    }
+    if (isRuntimeError(error, RuntimeErrorCode.tooLarge)) return INVALID;
+    return { ok: false, code: ErrorCode.startupFailed };
+  }
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return INVALID;
+  }
+  return parseSettingsText(text);
+}
+
+/**
+ * Loads, validates and merges the global and project settings files (project
+ * wins). Cancellation is checked before each file and before returning.
+ */
+export async function loadSettings(
+  fs: FileSystem,
+  paths: { readonly global: string; readonly project: string },
+  signal: AbortSignal,
+): Promise<LoadSettingsResult> {
+  const cancelled = { ok: false, code: ErrorCode.startupCancelled } as const;
+  if (signal.aborted) return cancelled;
+  const global = await loadOne(fs, paths.global);
+  if (!global.ok) return global;
+  if (signal.aborted) return cancelled;
+  const project = await loadOne(fs, paths.project);
+  if (!project.ok) return project;
+  if (signal.aborted) return cancelled;
+  return { ok: true, settings: mergeSettings(global.settings, project.settings) };
+}

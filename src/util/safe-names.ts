@@ -1,0 +1,130 @@
+/**
+ * Screening for names and text that leave the process.
+ *
+ * The wire contract says provider/model names are bounded to 256 bytes and
+ * reported as `null` when they are control-bearing or secret-like, and that no
+ * token ever reaches a client. Both rules need the same notion of "looks like a
+ * credential", so it lives here once: {@link isSafeDisplayName} gates short
+ * identifiers, {@link redactSecrets} scrubs free text.
+ *
+ * @module
+ */
+
+/** Longest display name, in UTF-8 bytes, that the wire contract admits. */
+export const MAX_DISPLAY_NAME_BYTES = 256;
+
+/** What replaces every secret {@link redactSecrets} finds. */
+export const REDACTION_MARKER = "[redacted]";
+
+/** Known secrets shorter than this are ignored: redacting "abc" everywhere would shred text. */
+export const MIN_KNOWN_SECRET_LENGTH = 8;
+
+const encoder = new TextEncoder();
+
+// deno-lint-ignore no-control-regex -- matching controls is the point
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+// In `u` mode a well-formed surrogate pair is one code point, so this only
+// matches unpaired halves, which have no UTF-8 encoding at all.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+// Vendor prefixes are anchored on a token-class boundary: it keeps "task-..."
+// from reading as "sk-...", and it lets each token run start a match at most
+// once, so scanning stays linear on hostile input.
+const BOUNDARY = "(?<![A-Za-z0-9_-])";
+const VENDOR_PATTERNS: readonly RegExp[] = [
+  new RegExp(`${BOUNDARY}sk-[A-Za-z0-9_-]{16,}`, "g"), // OpenAI/Anthropic, incl. sk-ant-, sk-proj-
+  new RegExp(`${BOUNDARY}(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}`, "g"),
+  new RegExp(`${BOUNDARY}xox[abposr]-[A-Za-z0-9-]{8,}`, "g"),
+  new RegExp(`${BOUNDARY}AKIA[0-9A-Z]{16}`, "g"),
+  new RegExp(`${BOUNDARY}AIza[0-9A-Za-z_-]{35}`, "g"),
+  new RegExp(`${BOUNDARY}eyJ[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+`, "g"), // JWT
+];
+const BEARER = /Bearer[ \t]+[A-Za-z0-9._~+/=-]+/g;
+const TOKEN_RUN = /[A-Za-z0-9+/_=-]{32,}/g;
+
+/**
+ * Whether a long token run is credential-shaped. Every such run must mix
+ * letters and digits, and additionally one segment between `-`, `_` or `/`
+ * must be 16+ characters and mix them too. The second condition is a
+ * deliberate narrowing: hub-style model ids such as
+ * `meta-llama/Meta-Llama-3-8B-Instruct` and UUIDs are long mixed runs made of
+ * short words, while keys and hashes are long unbroken high-entropy segments.
+ */
+function isSecretRun(run: string): boolean {
+  return run.split(/[-_/]/).some((part) => part.length >= 16 && /[A-Za-z]/.test(part) && /[0-9]/.test(part));
+}
+
+/** Returns the UTF-8 byte length of `text` (unpaired surrogates count as U+FFFD). */
+export function utf8ByteLength(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/**
+ * Whether `name` may be shown to a client as a provider or model name: 1–256
+ * UTF-8 bytes, well-formed, free of C0/DEL/C1 controls, and not shaped like a
+ * credential. A `false` means "report null", never "fail".
+ */
+export function isSafeDisplayName(name: string): boolean {
+  if (name.length === 0 || name.length > MAX_DISPLAY_NAME_BYTES) return false;
+  if (utf8ByteLength(name) > MAX_DISPLAY_NAME_BYTES) return false;
+  if (CONTROL.test(name) || LONE_SURROGATE.test(name)) return false;
+  // A name has no reason to mention an authorization scheme at all.
+  if (/Bearer\s/.test(name)) return false;
+  if (VENDOR_PATTERNS.some((pattern) => name.search(pattern) !== -1)) return false;
+  return !(name.match(TOKEN_RUN) ?? []).some(isSecretRun);
+}
+
+/** Replaces every occurrence of each known secret, merging overlaps so no fragment survives. */
+function redactKnown(text: string, knownSecrets: readonly string[]): string {
+  const spans: Array<[number, number]> = [];
+  for (const secret of new Set(knownSecrets)) {
+    if (typeof secret !== "string" || secret.length < MIN_KNOWN_SECRET_LENGTH) continue;
+    // Step by one so overlapping occurrences ("aaaa…") are all covered.
+    for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) {
+      spans.push([at, at + secret.length]);
+    }
+  }
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let cursor = 0;
+  let [start, end] = spans[0]!;
+  for (const [s, e] of spans) {
+    if (s <= end) {
+      end = Math.max(end, e);
+      continue;
+    }
+    out += text.slice(cursor, start) + REDACTION_MARKER;
+    cursor = end;
+    [start, end] = [s, e];
+  }
+  return out + text.slice(cursor, start) + REDACTION_MARKER + text.slice(end);
+}
+
+/** One pass of the shape-based rules. */
+function redactPatterns(text: string): string {
+  let out = text;
+  for (const pattern of VENDOR_PATTERNS) out = out.replace(pattern, REDACTION_MARKER);
+  out = out.replace(BEARER, `Bearer ${REDACTION_MARKER}`);
+  return out.replace(TOKEN_RUN, (run) => (isSecretRun(run) ? REDACTION_MARKER : run));
+}
+
+/**
+ * Returns `text` with every known secret value (those of at least
+ * {@link MIN_KNOWN_SECRET_LENGTH} characters) and every credential-shaped
+ * token replaced by {@link REDACTION_MARKER}. Used on all outgoing text.
+ *
+ * Known values go first, on the original text, so a pattern rewrite can never
+ * split one and leave a readable fragment behind.
+ */
+export function redactSecrets(text: string, knownSecrets: readonly string[]): string {
+  let out = redactKnown(text, knownSecrets);
+  // A replacement can expose a fresh token boundary (for the vendor
+  // lookbehinds), so repeat to a fixed point. Each changing pass removes
+  // unredacted characters, so this terminates; the result is idempotent.
+  for (;;) {
+    const next = redactPatterns(out);
+    if (next === out) return out;
+    out = next;
+  }
+}

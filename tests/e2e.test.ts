@@ -1,0 +1,170 @@
+import assert from "node:assert/strict";
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { once } from "node:events";
+import { after, describe, it } from "node:test";
+import { collect, type Launcher, launchers, spawnDirect, spawnFifo } from "./support/processes.ts";
+
+const home = mkdtempSync(join(tmpdir(), "magi-e2e-"));
+after(() => rmSync(home, { recursive: true, force: true }));
+
+const env = { ...process.env, MC_HOME: join(home, "mc") };
+const line = (id: string, method: string, params: Record<string, unknown> = {}) =>
+  `${JSON.stringify({ protocol: "magi-code.local-agent", version: 1, id, method, params })}\n`;
+const init = line("i1", "initialize", { required_capabilities: ["status", "shutdown"] });
+const serve = ["serve", "--stdio"];
+const spawners = [["socketpair", spawnDirect], ["named FIFOs", spawnFifo]] as const;
+
+type Frame = { id: string | null; seq: number; instance_id: string; result?: Record<string, unknown>; error?: { code: string } };
+
+function parseFrames(text: string): Frame[] {
+  assert.ok(text === "" || text.endsWith("\n"), "stdout ends with a complete frame");
+  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+}
+
+/** Replaces what legitimately differs between children so two transcripts can be compared. */
+function normalize(frames: Frame[]): unknown[] {
+  return frames.map((frame) => ({ ...frame, instance_id: "<instance>" }));
+}
+
+async function conversation(launcher: Launcher, spawner: typeof spawnDirect): Promise<{ code: number | null; frames: Frame[]; stderr: string }> {
+  const child = spawner(launcher, serve, { env });
+  const stdout = collect(child.stdout);
+  const stderr = collect(child.stderr);
+  child.stdin.write(line("s0", "status") + init);
+  let buffer = "";
+  await new Promise<void>((resolve) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      if (buffer.includes('"id":"i1"')) resolve();
+    });
+  });
+  child.stdin.write(line("s1", "status") + line("i2", "initialize", { required_capabilities: [] }) + line("x1", "shutdown"));
+  child.stdin.end();
+  const [code, text, errors] = await Promise.all([child.exited, stdout, stderr]);
+  return { code, frames: parseFrames(text), stderr: errors };
+}
+
+for (const [transport, spawner] of spawners) {
+  describe(`end to end over ${transport}`, () => {
+    it("initialize, status and shutdown behave identically under Node and Deno", async () => {
+      const transcripts = [];
+      for (const launcher of launchers()) {
+        const { code, frames, stderr } = await conversation(launcher, spawner);
+        assert.equal(code, 0, `${launcher.name} exits 0`);
+        assert.equal(stderr, "");
+        assert.deepEqual(frames.map((f) => f.seq), [1, 2, 3, 4, 5]);
+        assert.deepEqual(frames.map((f) => [f.id, f.error?.code ?? f.result?.state ?? "ok"]), [
+          ["s0", "not_initialized"],
+          ["i1", "ok"],
+          ["s1", "idle"],
+          ["i2", "already_initialized"],
+          ["x1", "stopping"],
+        ]);
+        assert.equal(new Set(frames.map((f) => f.instance_id)).size, 1);
+        transcripts.push(normalize(frames));
+      }
+      assert.deepEqual(transcripts[0], transcripts[1]);
+    });
+
+    for (const launcher of launchers()) {
+      it(`${launcher.name}: EOF after a burst delivers every byte, then exit 0`, async () => {
+        const count = 700;
+        const child = spawner(launcher, serve, { env });
+        const stdout = collect(child.stdout);
+        const stderr = collect(child.stderr);
+        child.stdin.end(Array.from({ length: count }, (_, i) => line(`b${i}`, "status")).join(""));
+        const [code, text, errors] = await Promise.all([child.exited, stdout, stderr]);
+        assert.equal(code, 0);
+        assert.equal(errors, "");
+        assert.ok(text.length > 64 * 1024, `more than 64 KiB of output (${text.length})`);
+        const frames = parseFrames(text);
+        assert.deepEqual(frames.map((f) => f.id), Array.from({ length: count }, (_, i) => `b${i}`));
+        assert.deepEqual(frames.map((f) => f.seq), Array.from({ length: count }, (_, i) => i + 1));
+      });
+
+      it(`${launcher.name}: a client that stops reading sees exit 1 within the deadline plus cleanup`, async () => {
+        const child = spawner(launcher, serve, { env });
+        child.stdout.pause();
+        const stderr = collect(child.stderr);
+        child.stdin.on("error", () => {});
+        let sent = 0;
+        let stalledAt = 0;
+        const feed = () => {
+          while (sent < 40_000 && !child.done()) {
+            sent++;
+            if (!child.stdin.write(line(`p${sent}`, "status"))) {
+              stalledAt = Date.now();
+              return void child.stdin.once("drain", feed);
+            }
+          }
+        };
+        feed();
+        const code = await child.exited;
+        const elapsed = Date.now() - stalledAt;
+        assert.equal(code, 1);
+        assert.equal(await stderr, "");
+        assert.ok(elapsed < 2_000 + 2_000 + 4_000, `exited ${elapsed} ms after input backed up`);
+        child.stdout.destroy();
+        child.stdin.destroy();
+      });
+
+      it(`${launcher.name}: a client that closes its read end sees exit 1, silently`, async () => {
+        const child = spawner(launcher, serve, { env });
+        const stderr = collect(child.stderr);
+        // A named FIFO's reader must have opened before closing means anything to the writer.
+        if ("pending" in child.stdout && child.stdout.pending) await once(child.stdout, "ready");
+        child.stdout.destroy();
+        child.stdin.on("error", () => {});
+        child.stdin.write(line("c1", "status") + line("c2", "status"));
+        assert.equal(await child.exited, 1);
+        assert.equal(await stderr, "");
+        child.stdin.destroy();
+      });
+    }
+  });
+}
+
+describe("invalid launches", () => {
+  for (const launcher of launchers()) {
+    for (const args of [[], ["serve"], ["serve", "--stdio", "--verbose"], ["serve", "--tcp"], ["bogus"], ["--stdio"], ["--help", "extra"]]) {
+      it(`${launcher.name}: magi-code ${args.join(" ") || "(no arguments)"} exits 2 with one stderr line and no effects`, async () => {
+        const mcHome = join(home, `untouched-${launcher.name}-${args.join("_")}`);
+        const child = spawnDirect(launcher, args, { env: { ...process.env, MC_HOME: mcHome } });
+        child.stdin.end();
+        const [code, stdout, stderr] = await Promise.all([child.exited, collect(child.stdout), collect(child.stderr)]);
+        assert.equal(code, 2);
+        assert.equal(stdout, "");
+        assert.equal(stderr.split("\n").filter((l) => l !== "").length, 1);
+        assert.ok(!stderr.includes("bogus") && !stderr.includes("--tcp"), "the launch error does not echo input");
+        assert.equal(existsSync(mcHome), false);
+      });
+    }
+
+    it(`${launcher.name}: --help and --version print and exit 0`, async () => {
+      for (const flag of ["--help", "--version"]) {
+        const child = spawnDirect(launcher, [flag], { env });
+        const [code, stdout] = await Promise.all([child.exited, collect(child.stdout)]);
+        assert.equal(code, 0);
+        assert.match(stdout, /^magi-code \d+\.\d+\.\d+/);
+      }
+    });
+
+    it(`${launcher.name}: a regular file or /dev/null as stdin is refused with exit 2`, async () => {
+      const file = join(home, "input.jsonl");
+      writeFileSync(file, init);
+      for (const path of [file, "/dev/null"]) {
+        const fd = openSync(path, "r");
+        const mcHome = join(home, `untouched-stdio-${launcher.name}`);
+        const child = spawnDirect(launcher, serve, { env: { ...process.env, MC_HOME: mcHome }, stdio: [fd, "pipe", "pipe"] });
+        const [code, stdout, stderr] = await Promise.all([child.exited, collect(child.stdout), collect(child.stderr)]);
+        closeSync(fd);
+        assert.equal(code, 2, path);
+        assert.equal(stdout, "");
+        assert.equal(stderr.split("\n").filter((l) => l !== "").length, 1);
+        assert.equal(existsSync(mcHome), false);
+      }
+    });
+  }
+});

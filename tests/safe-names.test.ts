@@ -1,0 +1,131 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { isSafeDisplayName, redactSecrets, REDACTION_MARKER, utf8ByteLength } from "../src/util/safe-names.ts";
+
+// Shaped like real credentials but built at runtime, so no scanner mistakes this file for a leak.
+const body = (length: number, alphabet = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z") =>
+  Array.from({ length }, (_, i) => alphabet[(i * 7 + 3) % alphabet.length]).join("");
+const SAMPLES: Record<string, string> = {
+  openai: `sk-${body(24)}`,
+  "openai project": `sk-proj-${body(40)}`,
+  anthropic: `sk-ant-api03-${body(32)}`,
+  "github classic": `ghp_${body(36)}`,
+  "github oauth": `gho_${body(36)}`,
+  "github fine-grained": `github_pat_${body(40)}`,
+  slack: `xoxb-1234567890-${body(20)}`,
+  aws: `AKIA${body(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")}`,
+  google: `AIza${body(35)}`,
+  jwt: `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.${body(20)}`,
+  "hex key": body(40, "0123456789abcdef"),
+  "base64 key": `${body(30)}+/${body(10)}==`,
+};
+
+test("isSafeDisplayName() accepts ordinary provider and model names", () => {
+  for (const name of [
+    "ollama", "openai", "gpt-5-mini", "claude-sonnet-4-5", "qwen2.5-coder:7b", "llama3.1:70b-instruct-q4_K_M",
+    "meta-llama/Meta-Llama-3-8B-Instruct", "anthropic/claude-3-5-sonnet-20241022", "microsoft/Phi-3-mini-4k-instruct",
+    "accounts/fireworks/models/llama-v3p1-70b-instruct", "550e8400-e29b-41d4-a716-446655440000", "Modèle été 🚀", "x",
+  ]) {
+    assert.equal(isSafeDisplayName(name), true, name);
+  }
+});
+
+test("isSafeDisplayName() treats 256 UTF-8 bytes as the limit for multibyte names", () => {
+  const cases: Array<[string, number, boolean]> = [
+    [`${"é".repeat(127)}a`, 255, true],
+    ["é".repeat(128), 256, true],
+    [`${"é".repeat(128)}a`, 257, false],
+    [`${"€".repeat(85)}`, 255, true],
+    [`${"€".repeat(85)}a`, 256, true],
+    [`${"€".repeat(85)}ab`, 257, false],
+    [`${"🚀".repeat(63)}abc`, 255, true],
+    ["🚀".repeat(64), 256, true],
+    [`${"🚀".repeat(64)}a`, 257, false],
+    ["a".repeat(257), 257, false],
+  ];
+  for (const [name, bytes, safe] of cases) {
+    assert.equal(utf8ByteLength(name), bytes);
+    assert.equal(isSafeDisplayName(name), safe, `${bytes} bytes`);
+  }
+});
+
+test("isSafeDisplayName() rejects empty names, control characters and lone surrogates", () => {
+  for (const name of ["", "a\u0000b", "tab\tname", "line\nbreak", "del\u007F", "c1\u0080", "c1\u009F", "half\uD83D", "\uDE80x"]) {
+    assert.equal(isSafeDisplayName(name), false, JSON.stringify(name));
+  }
+});
+
+test("isSafeDisplayName() rejects secret-like names", () => {
+  for (const [label, secret] of Object.entries(SAMPLES)) {
+    assert.equal(isSafeDisplayName(secret), false, label);
+    assert.equal(isSafeDisplayName(`model ${secret}`), false, `${label} embedded`);
+  }
+  assert.equal(isSafeDisplayName("Bearer abc"), false);
+});
+
+test("isSafeDisplayName() accepts any short printable ASCII name without a vendor prefix", () => {
+  fc.assert(fc.property(fc.stringMatching(/^[a-z0-9 .:-]{1,31}$/), (name) => {
+    fc.pre(!/(^|[^a-z0-9_-])(sk-|xox[abposr]-)/.test(name));
+    assert.equal(isSafeDisplayName(name), true);
+  }));
+});
+
+test("redactSecrets() removes every known secret of 8+ characters", () => {
+  // Secrets avoid the marker's characters, so no replacement can rebuild one.
+  const secret = fc.stringMatching(/^[A-Z0-9!@#$%^&*]{8,40}$/);
+  fc.assert(fc.property(fc.array(fc.oneof(fc.string(), secret), { maxLength: 12 }), fc.array(secret, { minLength: 1, maxLength: 4 }), (parts, secrets) => {
+    const text = parts.concat(secrets).join(" ");
+    const out = redactSecrets(text, secrets);
+    for (const s of secrets) assert.ok(!out.includes(s), s);
+  }));
+});
+
+test("redactSecrets() leaves no fragment of overlapping known secrets", () => {
+  assert.equal(redactSecrets("id=ABCDEFGHIJKL;", ["ABCDEFGH", "EFGHIJKL"]), `id=${REDACTION_MARKER};`);
+  assert.equal(redactSecrets("AAAAAAAAAAAA", ["AAAAAAAA"]), REDACTION_MARKER);
+});
+
+test("redactSecrets() ignores known secrets shorter than 8 characters", () => {
+  assert.equal(redactSecrets("the key is abc1234 here", ["abc1234", ""]), "the key is abc1234 here");
+});
+
+test("redactSecrets() removes every secret-like token wherever it appears", () => {
+  const token = fc.constantFrom(...Object.values(SAMPLES));
+  const prose = fc.stringMatching(/^[a-z ,.]{0,20}$/);
+  fc.assert(fc.property(prose, token, prose, (before, secret, after) => {
+    const out = redactSecrets(`${before} ${secret} ${after}`, []);
+    assert.ok(!out.includes(secret));
+    assert.ok(out.includes(REDACTION_MARKER));
+    assert.ok(out.startsWith(before) && out.endsWith(after));
+  }));
+});
+
+test("redactSecrets() keeps the scheme of a bearer token", () => {
+  assert.equal(redactSecrets("Authorization: Bearer abc.def-123", []), `Authorization: Bearer ${REDACTION_MARKER}`);
+});
+
+test("redactSecrets() leaves text without secrets unchanged", () => {
+  fc.assert(fc.property(fc.stringMatching(/^[a-z .,\n]{0,200}$/), (text) => {
+    assert.equal(redactSecrets(text, []), text);
+  }));
+  const paths = "see src/startup/settings.ts, task-force-deployment-config and meta-llama/Meta-Llama-3-8B-Instruct";
+  assert.equal(redactSecrets(paths, []), paths);
+});
+
+test("redactSecrets() is idempotent", () => {
+  const piece = fc.oneof(fc.string(), fc.constantFrom(...Object.values(SAMPLES)), fc.stringMatching(/^[A-Za-z0-9+/_=-]{20,60}$/));
+  fc.assert(fc.property(fc.array(piece, { maxLength: 8 }), fc.array(fc.string({ minLength: 8 }), { maxLength: 2 }), (parts, known) => {
+    const once = redactSecrets(parts.join(""), known);
+    fc.pre(known.every((k) => !once.includes(k)));
+    assert.equal(redactSecrets(once, known), once);
+  }));
+});
+
+test("redactSecrets() stays fast on hostile input", () => {
+  for (const unit of ["eyJ", "sk-", "a1", "Bearer ", "xoxb-"]) {
+    const start = Date.now();
+    redactSecrets(unit.repeat(20_000), []);
+    assert.ok(Date.now() - start < 1000, unit);
+  }
+});

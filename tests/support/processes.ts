@@ -1,0 +1,126 @@
+/**
+ * Spawning the real entry points over real pipes, for end-to-end tests and
+ * benches. Works under both test runtimes: Node runs the compiled
+ * `dist/runtime/node.js`, Deno runs `runtime/deno.ts` from source.
+ *
+ * @module
+ */
+
+import { type ChildProcess, spawn, type SpawnOptions } from "node:child_process";
+import { spawnSync } from "node:child_process";
+import { createReadStream, createWriteStream, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root, found from this file in `tests/support` or `dist/tests/support`. */
+export function repoRoot(): string {
+  let directory = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(directory, "package.json"))) directory = dirname(directory);
+  return directory;
+}
+
+const isDeno = "Deno" in globalThis;
+
+/** The Deno binary that `npm ci` installed (the npm package's binary, not its Node wrapper). */
+export function denoBinary(): string {
+  if (isDeno) return process.execPath;
+  const root = repoRoot();
+  const candidates = [
+    join(root, "node_modules", "deno", "deno"),
+    join(root, "node_modules", "@deno", `${process.platform}-${process.arch === "arm64" ? "arm64" : "x64"}-glibc`, "deno"),
+  ];
+  const found = candidates.find((path) => existsSync(path));
+  if (found === undefined) throw new Error("The deno binary from the deno npm package is missing; run npm ci");
+  return found;
+}
+
+/** The Node binary: this process's under Node, `node` from PATH under Deno. */
+export function nodeBinary(): string {
+  return isDeno ? "node" : process.execPath;
+}
+
+/** One way to launch magi-code. */
+export interface Launcher {
+  /** `node` or `deno`. */
+  readonly name: "node" | "deno";
+  /** The command. */
+  readonly command: string;
+  /** Arguments before magi-code's own arguments. */
+  readonly prefix: readonly string[];
+}
+
+/** The two entry points: the npm bin under Node and `deno run` of the Deno entry. */
+export function launchers(): Launcher[] {
+  const root = repoRoot();
+  return [
+    { name: "node", command: nodeBinary(), prefix: [join(root, "dist", "runtime", "node.js")] },
+    { name: "deno", command: denoBinary(), prefix: ["run", "--allow-all", "--quiet", join(root, "runtime", "deno.ts")] },
+  ];
+}
+
+/** A spawned magi-code with the client's ends of its stdio. */
+export interface Spawned {
+  /** The client's write end of magi-code's stdin. */
+  readonly stdin: NodeJS.WritableStream & { destroy(): void; writableNeedDrain?: boolean };
+  /** The client's read end of magi-code's stdout. */
+  readonly stdout: NodeJS.ReadableStream & { destroy(): void };
+  /** magi-code's stderr. */
+  readonly stderr: NodeJS.ReadableStream;
+  /** Resolves with magi-code's exit code (`null` after a signal). */
+  readonly exited: Promise<number | null>;
+  /** Whether magi-code has exited. */
+  readonly done: () => boolean;
+}
+
+function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["stdout"]): Spawned {
+  let finished = false;
+  const exited = new Promise<number | null>((resolve) => {
+    child.once("exit", (code) => {
+      finished = true;
+      resolve(code);
+    });
+  });
+  return { stdin, stdout, stderr: child.stderr!, exited, done: () => finished };
+}
+
+/** Spawns magi-code with `args` over socketpairs (Node's default child stdio). */
+export function spawnDirect(launcher: Launcher, args: readonly string[], options: SpawnOptions = {}): Spawned {
+  const child = spawn(launcher.command, [...launcher.prefix, ...args], { stdio: ["pipe", "pipe", "pipe"], ...options });
+  return track(child, child.stdin!, child.stdout!);
+}
+
+let fifoCounter = 0;
+
+/**
+ * Spawns magi-code with named FIFOs as stdin and stdout, as a shell
+ * redirection (`exec magi-code … < in > out`) would: the client opens the
+ * other ends itself, so closing or stalling them reaches magi-code directly.
+ */
+export function spawnFifo(launcher: Launcher, args: readonly string[], options: SpawnOptions = {}): Spawned {
+  const directory = mkdtempSync(join(tmpdir(), "magi-fifo-"));
+  const input = join(directory, `in-${fifoCounter}`);
+  const output = join(directory, `out-${fifoCounter++}`);
+  const made = spawnSync("mkfifo", ["-m", "600", input, output]);
+  if (made.status !== 0) throw new Error("mkfifo failed");
+  const child = spawn("bash", ["-c", 'exec "${@:2}" < "$0" > "$1"', input, output, launcher.command, ...launcher.prefix, ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    ...options,
+  });
+  const stdin = createWriteStream(input);
+  const stdout = createReadStream(output);
+  child.once("exit", () => rmSync(directory, { recursive: true, force: true }));
+  return track(child, stdin, stdout);
+}
+
+/** Collects a stream's bytes as text. */
+export function collect(stream: NodeJS.ReadableStream | null): Promise<string> {
+  return new Promise((resolve) => {
+    if (stream === null) return resolve("");
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    stream.on("error", () => resolve(Buffer.concat(chunks).toString("utf8")));
+  });
+}
+
