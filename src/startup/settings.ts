@@ -17,6 +17,7 @@ import * as v from "valibot";
 import { parseTree, type Node, type ParseError } from "jsonc-parser";
 import { ErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, RuntimeErrorCode, type FileSystem } from "../runtime.ts";
+import { projectEndpointsTrusted } from "./project-trust.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -295,5 +296,6 @@ export async function loadSettings(
   const project = await loadOne(fs, paths.project);
   if (!project.ok) return project;
   if (signal.aborted) return cancelled;
+  if (!projectEndpointsTrusted(global.settings, project.settings, BUILTIN_PROVIDER_NAMES)) return INVALID;
   return { ok: true, settings: mergeSettings(global.settings, project.settings) };
 }
