@@ -137,21 +137,19 @@ export class MemoryFileSystem implements FileSystem {
   }
 
   mkdir(path: string, mode: number): Promise<void> {
-    return this.#run("mkdir", path, () => {
-      const normal = normalizePath(path);
-      const existing = this.#nodes.get(normal);
-      if (existing !== undefined) {
-        if (this.#info(this.#resolve(normal, true, "mkdir")).kind !== "directory") {
-          throw new RuntimeError("exists", "mkdir");
-        }
-        return;
-      }
-      const parent = dirname(normal);
-      if (parent !== normal) void this.mkdir(parent, mode);
-      const resolvedParent = this.#resolve(parent, true, "mkdir");
-      if (this.#nodes.get(resolvedParent)!.kind !== "directory") throw new RuntimeError("not_directory", "mkdir");
-      this.#nodes.set(normal, { kind: "directory", ino: this.#nextIno++, mode, mtimeMs: 0 });
-    });
+    return this.#run("mkdir", path, () => this.#mkdirSync(normalizePath(path), mode));
+  }
+
+  #mkdirSync(normal: string, mode: number, isParent = false): void {
+    if (this.#nodes.has(normal)) {
+      if (this.#info(this.#resolve(normal, true, "mkdir")).kind === "directory") return;
+      throw new RuntimeError(isParent ? "not_directory" : "exists", "mkdir");
+    }
+    const parent = dirname(normal);
+    if (parent !== normal) this.#mkdirSync(parent, mode, true);
+    const resolvedParent = this.#resolve(parent, true, "mkdir");
+    if (this.#nodes.get(resolvedParent)!.kind !== "directory") throw new RuntimeError("not_directory", "mkdir");
+    this.#nodes.set(normal, { kind: "directory", ino: this.#nextIno++, mode, mtimeMs: 0 });
   }
 
   readFile(path: string, maxBytes: number): Promise<Uint8Array> {

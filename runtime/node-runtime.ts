@@ -223,6 +223,7 @@ function stdinReader(): ByteReader {
   const buffer = Buffer.alloc(READ_BATCH_BYTES);
   let socket: net.Socket | null = null;
   let ended = false;
+  let failure: RuntimeError | null = null;
   let waiter: { resolve(value: Uint8Array | null): void; reject(error: unknown): void } | null = null;
   const finish = (value: Uint8Array | null, error?: unknown) => {
     const current = waiter;
@@ -249,12 +250,16 @@ function stdinReader(): ByteReader {
       ended = true;
       finish(null);
     });
-    created.on("error", (error) => finish(null, normalizeError(error, "read")));
+    created.on("error", (error) => {
+      failure = normalizeError(error, "read");
+      finish(null, failure);
+    });
     return created;
   };
   return {
     read: () =>
       new Promise((resolve, reject) => {
+        if (failure !== null) return reject(failure);
         if (ended) return resolve(null);
         waiter = { resolve, reject };
         if (socket === null) socket = open();

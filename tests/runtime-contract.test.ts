@@ -1,0 +1,222 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { createNodeRuntime, nodeFileSystem } from "../runtime/node-runtime.ts";
+import { type FileSystem, isRuntimeError, type Runtime, type RuntimeErrorCode } from "../src/runtime.ts";
+
+const isDeno = "Deno" in globalThis;
+// A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.
+const denoAdapter = "../runtime/deno-runtime.ts";
+const deno = isDeno ? await import(denoAdapter) as { denoFileSystem: FileSystem; createDenoRuntime(): Runtime } : null;
+
+async function rejectsWith(promise: Promise<unknown>, code: RuntimeErrorCode): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(isRuntimeError(error), `a RuntimeError, got ${String(error)}`);
+    assert.equal(error.code, code);
+    return true;
+  });
+}
+
+const scratch = mkdtempSync(join(tmpdir(), "magi-runtime-"));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+let counter = 0;
+
+/** A fixture builder: real directories for disk adapters, arranged files for the memory one. */
+interface Fixture {
+  dir: string;
+  file(name: string, data: string): string;
+  link(target: string, name: string): string;
+  fifo(name: string): string;
+}
+
+function diskFixture(): Fixture {
+  const dir = join(scratch, `case-${counter++}`);
+  mkdirSync(dir, { recursive: true });
+  return {
+    dir,
+    file: (name, data) => (writeFileSync(join(dir, name), data), join(dir, name)),
+    link: (target, name) => (symlinkSync(target, join(dir, name)), join(dir, name)),
+    fifo: (name) => {
+      assert.equal(spawnSync("mkfifo", [join(dir, name)]).status, 0);
+      return join(dir, name);
+    },
+  };
+}
+
+function memoryFixture(fs: MemoryFileSystem): Fixture {
+  const dir = `/case-${counter++}`;
+  void fs.mkdir(dir, 0o755);
+  return {
+    dir,
+    file: (name, data) => (fs.writeFile(`${dir}/${name}`, data), `${dir}/${name}`),
+    link: (target, name) => (fs.symlink(target, `${dir}/${name}`), `${dir}/${name}`),
+    fifo: (name) => (fs.mkfifo(`${dir}/${name}`), `${dir}/${name}`),
+  };
+}
+
+const memory = new MemoryFileSystem();
+const adapters: [string, FileSystem, () => Fixture][] = [
+  ["node", nodeFileSystem, diskFixture],
+  ["memory", memory, () => memoryFixture(memory)],
+  ...(deno === null ? [] : [["deno", deno.denoFileSystem, diskFixture] as [string, FileSystem, () => Fixture]]),
+];
+
+for (const [name, fs, fixture] of adapters) {
+  describe(`FileSystem contract: ${name}`, () => {
+    it("readFile() returns a file of exactly maxBytes and rejects maxBytes + 1 with too_large", async () => {
+      const f = fixture();
+      const path = f.file("a.txt", "x".repeat(100));
+      assert.equal((await fs.readFile(path, 100)).length, 100);
+      await rejectsWith(fs.readFile(path, 99), "too_large");
+    });
+
+    it("readFile() refuses a final symlink, a FIFO (without blocking) and a directory", async () => {
+      const f = fixture();
+      const target = f.file("target.txt", "secret");
+      await rejectsWith(fs.readFile(f.link(target, "link.txt"), 1024), "symlink");
+      await rejectsWith(fs.readFile(f.fifo("pipe"), 1024), "not_file");
+      await assert.rejects(fs.readFile(f.dir, 1024), (error: unknown) => isRuntimeError(error));
+      await rejectsWith(fs.readFile(`${f.dir}/missing`, 1024), "not_found");
+    });
+
+    it("openRead() reads at positions and stats the handle", async () => {
+      const f = fixture();
+      const path = f.file("b.txt", "hello world");
+      const handle = await fs.openRead(path);
+      const buffer = new Uint8Array(5);
+      assert.equal(await handle.read(buffer, 6), 5);
+      assert.equal(new TextDecoder().decode(buffer), "world");
+      assert.equal(await handle.read(buffer, 11), 0);
+      const info = await handle.stat();
+      assert.equal(info.kind, "file");
+      assert.equal(info.size, 11);
+      await handle.close();
+      await rejectsWith(fs.openRead(f.link(path, "l")), "symlink");
+    });
+
+    it("createExclusive() creates once, then rejects with exists", async () => {
+      const f = fixture();
+      const path = `${f.dir}/lease`;
+      await fs.createExclusive(path, new TextEncoder().encode("1"), 0o600);
+      assert.equal((await fs.lstat(path)).mode & 0o777, 0o600);
+      await rejectsWith(fs.createExclusive(path, new Uint8Array(1), 0o600), "exists");
+    });
+
+    it("openAppend() appends, syncs and truncates, and refuses a symlink", async () => {
+      const f = fixture();
+      const path = `${f.dir}/log.jsonl`;
+      await rejectsWith(fs.openAppend(path, { create: false, mode: 0o600 }), "not_found");
+      const handle = await fs.openAppend(path, { create: true, mode: 0o600 });
+      await handle.append(new TextEncoder().encode("one\n"));
+      await handle.append(new TextEncoder().encode("two\n"));
+      await handle.sync();
+      await handle.truncate(4);
+      await handle.append(new TextEncoder().encode("three\n"));
+      await handle.close();
+      assert.equal(new TextDecoder().decode(await fs.readFile(path, 100)), "one\nthree\n");
+      await rejectsWith(fs.openAppend(f.link(path, "alias.jsonl"), { create: false, mode: 0o600 }), "symlink");
+    });
+
+    it("mkdir() is recursive and idempotent; readDir() lists kinds", async () => {
+      const f = fixture();
+      await fs.mkdir(`${f.dir}/x/y/z`, 0o700);
+      await fs.mkdir(`${f.dir}/x/y/z`, 0o700);
+      f.file("plain", "p");
+      const entries = (await fs.readDir(f.dir)).sort((a, b) => a.name.localeCompare(b.name));
+      assert.deepEqual(entries, [{ name: "plain", kind: "file" }, { name: "x", kind: "directory" }]);
+      await rejectsWith(fs.mkdir(`${f.dir}/plain/sub`, 0o700), "not_directory");
+    });
+
+    it("realpath() resolves symlinks; lstat() and stat() differ on them", async () => {
+      const f = fixture();
+      const target = f.file("t", "t");
+      const link = f.link(target, "l");
+      assert.equal(await fs.realpath(link), await fs.realpath(target));
+      assert.equal((await fs.lstat(link)).kind, "symlink");
+      assert.equal((await fs.stat(link)).kind, "file");
+      await rejectsWith(fs.realpath(`${f.dir}/nope`), "not_found");
+    });
+
+    it("rename() and unlink() move and remove files", async () => {
+      const f = fixture();
+      const from = f.file("from", "data");
+      await fs.rename(from, `${f.dir}/to`);
+      await rejectsWith(fs.lstat(from), "not_found");
+      await fs.unlink(`${f.dir}/to`);
+      await rejectsWith(fs.unlink(`${f.dir}/to`), "not_found");
+    });
+  });
+}
+
+const runtimes: [string, () => Runtime][] = [
+  ["node", createNodeRuntime],
+  ...(deno === null ? [] : [["deno", () => deno.createDenoRuntime()] as [string, () => Runtime]]),
+];
+
+for (const [name, create] of runtimes) {
+  describe(`Runtime contract: ${name}`, () => {
+    const runtime = create();
+
+    it("spawn() pipes stdio and reports the exit code", async () => {
+      const child = runtime.spawn("sh", {
+        args: ["-c", "read line; echo \"got $line\"; echo oops >&2; exit 3"],
+        cwd: scratch,
+        env: { PATH: runtime.env("PATH") ?? "/usr/bin:/bin" },
+        stdio: { stdin: "pipe", stdout: "pipe", stderr: "pipe" },
+        processGroup: false,
+      });
+      await child.stdin!.write(new TextEncoder().encode("ping\n"));
+      await child.stdin!.close();
+      let out = "";
+      for (let chunk = await child.stdout!.read(); chunk !== null; chunk = await child.stdout!.read()) {
+        out += new TextDecoder().decode(chunk);
+      }
+      assert.equal(out, "got ping\n");
+      assert.deepEqual(await child.exited, { code: 3, signal: null });
+    });
+
+    it("spawn() with processGroup lets kill() end the whole group", async () => {
+      const child = runtime.spawn("sh", {
+        args: ["-c", "sleep 30 & sleep 30; wait"],
+        cwd: scratch,
+        env: { PATH: runtime.env("PATH") ?? "/usr/bin:/bin" },
+        stdio: { stdin: "null", stdout: "null", stderr: "null" },
+        processGroup: true,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      child.kill("SIGKILL");
+      const status = await child.exited;
+      assert.equal(status.code, null);
+      assert.equal(status.signal, "SIGKILL");
+      let left = true;
+      for (let attempt = 0; attempt < 50 && left; attempt++) {
+        // Zombies are dead already; whether the sandbox's init reaps them promptly is not ours to test.
+        const states = spawnSync("ps", ["-o", "stat=", "-g", String(child.pid)]).stdout.toString();
+        left = states.split("\n").some((state) => state.trim() !== "" && !state.trim().startsWith("Z"));
+        if (left) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(left, false, "no process left in the group");
+    });
+
+    it("setTimer() fires once and dispose() cancels it", async () => {
+      let fired = 0;
+      runtime.setTimer(1, () => fired++);
+      runtime.setTimer(1, () => fired += 10).dispose();
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      assert.equal(fired, 1);
+    });
+
+    it("randomUUID() returns distinct version-4 UUIDs and clocks advance", () => {
+      const a = runtime.randomUUID();
+      assert.match(a, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.notEqual(a, runtime.randomUUID());
+      assert.ok(runtime.monotonicNow() >= 0);
+      assert.ok(Math.abs(runtime.wallNow() - Date.now()) < 5_000);
+      assert.equal(runtime.cwd(), process.cwd());
+    });
+  });
+}
