@@ -147,6 +147,14 @@ describe("parseFrame() duplicate keys", () => {
     assert.deepEqual(topFirst.ok && topFirst.duplicate, { path: [], key: "y" });
   });
 
+  it("parseFrame() lists every root-level duplicate key in rootDuplicates", () => {
+    const result = parse("{\"m\":1,\"m\":2,\"o\":{\"x\":1,\"x\":2},\"id\":\"a\",\"\\u0069d\":\"b\"}");
+    assert.ok(result.ok);
+    assert.deepEqual(result.rootDuplicates, ["m", "id"]);
+    const nested = parse("{\"o\":{\"x\":1,\"x\":2}}");
+    assert.deepEqual(nested.ok && nested.rootDuplicates, []);
+  });
+
   it("parseFrame() keeps the first value when the duplicate's value is a container", () => {
     const result = parse("{\"p\":{\"q\":1},\"p\":[{\"r\":2}]}");
     assert.deepEqual(result.ok && result.duplicate, { path: [], key: "p" });

@@ -298,3 +298,8 @@ test("loadSettings() returns startup_cancelled when aborted between files", () =
   const aborting: FileSystem = { ...fs, lstat: (p) => (p === paths.global ? controller.abort() : undefined, fs.lstat(p)) };
   assert.deepEqual(await loadSettings(aborting, paths, controller.signal), { ok: false, code: "startup_cancelled" });
 }));
+
+test("parseSettingsText() rejects an array where a settings object belongs with configuration_invalid", () => {
+  const texts = ['{ "model": [] }', '{ "providers": [] }', '{ "providers": { "endpoints": [] } }', '{ "providers": { "endpoints": { "vllm": [] } } }'];
+  for (const text of texts) assert.deepEqual(parseSettingsText(text), { ok: false, code: "configuration_invalid" }, text);
+});

@@ -16,11 +16,12 @@ import { LIMITS } from "../protocol/limits.ts";
 const encoder = new TextEncoder();
 const IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
 
-/** An identifier in the wire grammar: 1–64 bytes of `[A-Za-z0-9._-]`, lengths 1, 63 and 64 favoured. */
+/** An identifier in the wire grammar: 1–64 bytes of `[A-Za-z0-9._-]`, every length, with 1, 63 and 64 favoured. */
 export function identifier(): fc.Arbitrary<string> {
   const char = fc.constantFrom(...IDENT_CHARS);
   return fc.oneof(
     fc.string({ unit: char, minLength: 1, maxLength: 12 }),
+    fc.string({ unit: char, minLength: 13, maxLength: 62 }),
     fc.string({ unit: char, minLength: 63, maxLength: 64 }),
   );
 }
@@ -72,69 +73,85 @@ export function validStream(maxRequests = 20): fc.Arbitrary<Uint8Array> {
   );
 }
 
-/** An invalid frame (without its LF) and the error code it must receive. */
+/** An invalid frame (without its LF) and the response it must receive. */
 export interface InvalidFrame {
   /** The frame bytes, LF excluded. */
   readonly bytes: Uint8Array;
   /** The code the response must carry. */
   readonly code: ErrorCode;
+  /**
+   * The `id` the response must carry: the request id when identity is
+   * recoverable (the id is then also recorded in the child's ledger), else `null`.
+   */
+  readonly id: string | null;
   /** What kind of defect it is, for reports. */
   readonly label: string;
 }
 
-function invalid(label: string, code: ErrorCode, bytes: Uint8Array | string): InvalidFrame {
-  return { label, code, bytes: typeof bytes === "string" ? encoder.encode(bytes) : bytes };
-}
-
-function nested(depth: number, open: string, close: string): string {
-  return `{"protocol":"${PROTOCOL}","version":1,"id":"d","method":"status","params":{"x":${open.repeat(depth)}${
-    close.repeat(depth)
+function nested(id: string, depth: number): string {
+  return `{"protocol":"${PROTOCOL}","version":1,"id":"${id}","method":"status","params":{"x":${"[".repeat(depth)}${
+    "]".repeat(depth)
   }}}`;
 }
 
+/** A valid `status` request for `id` whose params string carries `bytes` raw (so it is invalid UTF-8). */
+function withRawBytes(id: string, bytes: readonly number[], prefix: readonly number[] = []): Uint8Array {
+  const head = encoder.encode(`{"protocol":"${PROTOCOL}","version":1,"id":"${id}","method":"status","params":{"x":"`);
+  const tail = encoder.encode(`"}}`);
+  return Uint8Array.from([...prefix, ...head, ...bytes, ...tail]);
+}
+
 /**
- * Invalid frames, each labelled with the code the spec (and `docs/protocol.md`)
- * assigns. None of them closes the connection. Frames whose identity is
- * recoverable carry `id`, so a caller that passes distinct ids gets distinct
- * ledger entries (reusing an id would rightly yield `duplicate_id`).
+ * Invalid frames, each labelled with the response the spec (and
+ * `docs/protocol.md`) assigns. None of them closes the connection. Frames
+ * whose identity is recoverable carry `id`, so a caller that passes distinct
+ * ids gets distinct ledger entries (reusing an id would rightly yield
+ * `duplicate_id`); the others are answered with `id: null` and record nothing.
  */
 export function invalidFrameFor(id: string): fc.Arbitrary<InvalidFrame> {
   const valid = `"protocol":"${PROTOCOL}","version":1`;
-  return fc.oneof(
-    fc.constantFrom(
-      invalid("empty line", ErrorCode.invalidFrame, ""),
-      invalid("CR only", ErrorCode.invalidFrame, "\r"),
-      invalid("whitespace only", ErrorCode.invalidFrame, " \t \r"),
-      invalid("not JSON", ErrorCode.invalidRequest, "hello"),
-      invalid("JSON array", ErrorCode.invalidRequest, "[1,2]"),
-      invalid("JSON string", ErrorCode.invalidRequest, '"status"'),
-      invalid("trailing comma", ErrorCode.invalidRequest, `{${valid},"id":"x","method":"status","params":{},}`),
-      invalid("BOM", ErrorCode.invalidRequest, new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d])),
-      invalid("overlong slash", ErrorCode.invalidRequest, new Uint8Array([0x22, 0xc0, 0xaf, 0x22])),
-      invalid("encoded surrogate", ErrorCode.invalidRequest, new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22])),
-      invalid("lone continuation", ErrorCode.invalidRequest, new Uint8Array([0x22, 0x80, 0x22])),
-      invalid("truncated sequence", ErrorCode.invalidRequest, new Uint8Array([0x22, 0xe2, 0x82, 0x22])),
-      invalid("missing id", ErrorCode.invalidRequest, `{${valid},"method":"status","params":{}}`),
-      invalid("numeric id", ErrorCode.invalidRequest, `{${valid},"id":7,"method":"status","params":{}}`),
-      invalid("id too long", ErrorCode.invalidRequest, `{${valid},"id":"${"a".repeat(65)}","method":"status","params":{}}`),
-      invalid("id bad char", ErrorCode.invalidRequest, `{${valid},"id":"a b","method":"status","params":{}}`),
-      invalid("duplicate id key", ErrorCode.invalidRequest, `{${valid},"id":"p","\\u0069d":"q","method":"status","params":{}}`),
-      invalid("depth 33", ErrorCode.invalidFrame, nested(31, "[", "]")),
-      invalid("depth 32,000 within the frame bound", ErrorCode.invalidFrame, nested(32_000, "[", "]")),
+  const none = (label: string, code: ErrorCode, bytes: Uint8Array | string): InvalidFrame => ({
+    label,
+    code,
+    id: null,
+    bytes: typeof bytes === "string" ? encoder.encode(bytes) : bytes,
+  });
+  const own = (label: string, code: ErrorCode, text: string): InvalidFrame => ({ label, code, id, bytes: encoder.encode(text) });
+  return fc.constantFrom(
+    none("empty line", ErrorCode.invalidFrame, ""),
+    none("CR only", ErrorCode.invalidFrame, "\r"),
+    none("whitespace only", ErrorCode.invalidFrame, " \t \r"),
+    none("not JSON", ErrorCode.invalidRequest, "hello"),
+    none("JSON array", ErrorCode.invalidRequest, "[1,2]"),
+    none("JSON string", ErrorCode.invalidRequest, '"status"'),
+    none("trailing comma", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","params":{},}`),
+    none("BOM", ErrorCode.invalidRequest, withRawBytes(id, [0x61], [0xef, 0xbb, 0xbf])),
+    none("overlong slash", ErrorCode.invalidRequest, withRawBytes(id, [0xc0, 0xaf])),
+    none("encoded surrogate", ErrorCode.invalidRequest, withRawBytes(id, [0xed, 0xa0, 0x80])),
+    none("lone continuation", ErrorCode.invalidRequest, withRawBytes(id, [0x80])),
+    none("truncated sequence", ErrorCode.invalidRequest, withRawBytes(id, [0xe2, 0x82])),
+    none("missing id", ErrorCode.invalidRequest, `{${valid},"method":"status","params":{}}`),
+    none("numeric id", ErrorCode.invalidRequest, `{${valid},"id":7,"method":"status","params":{}}`),
+    none("id too long", ErrorCode.invalidRequest, `{${valid},"id":"${"a".repeat(65)}","method":"status","params":{}}`),
+    none("id bad char", ErrorCode.invalidRequest, `{${valid},"id":"a b","method":"status","params":{}}`),
+    none("duplicate id key", ErrorCode.invalidRequest, `{${valid},"id":"${id}","\\u0069d":"${id}","method":"status","params":{}}`),
+    none("depth 33", ErrorCode.invalidFrame, nested(id, 31)),
+    none("depth 32,000 within the frame bound", ErrorCode.invalidFrame, nested(id, 32_000)),
+    own("unknown envelope field", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","params":{},"x":1}`),
+    own("__proto__ envelope field", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","params":{},"__proto__":{}}`),
+    own("missing params", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status"}`),
+    own("bad method grammar", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"st atus","params":{}}`),
+    own("duplicate method key", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","method":"status","params":{}}`),
+    own("unknown method", ErrorCode.unsupportedMethod, `{${valid},"id":"${id}","method":"session.frobnicate","params":{}}`),
+    own("unknown params field", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":{"x":1}}`),
+    own("__proto__ params field", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":{"__proto__":1}}`),
+    own("params not object", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":[]}`),
+    own(
+      "duplicate params key",
+      ErrorCode.invalidParams,
+      `{${valid},"id":"${id}","method":"initialize","params":{"required_capabilities":[],"required_capabilities":[]}}`,
     ),
-    fc.constantFrom(
-        invalid("unknown envelope field", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","params":{},"x":1}`),
-        invalid("__proto__ envelope field", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","params":{},"__proto__":{}}`),
-        invalid("missing params", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status"}`),
-        invalid("bad method grammar", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"st atus","params":{}}`),
-        invalid("duplicate method key", ErrorCode.invalidRequest, `{${valid},"id":"${id}","method":"status","method":"status","params":{}}`),
-        invalid("unknown method", ErrorCode.unsupportedMethod, `{${valid},"id":"${id}","method":"session.frobnicate","params":{}}`),
-        invalid("unknown params field", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":{"x":1}}`),
-        invalid("__proto__ params field", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":{"__proto__":1}}`),
-        invalid("params not object", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"status","params":[]}`),
-        invalid("duplicate params key", ErrorCode.invalidParams, `{${valid},"id":"${id}","method":"initialize","params":{"required_capabilities":[],"required_capabilities":[]}}`),
-        invalid("depth 32", ErrorCode.invalidParams, nested(30, "[", "]").replace('"id":"d"', `"id":"${id}"`)),
-    ),
+    own("depth 32", ErrorCode.invalidParams, nested(id, 30)),
   );
 }
 

@@ -66,10 +66,7 @@ export function readEnvelope(parsed: ParseResult, ledger: IdLedger): EnvelopeRes
   if (!parsed.ok) return reject(parsed.code, null);
   const frame = parsed.value;
   if (!isObject(frame)) return reject(ErrorCode.invalidRequest, null);
-  const topDuplicate = parsed.duplicate !== null && parsed.duplicate.path.length === 0
-    ? parsed.duplicate.key
-    : null;
-  const id = topDuplicate !== "id" && isIdentifier(frame.id) ? frame.id : null;
+  const id = !parsed.rootDuplicates.includes("id") && isIdentifier(frame.id) ? frame.id : null;
 
   const foreignProtocol = hasOwn(frame, "protocol") && frame.protocol !== PROTOCOL;
   const foreignVersion = hasOwn(frame, "version") && frame.version !== PROTOCOL_VERSION;
@@ -85,7 +82,7 @@ export function readEnvelope(parsed: ParseResult, ledger: IdLedger): EnvelopeRes
       break;
   }
 
-  if (topDuplicate !== null) return reject(ErrorCode.invalidRequest, id);
+  if (parsed.rootDuplicates.length > 0) return reject(ErrorCode.invalidRequest, id);
   let fields = 0;
   for (const key in frame) {
     if (!ENVELOPE_FIELDS.has(key)) return reject(ErrorCode.invalidRequest, id);

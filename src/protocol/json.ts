@@ -37,7 +37,13 @@ export interface DuplicateKey {
  * anything else (UTF-8, syntax, lone surrogates, overflowing numbers).
  */
 export type ParseResult =
-  | { readonly ok: true; readonly value: JsonValue; readonly duplicate: DuplicateKey | null }
+  | {
+    readonly ok: true;
+    readonly value: JsonValue;
+    readonly duplicate: DuplicateKey | null;
+    /** Every key duplicated in the root object, in document order (so "is `id` ambiguous?" has an answer). */
+    readonly rootDuplicates: readonly string[];
+  }
   | { readonly ok: false; readonly code: typeof ErrorCode.invalidFrame | typeof ErrorCode.invalidRequest };
 
 const INVALID_FRAME: ParseResult = Object.freeze({ ok: false, code: ErrorCode.invalidFrame });
@@ -99,6 +105,7 @@ function parse(text: string, maxDepth: number): ParseResult {
   src = text;
   pos = 0;
   let duplicate: DuplicateKey | null = null;
+  const rootDuplicates: string[] = [];
   try {
     let value: JsonValue;
     skipWhitespace();
@@ -129,7 +136,7 @@ function parse(text: string, maxDepth: number): ParseResult {
         if (top === undefined) {
           skipWhitespace();
           if (pos !== src.length) fail();
-          return { ok: true, value, duplicate };
+          return { ok: true, value, duplicate, rootDuplicates };
         }
         skipWhitespace();
         const next = src.charCodeAt(pos++);
@@ -141,9 +148,12 @@ function parse(text: string, maxDepth: number): ParseResult {
           const key = keys[stack.length - 1] as string;
           // Values are never undefined, so this is an own-key test; keep the first value.
           if (top[key] === undefined) top[key] = value;
-          else if (duplicate === null || (stack.length === 1 && duplicate.path.length > 0)) {
-            // A root-level duplicate outranks a nested one: it decides whether identity is recoverable.
-            duplicate = { path: pathTo(stack.length - 1), key };
+          else {
+            if (stack.length === 1) rootDuplicates.push(key);
+            if (duplicate === null || (stack.length === 1 && duplicate.path.length > 0)) {
+              // A root-level duplicate outranks a nested one: it decides how the frame is rejected.
+              duplicate = { path: pathTo(stack.length - 1), key };
+            }
           }
           if (next === 0x2c /* , */) {
             skipWhitespace();

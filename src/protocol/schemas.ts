@@ -7,6 +7,7 @@
  */
 
 import * as v from "valibot";
+import { exactObject } from "../util/exact-object.ts";
 import { IDENTIFIER_PATTERN } from "./identity.ts";
 import { LIMITS } from "./limits.ts";
 
@@ -14,7 +15,7 @@ import { LIMITS } from "./limits.ts";
 export const CapabilityNameSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
 /** `initialize` params: exactly `{ required_capabilities: [name, …] }`, at most 16 distinct names. */
-export const InitializeParamsSchema = v.strictObject({
+export const InitializeParamsSchema = exactObject({
   required_capabilities: v.pipe(
     v.array(CapabilityNameSchema),
     v.maxLength(LIMITS.required_capabilities),
@@ -26,4 +27,4 @@ export const InitializeParamsSchema = v.strictObject({
 export type InitializeParams = v.InferOutput<typeof InitializeParamsSchema>;
 
 /** Params of methods that take none: exactly `{}`. */
-export const EmptyParamsSchema = v.strictObject({});
+export const EmptyParamsSchema = exactObject({});

@@ -17,6 +17,7 @@ import * as v from "valibot";
 import { parseTree, type Node, type ParseError } from "jsonc-parser";
 import { ErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, RuntimeErrorCode, type FileSystem } from "../runtime.ts";
+import { exactObject, notArray } from "../util/exact-object.ts";
 import { projectEndpointsTrusted } from "./project-trust.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
@@ -92,13 +93,13 @@ const ApiKeyEnvSchema = v.pipe(
 
 const ApiSchema = v.pipe(v.picklist(PROVIDER_APIS), described("Wire dialect the endpoint speaks."));
 
-const EndpointOverrideSchema = v.strictObject({
+const EndpointOverrideSchema = exactObject({
   api: v.exactOptional(ApiSchema),
   base_url: v.exactOptional(BaseUrlSchema),
   api_key_env: v.exactOptional(ApiKeyEnvSchema),
 });
 
-const CustomEndpointSchema = v.strictObject({
+const CustomEndpointSchema = exactObject({
   api: ApiSchema,
   base_url: BaseUrlSchema,
   api_key_env: v.exactOptional(ApiKeyEnvSchema),
@@ -109,6 +110,7 @@ const CustomEndpointSchema = v.strictObject({
 // editors flag an incomplete custom endpoint too. The rule holds per file: a
 // project file restating a global custom endpoint repeats both fields.
 const EndpointsSchema = v.pipe(
+  notArray,
   v.objectWithRest(
     {
       openai: v.exactOptional(EndpointOverrideSchema),
@@ -123,17 +125,17 @@ const EndpointsSchema = v.pipe(
 );
 
 /** The valibot schema of one `settings.jsonc` file. Unknown keys are errors at every level. */
-export const SettingsSchema = v.strictObject({
+export const SettingsSchema = exactObject({
   $schema: v.exactOptional(v.pipe(v.string(), described("JSON Schema URL for editors; ignored at runtime."))),
   model: v.exactOptional(v.pipe(
-    v.strictObject({
+    exactObject({
       provider: v.exactOptional(ProviderNameSchema),
       model: v.exactOptional(ModelIdSchema),
       effort: v.exactOptional(v.pipe(v.picklist(EFFORTS), described("Requested effort; default = no override."))),
     }),
     described("Startup selection; omitted fields use the provider's defaults."),
   )),
-  providers: v.exactOptional(v.strictObject({ endpoints: v.exactOptional(EndpointsSchema) })),
+  providers: v.exactOptional(exactObject({ endpoints: v.exactOptional(EndpointsSchema) })),
 });
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
