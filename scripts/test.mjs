@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// The test command behind `npm test`: type-check and build with tsc, type-check
-// the Deno adapter with `deno check`, verify the published settings schema,
-// then run every test file under Node (compiled, node:test) and under Deno
-// (`deno test`, from source). Modes: (none) = everything, `node`, `deno`,
+// The test command behind `npm test`: type-check and build with tsc, bundle the
+// Node entry point, type-check the Deno adapter with `deno check`, verify the
+// published settings schema, then run every test file under Node (compiled,
+// node:test) and under Deno (`deno test`, from source). Modes: (none) = everything, `node`, `deno`,
 // `fuzz` (both runtimes with FUZZ_RUNS raised for long property runs).
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -60,6 +60,8 @@ const env = mode === "fuzz" ? { FUZZ_RUNS: process.env.FUZZ_RUNS ?? "20000" } : 
 
 const build = await step("tsc build", bin("tsc"), ["-p", "tsconfig.json"]);
 if (build.code !== 0) process.exit(1);
+const bundle = await step("bundle the Node entry point", process.execPath, ["scripts/bundle.mjs"]);
+if (bundle.code !== 0) process.exit(1);
 await step("deno check", bin("deno"), ["check", "--quiet", "runtime/deno.ts"]);
 await step("settings schema is current", process.execPath, ["scripts/gen-settings-schema.mjs", "--check"]);
 

@@ -122,17 +122,25 @@ class Connection {
         return;
       }
       framer.feed(chunk);
+      // Answers to one read batch leave in one write call.
+      this.#writer.cork();
       for (let event = framer.next(); event !== null && !this.#closing; event = framer.next()) {
         if (event.kind === "too_large") {
           this.#sendError(null, Codes.frameTooLarge);
+          this.#writer.uncork();
           this.#close("protocol");
           return;
         }
         this.#handleFrame(event.bytes);
         // Flow control for pipelining clients: let output catch up before answering more. A reader
         // that has stopped still meets the output deadline, so this cannot hang the child.
-        if (this.#writer.pending >= FLOW_CONTROL_PENDING) await this.#writer.whenPendingBelow(FLOW_CONTROL_PENDING);
+        if (this.#writer.pending >= FLOW_CONTROL_PENDING) {
+          this.#writer.uncork();
+          await this.#writer.whenPendingBelow(FLOW_CONTROL_PENDING);
+          this.#writer.cork();
+        }
       }
+      this.#writer.uncork();
     }
   }
 

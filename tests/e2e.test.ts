@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
@@ -125,6 +125,33 @@ for (const [transport, spawner] of spawners) {
     }
   });
 }
+
+describe("settings through the real entry points", () => {
+  for (const launcher of launchers()) {
+    it(`${launcher.name}: a JSONC settings file with comments selects a custom provider`, async () => {
+      const mcHome = join(home, `settings-${launcher.name}`);
+      mkdirSync(mcHome, { recursive: true });
+      writeFileSync(
+        join(mcHome, "settings.jsonc"),
+        `// global settings
+{
+  "model": { "provider": "local-vllm", "model": "qwen-coder", },
+  "providers": { "endpoints": { "local-vllm": { "api": "openai-chat", "base_url": "http://127.0.0.1:8000/v1" } } },
+}
+`,
+      );
+      const child = spawnDirect(launcher, serve, { env: { ...process.env, MC_HOME: mcHome } });
+      const stdout = collect(child.stdout);
+      child.stdin.write(init);
+      await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+      child.stdin.end();
+      const [code, text] = await Promise.all([child.exited, stdout]);
+      assert.equal(code, 0);
+      const status = parseFrames(text)[0]!.result!.status as Record<string, unknown>;
+      assert.deepEqual([status.readiness, status.provider, status.model], ["ready", "local-vllm", "qwen-coder"]);
+    });
+  }
+});
 
 describe("invalid launches", () => {
   for (const launcher of launchers()) {

@@ -223,6 +223,24 @@ describe("OrderedWriter under fc.scheduler()", () => {
   });
 });
 
+describe("OrderedWriter cork", () => {
+  it("writer sends the frames enqueued while corked in one write call after uncork", async () => {
+    const out = new HeldOutput();
+    const { writer } = newWriter(out);
+    writer.cork();
+    writer.enqueue(frame("a"));
+    writer.enqueue(frame("b"));
+    await settle();
+    assert.deepEqual(out.written, []);
+    writer.uncork();
+    assert.deepEqual(out.written, ["a\nb\n"]);
+    out.calls[0]!.resolve();
+    await writer.whenIdle();
+    writer.enqueue(frame("c"));
+    assert.deepEqual(out.written, ["a\nb\n", "c\n"], "uncorked writes start at once again");
+  });
+});
+
 describe("OrderedWriter deadline on a ManualClock", () => {
   it("writer fails with deadline when a frame is not written 2,000 ms after its enqueue", async () => {
     const out = new HeldOutput();

@@ -37,6 +37,8 @@ function safeName(name: string): string | null {
 /** Holds the phase and renders it as the wire status. */
 export class Lifecycle {
   #phase: Phase = { kind: "new" };
+  // Rendered once per phase: status is answered from memory on every request.
+  #status: StatusObject | null = null;
 
   /** The current phase. */
   get phase(): Phase {
@@ -47,28 +49,40 @@ export class Lifecycle {
   begin(): AbortController {
     if (this.#phase.kind !== "new") throw new Error("Lifecycle.begin() called twice");
     const abort = new AbortController();
-    this.#phase = { kind: "starting", abort };
+    this.#enter({ kind: "starting", abort });
     return abort;
   }
 
   /** Records the startup task's outcome, unless startup was already settled. */
   settle(outcome: StartupOutcome): void {
     if (this.#phase.kind !== "starting") return;
-    this.#phase = outcome.ok
-      ? { kind: "ready", snapshot: outcome.snapshot }
-      : { kind: "failed", code: outcome.code, contextId: outcome.contextId };
+    this.#enter(
+      outcome.ok
+        ? { kind: "ready", snapshot: outcome.snapshot }
+        : { kind: "failed", code: outcome.code, contextId: outcome.contextId },
+    );
   }
 
   /** Cancels a pending startup; returns whether one was pending. */
   cancel(): boolean {
     if (this.#phase.kind !== "starting") return false;
     this.#phase.abort.abort();
-    this.#phase = { kind: "failed", code: ErrorCode.startupCancelled, contextId: null };
+    this.#enter({ kind: "failed", code: ErrorCode.startupCancelled, contextId: null });
     return true;
+  }
+
+  #enter(phase: Phase): void {
+    this.#phase = phase;
+    this.#status = null;
   }
 
   /** The status object; callers check for `new` first (`not_initialized`). */
   status(): StatusObject {
+    this.#status ??= this.#render();
+    return this.#status;
+  }
+
+  #render(): StatusObject {
     const phase = this.#phase;
     switch (phase.kind) {
       case "new":

@@ -53,6 +53,7 @@ export class OrderedWriter {
   readonly #onFailure: (failure: WriterFailure) => void;
   readonly #queue: Pending[] = [];
   #writing = false;
+  #corked = false;
   #failed: WriterFailure | null = null;
   #timer: Disposable | null = null;
   #idleWaiters: (() => void)[] = [];
@@ -89,8 +90,24 @@ export class OrderedWriter {
       return false;
     }
     this.#queue.push({ bytes, deadline: this.#clock.monotonicNow() + this.#options.deadlineMs });
-    if (!this.#writing) void this.#pump();
+    if (!this.#writing && !this.#corked) void this.#pump();
     return true;
+  }
+
+  /**
+   * Holds back writing (not deadlines) until {@link uncork}, so the frames a
+   * caller produces in one synchronous step leave in one write call, as
+   * Node's `writable.cork()` does. Deadline timers start with writing, so a
+   * caller must uncork before it awaits anything.
+   */
+  cork(): void {
+    this.#corked = true;
+  }
+
+  /** Ends {@link cork} and starts writing what was queued meanwhile. */
+  uncork(): void {
+    this.#corked = false;
+    if (!this.#writing && this.#queue.length > 0 && this.#failed === null) void this.#pump();
   }
 
   /** Resolves once nothing is pending, or the writer has failed. */
@@ -114,7 +131,7 @@ export class OrderedWriter {
     while (this.#failed === null && this.#queue.length > 0) {
       const batch = this.#queue.length;
       const bytes = batch === 1 ? this.#queue[0]!.bytes : concat(this.#queue);
-      this.#armDeadline(this.#queue[0]!);
+      if (this.#timer === null) this.#armDeadline();
       try {
         await this.#out.write(bytes);
       } catch {
@@ -131,11 +148,22 @@ export class OrderedWriter {
     if (this.#queue.length === 0 || this.#failed !== null) this.#releaseIdle();
   }
 
-  #armDeadline(frame: Pending): void {
-    this.#timer?.dispose();
-    const remaining = Math.max(0, frame.deadline - this.#clock.monotonicNow());
+  /**
+   * Arms one timer per busy period, for the oldest pending frame's deadline.
+   * When it fires and that frame is gone, it re-arms for the new oldest one:
+   * deadlines only grow along the queue, so the oldest frame is always the
+   * first to expire, and no timer is created per write.
+   */
+  #armDeadline(): void {
+    const head = this.#queue[0];
+    if (head === undefined) return;
+    const remaining = Math.max(0, head.deadline - this.#clock.monotonicNow());
     this.#timer = this.#clock.setTimer(remaining, () => {
-      if (this.#queue[0] === frame) this.#fail("deadline");
+      this.#timer = null;
+      const oldest = this.#queue[0];
+      if (oldest === undefined || this.#failed !== null) return;
+      if (oldest.deadline <= this.#clock.monotonicNow()) this.#fail("deadline");
+      else this.#armDeadline();
     });
   }
 

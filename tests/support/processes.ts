@@ -50,11 +50,11 @@ export interface Launcher {
   readonly prefix: readonly string[];
 }
 
-/** The two entry points: the npm bin under Node and `deno run` of the Deno entry. */
+/** The two entry points: the npm bin (the bundle) under Node and `deno run` of the Deno entry. */
 export function launchers(): Launcher[] {
   const root = repoRoot();
   return [
-    { name: "node", command: nodeBinary(), prefix: [join(root, "dist", "runtime", "node.js")] },
+    { name: "node", command: nodeBinary(), prefix: [join(root, "dist", "magi-code.mjs")] },
     { name: "deno", command: denoBinary(), prefix: ["run", "--allow-all", "--quiet", join(root, "runtime", "deno.ts")] },
   ];
 }
