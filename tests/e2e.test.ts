@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { after, describe, it } from "node:test";
-import { collect, type Launcher, launchers, spawnDirect, spawnFifo } from "./support/processes.ts";
+import { collect, type Launcher, launchers, spawnDirect, spawnFifo, spawnPipeline } from "./support/processes.ts";
 
 const home = mkdtempSync(join(tmpdir(), "magi-e2e-"));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -125,6 +125,33 @@ for (const [transport, spawner] of spawners) {
     }
   });
 }
+
+describe("end to end through a shell pipeline (cat | magi-code | cat)", () => {
+  it("initialize, status and shutdown behave identically under Node and Deno", async () => {
+    const transcripts = [];
+    for (const launcher of launchers()) {
+      const { code, frames, stderr } = await conversation(launcher, spawnPipeline);
+      assert.equal(code, 0, `${launcher.name} exits 0`);
+      assert.equal(stderr, "");
+      assert.deepEqual(frames.map((f) => f.seq), [1, 2, 3, 4, 5]);
+      transcripts.push(normalize(frames));
+    }
+    assert.deepEqual(transcripts[0], transcripts[1]);
+  });
+
+  for (const launcher of launchers()) {
+    it(`${launcher.name}: EOF after a burst delivers every byte through the pipeline, then exit 0`, async () => {
+      const count = 700;
+      const child = spawnPipeline(launcher, serve, { env });
+      const stdout = collect(child.stdout);
+      child.stdin.end(Array.from({ length: count }, (_, i) => line(`q${i}`, "status")).join(""));
+      const [code, text] = await Promise.all([child.exited, stdout]);
+      assert.equal(code, 0);
+      assert.ok(text.length > 64 * 1024);
+      assert.deepEqual(parseFrames(text).map((f) => f.id), Array.from({ length: count }, (_, i) => `q${i}`));
+    });
+  }
+});
 
 describe("settings through the real entry points", () => {
   for (const launcher of launchers()) {

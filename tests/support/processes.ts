@@ -90,6 +90,20 @@ export function spawnDirect(launcher: Launcher, args: readonly string[], options
   return track(child, child.stdin!, child.stdout!);
 }
 
+/**
+ * Spawns magi-code inside a shell pipeline (`cat | magi-code … | cat`), so its
+ * stdin and stdout are anonymous pipes; the shell exits with magi-code's code.
+ * The `cat`s buffer, so stall and close tests use {@link spawnFifo} instead.
+ */
+export function spawnPipeline(launcher: Launcher, args: readonly string[], options: SpawnOptions = {}): Spawned {
+  const script = 'cat | "$@" | cat; exit "${PIPESTATUS[1]}"';
+  const child = spawn("bash", ["-c", script, "magi-code", launcher.command, ...launcher.prefix, ...args], {
+    stdio: ["pipe", "pipe", "pipe"],
+    ...options,
+  });
+  return track(child, child.stdin!, child.stdout!);
+}
+
 let fifoCounter = 0;
 
 /**
