@@ -285,6 +285,38 @@ function spawn(command: string, options: SpawnOptions): Subprocess {
   };
 }
 
+/** Largest pid a `pid_t` holds. */
+const MAX_PID = 0x7fff_ffff;
+
+/**
+ * `Deno.kill(pid, 0)`: Deno 2.9 types `signo` as `Signal | number` and
+ * documents 0 as the existence test; it issues a bare `kill(pid, 0)` (no
+ * signal is delivered) and maps ESRCH to `NotFound`. Stating `/proc/<pid>`
+ * would be Linux-only and would report every pid dead where `/proc` is not
+ * mounted, which is the dangerous direction for leases.
+ */
+function isProcessAlive(pid: number): boolean {
+  // 0 and negative pids address process groups, so they never name one process.
+  if (!Number.isInteger(pid) || pid <= 0 || pid > MAX_PID) return false;
+  try {
+    Deno.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // PermissionDenied (EPERM) means it exists; NotCapable (no --allow-run) or an older Deno rejecting
+    // signal 0 is inconclusive, and inconclusive must read as alive so a live lease is never taken over.
+    return !(error instanceof Deno.errors.NotFound);
+  }
+}
+
+function hostname(): string | null {
+  try {
+    const name = Deno.hostname();
+    return name === "" ? null : name;
+  } catch {
+    return null; // No --allow-sys: leases then fall back to heartbeat age alone.
+  }
+}
+
 /** Creates the Deno runtime for this process. */
 export function createDenoRuntime(): Runtime {
   return {
@@ -307,6 +339,8 @@ export function createDenoRuntime(): Runtime {
     envAll: () => Deno.env.toObject(),
     cwd: () => Deno.cwd(),
     pid: Deno.pid,
+    isProcessAlive,
+    hostname,
     platform: Deno.build.os,
     exit: (code) => Deno.exit(code),
   };

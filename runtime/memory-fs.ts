@@ -26,30 +26,42 @@ type Node =
 
 const MAX_LINKS = 40;
 
+/** Options of {@link MemoryFileSystem}. */
+export interface MemoryFileSystemOptions {
+  /** Wall-clock milliseconds stamped as mtime on creates and writes (default: always 0). */
+  readonly now?: () => number;
+}
+
 /** A {@link FileSystem} held in memory, with helpers to arrange fixtures. */
 export class MemoryFileSystem implements FileSystem {
   readonly #nodes = new Map<string, Node>([["/", { kind: "directory", ino: 1, mode: 0o755, mtimeMs: 0 }]]);
   #nextIno = 2;
+  readonly #now: () => number;
   /** Paths whose operations fail with the given code, to simulate I/O faults. */
   readonly faults = new Map<string, RuntimeErrorCode>();
+
+  /** Creates an empty filesystem holding only `/`. */
+  constructor(options: MemoryFileSystemOptions = {}) {
+    this.#now = options.now ?? (() => 0);
+  }
 
   /** Writes a regular file, creating parent directories. */
   writeFile(path: string, data: Uint8Array | string, mode = 0o644): void {
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
     this.#ensureDirectory(dirname(path));
-    this.#nodes.set(normalizePath(path), { kind: "file", ino: this.#nextIno++, mode, data: bytes, mtimeMs: 0 });
+    this.#nodes.set(normalizePath(path), { kind: "file", ino: this.#nextIno++, mode, data: bytes, mtimeMs: this.#now() });
   }
 
   /** Creates a symlink at `path` pointing to `target`. */
   symlink(target: string, path: string): void {
     this.#ensureDirectory(dirname(path));
-    this.#nodes.set(normalizePath(path), { kind: "symlink", ino: this.#nextIno++, mode: 0o777, target, mtimeMs: 0 });
+    this.#nodes.set(normalizePath(path), { kind: "symlink", ino: this.#nextIno++, mode: 0o777, target, mtimeMs: this.#now() });
   }
 
   /** Creates a FIFO at `path`. */
   mkfifo(path: string): void {
     this.#ensureDirectory(dirname(path));
-    this.#nodes.set(normalizePath(path), { kind: "fifo", ino: this.#nextIno++, mode: 0o644, mtimeMs: 0 });
+    this.#nodes.set(normalizePath(path), { kind: "fifo", ino: this.#nextIno++, mode: 0o644, mtimeMs: this.#now() });
   }
 
   /** Returns a file's bytes, or `undefined`. */
@@ -72,7 +84,7 @@ export class MemoryFileSystem implements FileSystem {
     const normal = normalizePath(path);
     if (this.#nodes.has(normal)) return;
     this.#ensureDirectory(dirname(normal));
-    this.#nodes.set(normal, { kind: "directory", ino: this.#nextIno++, mode: 0o755, mtimeMs: 0 });
+    this.#nodes.set(normal, { kind: "directory", ino: this.#nextIno++, mode: 0o755, mtimeMs: this.#now() });
   }
 
   /** Resolves every symlink in `path`; `followLast` decides the final component. */
@@ -149,7 +161,7 @@ export class MemoryFileSystem implements FileSystem {
     if (parent !== normal) this.#mkdirSync(parent, mode, true);
     const resolvedParent = this.#resolve(parent, true, "mkdir");
     if (this.#nodes.get(resolvedParent)!.kind !== "directory") throw new RuntimeError("not_directory", "mkdir");
-    this.#nodes.set(normal, { kind: "directory", ino: this.#nextIno++, mode, mtimeMs: 0 });
+    this.#nodes.set(normal, { kind: "directory", ino: this.#nextIno++, mode, mtimeMs: this.#now() });
   }
 
   readFile(path: string, maxBytes: number): Promise<Uint8Array> {
@@ -191,7 +203,7 @@ export class MemoryFileSystem implements FileSystem {
         this.writeFile(path, new Uint8Array(0), options.mode);
       }
       const resolved = this.#regular(path, "open");
-      const node = this.#nodes.get(resolved) as { data: Uint8Array };
+      const node = this.#nodes.get(resolved) as { data: Uint8Array; mtimeMs: number };
       return {
         stat: () => Promise.resolve(this.#info(resolved)),
         append: (bytes: Uint8Array) =>
@@ -200,8 +212,13 @@ export class MemoryFileSystem implements FileSystem {
             grown.set(node.data);
             grown.set(bytes, node.data.length);
             node.data = grown;
+            node.mtimeMs = this.#now();
           }),
-        truncate: (length: number) => Promise.resolve(void (node.data = node.data.slice(0, length))),
+        truncate: (length: number) => {
+          node.data = node.data.slice(0, length);
+          node.mtimeMs = this.#now();
+          return Promise.resolve();
+        },
         sync: () => this.#run("fsync", path, () => undefined),
         close: () => Promise.resolve(),
       };

@@ -137,15 +137,29 @@ export class MemoryOutput implements ByteWriter {
   }
 }
 
+/** Where a {@link ManualClock}'s wall time starts: a fixed instant, so stored timestamps are reproducible. */
+export const MANUAL_WALL_START_MS = Date.UTC(2025, 0, 1);
+
 /** A clock whose timers fire only when the test advances it. */
 export class ManualClock {
   #now = 0;
   #timers: { at: number; seq: number; callback: () => void }[] = [];
   #seq = 0;
+  readonly #wallStartMs: number;
+
+  /** Creates a clock at monotonic 0 and wall time `wallStartMs`. */
+  constructor(wallStartMs = MANUAL_WALL_START_MS) {
+    this.#wallStartMs = wallStartMs;
+  }
 
   /** Current monotonic time in milliseconds. */
   now(): number {
     return this.#now;
+  }
+
+  /** Wall-clock milliseconds since the epoch, moving only with {@link advance}. */
+  wallNow(): number {
+    return this.#wallStartMs + this.#now;
   }
 
   /** The same as {@link now}, so a clock can stand in wherever the runtime's clock is expected. */
@@ -195,8 +209,19 @@ export interface MemoryRuntimeOptions {
   readonly cwd?: string;
   /** What fds 0, 1 and 2 are (default FIFOs). */
   readonly stdio?: readonly [StdioKind, StdioKind, StdioKind];
-  /** A manual clock; real timers when omitted. */
+  /** A manual clock for timers, monotonic and wall time (and file mtimes); real time when omitted. */
   readonly clock?: ManualClock;
+  /** The process id (default 4242). */
+  readonly pid?: number;
+  /**
+   * The host's process table for {@link Runtime.isProcessAlive}; pass one set
+   * to several runtimes to simulate children on one host (default: only `pid`).
+   */
+  readonly livePids?: Set<number>;
+  /** What {@link Runtime.hostname} answers (default `"memory"`). */
+  readonly hostname?: string | null;
+  /** A filesystem to share with other runtimes (default: a fresh one). */
+  readonly fs?: MemoryFileSystem;
 }
 
 /** A {@link Runtime} with its in-memory parts exposed. */
@@ -209,17 +234,22 @@ export interface MemoryRuntime extends Runtime {
   readonly errors: MemoryOutput;
   /** The filesystem. */
   readonly fs: MemoryFileSystem;
+  /** The live pids {@link Runtime.isProcessAlive} consults; tests delete one to "crash" a process. */
+  readonly livePids: Set<number>;
 }
 
 let uuidCounter = 0;
 
 /** Creates an in-memory runtime. */
 export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryRuntime {
-  const fs = new MemoryFileSystem();
+  const clock = options.clock;
+  const fs = options.fs ?? new MemoryFileSystem(clock === undefined ? {} : { now: () => clock.wallNow() });
   const cwd = options.cwd ?? "/work/project";
   void fs.mkdir(cwd, 0o755);
   const env: Record<string, string> = { HOME: "/home/user", ...options.env };
-  const clock = options.clock;
+  const pid = options.pid ?? 4242;
+  const livePids = options.livePids ?? new Set([pid]);
+  const hostname = options.hostname === undefined ? "memory" : options.hostname;
   const stdio = options.stdio ?? ["fifo", "fifo", "fifo"];
   return {
     name: "memory",
@@ -238,6 +268,7 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     },
     stdioKind: (fd) => Promise.resolve(stdio[fd]),
     fs,
+    livePids,
     spawn: (): Subprocess => {
       throw new RuntimeError("not_found", "spawn");
     },
@@ -251,11 +282,13 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
       return { dispose: () => clearTimeout(handle) };
     },
     monotonicNow: () => clock?.now() ?? performance.now(),
-    wallNow: () => Date.now(),
+    wallNow: () => clock?.wallNow() ?? Date.now(),
     env: (name) => env[name],
     envAll: () => ({ ...env }),
     cwd: () => cwd,
-    pid: 4242,
+    pid,
+    isProcessAlive: (candidate) => livePids.has(candidate),
+    hostname: () => hostname,
     platform: "linux",
     exit: (code) => {
       throw new MemoryExit(code);

@@ -14,6 +14,7 @@ import { spawn as spawnChild } from "node:child_process";
 import * as fs from "node:fs";
 import * as fsp from "node:fs/promises";
 import * as net from "node:net";
+import { hostname as osHostname } from "node:os";
 import { isatty } from "node:tty";
 import {
   type AppendHandle,
@@ -337,6 +338,30 @@ function spawn(command: string, options: SpawnOptions): Subprocess {
   };
 }
 
+/** Largest pid a `pid_t` holds; Node throws (not ESRCH) beyond it, which would read as alive. */
+const MAX_PID = 0x7fff_ffff;
+
+function isProcessAlive(pid: number): boolean {
+  // 0 and negative pids address process groups, so they never name one process.
+  if (!Number.isInteger(pid) || pid <= 0 || pid > MAX_PID) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM means the process exists under another user; anything but ESRCH is inconclusive, so alive.
+    return (error as { code?: unknown } | null)?.code !== "ESRCH";
+  }
+}
+
+function hostname(): string | null {
+  try {
+    const name = osHostname();
+    return name === "" ? null : name;
+  } catch {
+    return null;
+  }
+}
+
 /** Creates the Node runtime for this process. */
 export function createNodeRuntime(): Runtime {
   return {
@@ -363,6 +388,8 @@ export function createNodeRuntime(): Runtime {
     },
     cwd: () => process.cwd(),
     pid: process.pid,
+    isProcessAlive,
+    hostname,
     platform: process.platform === "win32" ? "windows" : process.platform,
     exit: (code) => process.exit(code),
   };

@@ -247,6 +247,20 @@ export interface Runtime {
   cwd(): string;
   /** The process id. */
   readonly pid: number;
+  /**
+   * True if a process with `pid` exists on this host: `kill(pid, 0)` succeeds
+   * or fails with EPERM (it exists but belongs to someone else); false on
+   * ESRCH and for anything that is not a positive integer, since 0 and
+   * negative numbers name process groups. Sends no signal. A zombie counts
+   * as alive until it is reaped. When the check itself is unavailable the
+   * answer is true: lease takeover must err towards waiting.
+   */
+  isProcessAlive(pid: number): boolean;
+  /**
+   * This host's name, as written into leases so other children can tell
+   * whether a lease's pid is checkable here; null when it cannot be read.
+   */
+  hostname(): string | null;
   /** `"linux"`, `"darwin"`, `"windows"` or another platform name. */
   readonly platform: string;
   /** Ends the process with `code`, abandoning pending I/O. */

@@ -13,10 +13,20 @@ import { FrameEncoder, type OutputValue } from "./protocol/frames.ts";
 import { parseFrame } from "./protocol/json.ts";
 import { IdLedger } from "./protocol/ledger.ts";
 import { LIMITS } from "./protocol/limits.ts";
-import { EmptyParamsSchema, type InitializeParams, InitializeParamsSchema } from "./protocol/schemas.ts";
+import {
+  EmptyParamsSchema,
+  type HistoryPageParams,
+  HistoryPageParamsSchema,
+  type InitializeParams,
+  InitializeParamsSchema,
+  SessionOpenParamsSchema,
+} from "./protocol/schemas.ts";
 import type { Runtime } from "./runtime.ts";
 import { Lifecycle } from "./startup/lifecycle.ts";
-import { runStartup, type StartupOutcome } from "./startup/startup.ts";
+import { configuredSecrets } from "./startup/providers.ts";
+import { runStartup, type StartupOutcome, type StartupSnapshot } from "./startup/startup.ts";
+import { type SessionTask, SessionWorker } from "./store/session-worker.ts";
+import { SessionStore } from "./store/sessions.ts";
 import { LineFramer } from "./transport/line-reader.ts";
 import { OrderedWriter } from "./transport/writer.ts";
 import { deferred, settlesWithin } from "./util/async.ts";
@@ -55,10 +65,12 @@ class Connection {
   readonly #framer = new LineFramer(LIMITS.input_frame_bytes);
   readonly #lifecycle = new Lifecycle();
   readonly #dispatcher: Dispatcher;
+  readonly #reply: { result(id: string, result: OutputValue): void; error(id: string, code: ErrorCode): void };
   readonly #cleanups = new Set<Promise<unknown>>();
   readonly #exit = deferred<number>();
   #closing = false;
   #pendingInitialize: string | null = null;
+  #sessions: SessionWorker | null = null;
 
   constructor(runtime: Runtime) {
     this.#runtime = runtime;
@@ -78,9 +90,21 @@ class Connection {
         ["initialize", method(InitializeParamsSchema, (id, params) => this.#initialize(id, params))],
         ["status", method(EmptyParamsSchema, (id) => this.#status(id))],
         ["shutdown", method(EmptyParamsSchema, (id) => this.#shutdown(id))],
+        ["session.create", method(EmptyParamsSchema, (id) => this.#session(id, (store) => store.create()))],
+        [
+          "session.open",
+          method(SessionOpenParamsSchema, (id, params) =>
+            this.#session(id, (store, signal) => store.open(params.session_id, signal))),
+        ],
+        [
+          "history.page",
+          method(HistoryPageParamsSchema, (id, params: HistoryPageParams) =>
+            this.#session(id, (store) => store.page(params.session_id, params.revision, params.cursor ?? null))),
+        ],
       ]),
       reply,
     );
+    this.#reply = reply;
   }
 
   serve(): Promise<number> {
@@ -170,6 +194,7 @@ class Connection {
       this.#pendingInitialize = null;
       this.#lifecycle.settle(outcome);
       if (!outcome.ok) return this.#sendError(id, outcome.code);
+      this.#sessions = this.#createSessions(outcome.snapshot);
       this.#send(() =>
         this.#encoder.result(id, {
           capabilities: this.#dispatcher.methods,
@@ -182,7 +207,28 @@ class Connection {
 
   #status(id: string): void {
     if (this.#lifecycle.phase.kind === "new") return this.#sendError(id, Codes.notInitialized);
-    this.#send(() => this.#encoder.result(id, this.#lifecycle.status()));
+    const status = this.#lifecycle.status();
+    const sessionId = this.#sessions?.sessionId ?? null;
+    this.#send(() => this.#encoder.result(id, sessionId === null ? status : { ...status, session_id: sessionId }));
+  }
+
+  #createSessions(snapshot: StartupSnapshot): SessionWorker {
+    const store = new SessionStore({
+      runtime: this.#runtime,
+      home: snapshot.home,
+      cwd: snapshot.cwd,
+      instanceId: this.#encoder.instanceId,
+      secrets: configuredSecrets(snapshot.settings, (name) => this.#runtime.env(name)),
+    });
+    return new SessionWorker(store, this.#reply);
+  }
+
+  /** Session and history operations need a ready startup; a failed one answers its own code. */
+  #session(id: string, task: SessionTask): void {
+    const phase = this.#lifecycle.phase;
+    if (phase.kind === "failed") return this.#sendError(id, phase.code);
+    if (this.#sessions === null) return this.#sendError(id, Codes.notInitialized);
+    this.#sessions.submit(id, task, Codes.sessionInvalid);
   }
 
   #shutdown(id: string): void {
@@ -204,6 +250,10 @@ class Connection {
     if (this.#lifecycle.cancel() && pending !== null) {
       this.#pendingInitialize = null;
       if (reason !== "transport") this.#sendError(pending, Codes.startupCancelled);
+    }
+    if (this.#sessions !== null) {
+      this.#sessions.cancel(reason !== "transport");
+      this.#track(this.#sessions.close());
     }
     void this.#finish(reason);
   }

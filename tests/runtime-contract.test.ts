@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { createMemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { createNodeRuntime, nodeFileSystem } from "../runtime/node-runtime.ts";
 import { type FileSystem, isRuntimeError, type Runtime, type RuntimeErrorCode } from "../src/runtime.ts";
@@ -210,6 +211,27 @@ for (const [name, create] of runtimes) {
       assert.equal(fired, 1);
     });
 
+    it("isProcessAlive() is true for this process, false for a reaped child and for non-pids", async () => {
+      assert.equal(runtime.isProcessAlive(runtime.pid), true);
+      // pid 1 always exists; for anyone but root the probe fails with EPERM, which still means alive.
+      assert.equal(runtime.isProcessAlive(1), true);
+      const child = runtime.spawn("sh", {
+        args: ["-c", "exit 0"],
+        cwd: scratch,
+        env: { PATH: runtime.env("PATH") ?? "/usr/bin:/bin" },
+        stdio: { stdin: "null", stdout: "null", stderr: "null" },
+        processGroup: false,
+      });
+      await child.exited;
+      assert.equal(runtime.isProcessAlive(child.pid), false);
+      // 0 and negatives would address process groups; fractions and huge values are no pid_t.
+      for (const pid of [0, -1, -child.pid, 1.5, Number.NaN, 2 ** 31]) assert.equal(runtime.isProcessAlive(pid), false, String(pid));
+    });
+
+    it("hostname() is the operating system's host name", () => {
+      assert.equal(runtime.hostname(), hostname() === "" ? null : hostname());
+    });
+
     it("randomUUID() returns distinct version-4 UUIDs and clocks advance", () => {
       const a = runtime.randomUUID();
       assert.match(a, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -220,3 +242,23 @@ for (const [name, create] of runtimes) {
     });
   });
 }
+
+describe("Runtime contract: memory process table", () => {
+  it("isProcessAlive() knows only its own pid by default; a shared set simulates one host", () => {
+    const alone = createMemoryRuntime({ pid: 100 });
+    assert.equal(alone.isProcessAlive(100), true);
+    assert.equal(alone.isProcessAlive(101), false);
+    const host = new Set([200, 201]);
+    const first = createMemoryRuntime({ pid: 200, livePids: host });
+    const second = createMemoryRuntime({ pid: 201, livePids: host });
+    assert.equal(first.isProcessAlive(201), true);
+    second.livePids.delete(201);
+    assert.equal(first.isProcessAlive(201), false);
+  });
+
+  it("hostname() is \"memory\" unless configured, and may be null", () => {
+    assert.equal(createMemoryRuntime().hostname(), "memory");
+    assert.equal(createMemoryRuntime({ hostname: "far" }).hostname(), "far");
+    assert.equal(createMemoryRuntime({ hostname: null }).hostname(), null);
+  });
+});

@@ -28,3 +28,25 @@ export type InitializeParams = v.InferOutput<typeof InitializeParamsSchema>;
 
 /** Params of methods that take none: exactly `{}`. */
 export const EmptyParamsSchema = exactObject({});
+
+/** Session ids: 1–64 ASCII bytes of `[A-Za-z0-9_-]`, the store's file-name grammar. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** An opaque id the backend issued (revision, cursor): the 64-byte identifier grammar. */
+const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
+
+/** A session id in params. */
+const SessionIdSchema = v.pipe(v.string(), v.regex(SESSION_ID_PATTERN));
+
+/** `session.open` params: exactly `{ session_id }`. */
+export const SessionOpenParamsSchema = exactObject({ session_id: SessionIdSchema });
+
+/** `history.page` params: `{ session_id, revision, cursor? }`, cursor null or omitted to start. */
+export const HistoryPageParamsSchema = exactObject({
+  session_id: SessionIdSchema,
+  revision: OpaqueIdSchema,
+  cursor: v.exactOptional(v.nullable(OpaqueIdSchema)),
+});
+
+/** The output of {@link HistoryPageParamsSchema}. */
+export type HistoryPageParams = v.InferOutput<typeof HistoryPageParamsSchema>;

@@ -136,3 +136,18 @@ function hasNonBlankValue(env: (name: string) => string | undefined, name: strin
   const value = env(name);
   return value !== undefined && /\S/.test(value);
 }
+
+/**
+ * The values of every configured key variable that is set, for redaction:
+ * whatever a provider, a tool or a stored history echoes back, these strings
+ * never reach the client. Values shorter than the redactor's minimum are
+ * still returned; `redactSecrets` decides what it can safely match.
+ */
+export function configuredSecrets(settings: Settings, env: (name: string) => string | undefined): string[] {
+  const secrets = new Set<string>();
+  for (const endpoint of resolveEndpoints(settings).values()) {
+    const value = endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv);
+    if (value !== undefined && /\S/.test(value)) secrets.add(value);
+  }
+  return [...secrets];
+}

@@ -1,0 +1,250 @@
+/**
+ * Projects stored session records into the immutable, bounded entry list that
+ * `history.page` serves (docs/storage.md, "Records"; the spec's `history.page`).
+ *
+ * Each entry text goes through reconcile → redact → sanitize → chunk in that
+ * order: reconciling first means a secret split across two stored chunks is
+ * whole again when redaction looks for it, and chunking last means the byte
+ * bounds apply to exactly what goes on the wire.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import { redactSecrets } from "../util/safe-names.ts";
+import { sanitizeText, splitText } from "./text-parts.ts";
+
+/**
+ * The fields of stored records that the projection reads, named as in
+ * docs/storage.md. Declared structurally so the validated record types
+ * satisfy it without this module depending on the record schemas.
+ */
+export type ProjectionRecord =
+  | { readonly type: "session" | "session_preferences" | "internal_prompt" | "usage" }
+  | { readonly type: "turn_started"; readonly turn_id: string }
+  | {
+    readonly type: "turn_finished";
+    readonly turn_id: string;
+    readonly outcome: "completed" | "cancelled" | "failed";
+  }
+  | { readonly type: "user_input"; readonly turn_id: string; readonly message_id: string; readonly text: string }
+  | {
+    readonly type: "assistant_chunk";
+    readonly turn_id: string;
+    readonly message_id: string;
+    readonly index: number;
+    readonly text: string;
+  }
+  | {
+    readonly type: "assistant_message";
+    readonly turn_id: string;
+    readonly message_id: string;
+    readonly text: string;
+    readonly partial: boolean;
+  }
+  | {
+    readonly type: "reasoning_summary";
+    readonly turn_id: string;
+    readonly item_id: string;
+    readonly text: string;
+    // Older records predate the field; absent means unverified, never "true".
+    readonly provider_summary?: boolean | undefined;
+  }
+  | {
+    readonly type: "activity";
+    readonly turn_id: string;
+    readonly activity_id: string;
+    readonly state: "started" | "completed" | "failed";
+    readonly summary: string;
+  }
+  | { readonly type: "compaction" | "diagnostic"; readonly summary: string };
+
+/** What an entry shows. */
+export type HistoryKind = "user" | "assistant" | "reasoning_summary" | "activity" | "compaction" | "diagnostic";
+
+/** One part of one projected message, exactly as `history.page` sends it. */
+export type HistoryEntry = {
+  /** Opaque id scoped to the snapshot's revision; the same on every part of a message. */
+  readonly message_id: string;
+  /** What the message is. */
+  readonly kind: HistoryKind;
+  /** This part's text: redacted, free of lone surrogates, within the part bounds. */
+  readonly text: string;
+  /** Whether the message is known to be unfinished. */
+  readonly partial: boolean;
+  /** Position of this part within its message, from 0. */
+  readonly part: number;
+  /** Whether this is the message's final part. */
+  readonly last_part: boolean;
+};
+
+/** One immutable projection of a session's history. */
+export type HistorySnapshot = {
+  /** Every part of every projected message, in stored order. */
+  readonly entries: readonly HistoryEntry[];
+  /** False when the history ends in (or contains) a turn that never durably finished. */
+  readonly complete: boolean;
+};
+
+/** Options of {@link projectHistory}. */
+export type ProjectionOptions = {
+  /** Whether the file ended in a torn (LF-less) fragment that the records exclude. */
+  readonly torn: boolean;
+  /** Known secret values to redact, besides credential-shaped tokens. */
+  readonly secrets: readonly string[];
+};
+
+/** The outcome of {@link projectHistory}: a snapshot, or `history_limit` and nothing partial. */
+export type ProjectionResult =
+  | { readonly ok: true; readonly snapshot: HistorySnapshot }
+  | { readonly ok: false; readonly code: typeof ErrorCode.historyLimit };
+
+/** The text of the diagnostic entry standing in for a turn that never finished. */
+export const INTERRUPTED_TURN_TEXT = "The turn was interrupted before it finished.";
+
+/** A message before its text is redacted and chunked. */
+type Slot = { kind: HistoryKind; text: string; partial: boolean };
+
+/** The stored copies of one assistant message, reconciled once all records are read. */
+type AssistantCopies = {
+  slot: Slot;
+  turnId: string;
+  final: { text: string; partial: boolean } | null;
+  chunks: Map<number, string>;
+};
+
+// Stored ids are only unique within their turn (a run numbers its own
+// messages and activities), so every lookup is keyed by turn and id.
+const key = (turnId: string, id: string): string => JSON.stringify([turnId, id]);
+
+/**
+ * Projects `records` (the intact prefix of a session file, in stored order)
+ * into a snapshot, or `history_limit` when the projection would exceed
+ * `history_snapshot_bytes` serialized (`JSON.stringify(entries)`) or
+ * `history_snapshot_parts` parts.
+ */
+export function projectHistory(records: readonly ProjectionRecord[], options: ProjectionOptions): ProjectionResult {
+  const slots: Slot[] = [];
+  const assistants = new Map<string, AssistantCopies>();
+  const summaries = new Map<string, Slot>();
+  const activities = new Map<string, Slot>();
+  const outcomes = new Map<string, string>();
+  let openTurn: string | null = null;
+  let interrupted = false;
+  const interruption = (): void => {
+    slots.push({ kind: "diagnostic", text: INTERRUPTED_TURN_TEXT, partial: true });
+    interrupted = true;
+  };
+
+  for (const record of records) {
+    switch (record.type) {
+      case "turn_started":
+        // A new turn while another is open means the open one lost its end
+        // (the process died mid-turn): it is interrupted here, not just at the tail.
+        if (openTurn !== null && openTurn !== record.turn_id) interruption();
+        openTurn = record.turn_id;
+        break;
+      case "turn_finished":
+        outcomes.set(record.turn_id, record.outcome);
+        if (openTurn === record.turn_id) openTurn = null;
+        break;
+      case "user_input":
+        slots.push({ kind: "user", text: record.text, partial: false });
+        break;
+      case "assistant_chunk":
+      case "assistant_message": {
+        const id = key(record.turn_id, record.message_id);
+        let copies = assistants.get(id);
+        if (copies === undefined) {
+          copies = { slot: { kind: "assistant", text: "", partial: false }, turnId: record.turn_id, final: null, chunks: new Map() };
+          assistants.set(id, copies);
+          slots.push(copies.slot);
+        }
+        if (record.type === "assistant_message") copies.final = { text: record.text, partial: record.partial };
+        else copies.chunks.set(record.index, record.text);
+        break;
+      }
+      case "reasoning_summary": {
+        if (record.provider_summary !== true) break;
+        const id = key(record.turn_id, record.item_id);
+        const existing = summaries.get(id);
+        if (existing !== undefined) existing.text = record.text;
+        else {
+          const slot: Slot = { kind: "reasoning_summary", text: record.text, partial: false };
+          summaries.set(id, slot);
+          slots.push(slot);
+        }
+        break;
+      }
+      case "activity": {
+        const id = key(record.turn_id, record.activity_id);
+        let slot = activities.get(id);
+        if (slot === undefined) {
+          slot = { kind: "activity", text: "", partial: false };
+          activities.set(id, slot);
+          slots.push(slot);
+        }
+        slot.text = record.summary;
+        slot.partial = record.state === "started";
+        break;
+      }
+      case "compaction":
+      case "diagnostic":
+        slots.push({ kind: record.type, text: record.summary, partial: false });
+        break;
+      default:
+        break; // session, preferences, internal prompts and usage never show
+    }
+  }
+  if (openTurn !== null || options.torn) interruption();
+
+  for (const copies of assistants.values()) reconcile(copies, outcomes.get(copies.turnId) === "completed");
+  return chunkSlots(slots, options.secrets, !interrupted);
+}
+
+/** Settles an assistant message on its one reconciled copy. */
+function reconcile(copies: AssistantCopies, turnCompleted: boolean): void {
+  if (copies.final !== null) {
+    copies.slot.text = copies.final.text;
+    copies.slot.partial = copies.final.partial || !turnCompleted;
+    return;
+  }
+  // Legacy output without a final message: its chunks in index order. A gap
+  // in the indices is a lost chunk, so the text cannot claim to be whole.
+  const indices = [...copies.chunks.keys()].sort((a, b) => a - b);
+  copies.slot.text = indices.map((index) => copies.chunks.get(index)).join("");
+  const gap = indices.some((index, at) => index !== at);
+  copies.slot.partial = gap || !turnCompleted;
+}
+
+/** Redacts, sanitizes and chunks every slot, enforcing the snapshot bounds as it goes. */
+function chunkSlots(slots: readonly Slot[], secrets: readonly string[], complete: boolean): ProjectionResult {
+  const entries: HistoryEntry[] = [];
+  let bytes = 2; // the array's brackets
+  for (const [ordinal, slot] of slots.entries()) {
+    const messageId = `m${ordinal.toString(36)}`;
+    const text = sanitizeText(redactSecrets(slot.text, secrets));
+    // Escaped bytes never undercount UTF-16 units, so this rejects a huge
+    // text before the work of splitting it.
+    if (bytes + text.length > LIMITS.history_snapshot_bytes) return { ok: false, code: ErrorCode.historyLimit };
+    const parts = splitText(text);
+    for (const [part, piece] of parts.entries()) {
+      const entry: HistoryEntry = Object.freeze({
+        message_id: messageId,
+        kind: slot.kind,
+        text: piece.text,
+        partial: slot.partial,
+        part,
+        last_part: part === parts.length - 1,
+      });
+      // Everything but the text is ASCII, so its string length is its byte size.
+      bytes += (entries.length === 0 ? 0 : 1) + JSON.stringify({ ...entry, text: "" }).length + piece.escapedBytes;
+      entries.push(entry);
+      if (bytes > LIMITS.history_snapshot_bytes || entries.length > LIMITS.history_snapshot_parts) {
+        return { ok: false, code: ErrorCode.historyLimit };
+      }
+    }
+  }
+  return { ok: true, snapshot: Object.freeze({ entries: Object.freeze(entries), complete }) };
+}

@@ -1,0 +1,282 @@
+/**
+ * The record types of a primary session history (`docs/storage.md#records`):
+ * one valibot schema per `type`, the discriminated {@link RecordSchema}, and
+ * the two conversions between a record and its stored line.
+ *
+ * Stored lines are our own earlier output, not wire input, so `JSON.parse` is
+ * acceptable here; what the schemas add is that a line from a newer or broken
+ * writer is refused as a whole instead of being half understood.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { LIMITS } from "../protocol/limits.ts";
+import { EFFORTS } from "../startup/settings.ts";
+import { exactObject, notArray } from "../util/exact-object.ts";
+
+/** The record format version this code reads and writes. */
+export const RECORD_VERSION = 1;
+
+// deno-lint-ignore no-control-regex -- matching controls is the point
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+// In `u` mode a well-formed pair is one code point, so only unpaired halves match.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const PROVIDER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const CODE = /^[A-Za-z0-9._-]{1,64}$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS.sssZ`. The round trip through `Date` refuses calendar
+ * nonsense (`02-30`, hour 24) that the pattern alone would let through, and
+ * is exactly the form `Date.prototype.toISOString` writes for years 0–9999.
+ */
+const TimestampSchema = v.pipe(
+  v.string(),
+  v.regex(TIMESTAMP),
+  v.check((text) => {
+    const time = Date.parse(text);
+    return Number.isFinite(time) && new Date(time).toISOString() === text;
+  }),
+);
+
+// Ids end up compared and echoed, so unlike free text they must be well-formed
+// and printable. 1,024 bytes is the widest id bound the protocol publishes.
+const IdSchema = v.pipe(
+  v.string(),
+  v.minBytes(1),
+  v.maxBytes(LIMITS.activity_id_bytes),
+  v.check((id) => !CONTROL.test(id) && !LONE_SURROGATE.test(id)),
+);
+
+// Free text stays arbitrary: legacy files may hold lone surrogates, which
+// JSON.parse accepts as `\ud800` escapes and projection later sanitises.
+const TextSchema = v.string();
+const CountSchema = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+
+function common<const T extends string>(type: T) {
+  return {
+    v: v.literal(RECORD_VERSION),
+    type: v.literal(type),
+    session_id: v.pipe(v.string(), v.regex(SESSION_ID)),
+    at: TimestampSchema,
+  };
+}
+
+// Each table below is used twice: as an exported `exactObject` schema, and as
+// a `v.strictObject` option of the variant, because `v.variant` only admits
+// plain object schemas as options. The variant is wrapped in `notArray`, so
+// arrays are refused on both paths.
+const SESSION = {
+  ...common("session"),
+  // Absoluteness and canonical form are checked against the child's cwd on
+  // open (`cwd_mismatch`), not here; a NUL can never be part of a path.
+  cwd: v.exactOptional(v.pipe(v.string(), v.minLength(1), v.check((path) => !path.includes("\u0000")))),
+  created_at: TimestampSchema,
+};
+const SESSION_PREFERENCES = {
+  ...common("session_preferences"),
+  provider: v.pipe(v.string(), v.regex(PROVIDER_NAME)),
+  model: v.pipe(
+    v.string(),
+    v.minBytes(1),
+    v.maxBytes(LIMITS.name_bytes),
+    v.check((model) => !CONTROL.test(model) && !LONE_SURROGATE.test(model)),
+  ),
+  effort: v.picklist(EFFORTS),
+};
+const TURN_STARTED = { ...common("turn_started"), turn_id: IdSchema, run_id: IdSchema };
+const USER_INPUT = { ...common("user_input"), turn_id: IdSchema, message_id: IdSchema, text: TextSchema };
+const ASSISTANT_CHUNK = {
+  ...common("assistant_chunk"),
+  turn_id: IdSchema,
+  message_id: IdSchema,
+  index: CountSchema,
+  text: TextSchema,
+};
+const ASSISTANT_MESSAGE = {
+  ...common("assistant_message"),
+  turn_id: IdSchema,
+  message_id: IdSchema,
+  text: TextSchema,
+  partial: v.boolean(),
+};
+const REASONING_SUMMARY = {
+  ...common("reasoning_summary"),
+  turn_id: IdSchema,
+  item_id: IdSchema,
+  text: TextSchema,
+  // Optional: records written before provenance was tracked lack it, and the
+  // projection omits them rather than failing the whole session.
+  provider_summary: v.exactOptional(v.boolean()),
+};
+const ACTIVITY = {
+  ...common("activity"),
+  turn_id: IdSchema,
+  activity_id: IdSchema,
+  kind: v.picklist(["tool", "subagent", "compaction"]),
+  name: v.pipe(v.string(), v.maxBytes(LIMITS.name_bytes)),
+  state: v.picklist(["started", "completed", "failed"]),
+  summary: v.pipe(v.string(), v.maxBytes(LIMITS.summary_bytes)),
+};
+const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSchema };
+const DIAGNOSTIC = {
+  ...common("diagnostic"),
+  turn_id: v.exactOptional(IdSchema),
+  code: v.pipe(v.string(), v.regex(CODE)),
+  summary: TextSchema,
+};
+const INTERNAL_PROMPT = { ...common("internal_prompt"), turn_id: IdSchema, text: TextSchema };
+const USAGE = {
+  ...common("usage"),
+  turn_id: IdSchema,
+  input_tokens: CountSchema,
+  output_tokens: CountSchema,
+  reasoning_tokens: v.exactOptional(CountSchema),
+};
+const TURN_FINISHED = {
+  ...common("turn_finished"),
+  turn_id: IdSchema,
+  outcome: v.picklist(["completed", "cancelled", "failed"]),
+  error_code: v.nullable(v.pipe(v.string(), v.regex(CODE))),
+};
+
+/** The `session` record: always and only the first line. */
+export const SessionStartRecordSchema = exactObject(SESSION);
+/** `session_preferences`: restores the provider/model/effort selection on open. */
+export const SessionPreferencesRecordSchema = exactObject(SESSION_PREFERENCES);
+/** `turn_started`: opens a turn. */
+export const TurnStartedRecordSchema = exactObject(TURN_STARTED);
+/** `user_input`: the user's prompt. */
+export const UserInputRecordSchema = exactObject(USER_INPUT);
+/** `assistant_chunk`: legacy streamed output without a final message. */
+export const AssistantChunkRecordSchema = exactObject(ASSISTANT_CHUNK);
+/** `assistant_message`: the reconciled assistant reply. */
+export const AssistantMessageRecordSchema = exactObject(ASSISTANT_MESSAGE);
+/** `reasoning_summary`: a summary item; a later one with the same ids replaces it. */
+export const ReasoningSummaryRecordSchema = exactObject(REASONING_SUMMARY);
+/** `activity`: one state of a tool, subagent or compaction activity. */
+export const ActivityRecordSchema = exactObject(ACTIVITY);
+/** `compaction`: a compaction summary. */
+export const CompactionRecordSchema = exactObject(COMPACTION);
+/** `diagnostic`: a diagnostic shown in history. */
+export const DiagnosticRecordSchema = exactObject(DIAGNOSTIC);
+/** `internal_prompt`: replayed to the provider, never projected. */
+export const InternalPromptRecordSchema = exactObject(INTERNAL_PROMPT);
+/** `usage`: token counts of a turn. */
+export const UsageRecordSchema = exactObject(USAGE);
+/** `turn_finished`: closes a turn. */
+export const TurnFinishedRecordSchema = exactObject(TURN_FINISHED);
+
+/** Any record, discriminated by `type`; arrays and unknown types are refused. */
+export const RecordSchema = v.pipe(
+  notArray,
+  v.variant("type", [
+    v.strictObject(SESSION),
+    v.strictObject(SESSION_PREFERENCES),
+    v.strictObject(TURN_STARTED),
+    v.strictObject(USER_INPUT),
+    v.strictObject(ASSISTANT_CHUNK),
+    v.strictObject(ASSISTANT_MESSAGE),
+    v.strictObject(REASONING_SUMMARY),
+    v.strictObject(ACTIVITY),
+    v.strictObject(COMPACTION),
+    v.strictObject(DIAGNOSTIC),
+    v.strictObject(INTERNAL_PROMPT),
+    v.strictObject(USAGE),
+    v.strictObject(TURN_FINISHED),
+  ]),
+);
+
+/** The `session` record. */
+export type SessionStartRecord = v.InferOutput<typeof SessionStartRecordSchema>;
+/** The `session_preferences` record. */
+export type SessionPreferencesRecord = v.InferOutput<typeof SessionPreferencesRecordSchema>;
+/** The `turn_started` record. */
+export type TurnStartedRecord = v.InferOutput<typeof TurnStartedRecordSchema>;
+/** The `user_input` record. */
+export type UserInputRecord = v.InferOutput<typeof UserInputRecordSchema>;
+/** The `assistant_chunk` record. */
+export type AssistantChunkRecord = v.InferOutput<typeof AssistantChunkRecordSchema>;
+/** The `assistant_message` record. */
+export type AssistantMessageRecord = v.InferOutput<typeof AssistantMessageRecordSchema>;
+/** The `reasoning_summary` record. */
+export type ReasoningSummaryRecord = v.InferOutput<typeof ReasoningSummaryRecordSchema>;
+/** The `activity` record. */
+export type ActivityRecord = v.InferOutput<typeof ActivityRecordSchema>;
+/** The `compaction` record. */
+export type CompactionRecord = v.InferOutput<typeof CompactionRecordSchema>;
+/** The `diagnostic` record. */
+export type DiagnosticRecord = v.InferOutput<typeof DiagnosticRecordSchema>;
+/** The `internal_prompt` record. */
+export type InternalPromptRecord = v.InferOutput<typeof InternalPromptRecordSchema>;
+/** The `usage` record. */
+export type UsageRecord = v.InferOutput<typeof UsageRecordSchema>;
+/** The `turn_finished` record. */
+export type TurnFinishedRecord = v.InferOutput<typeof TurnFinishedRecordSchema>;
+
+/** Any record of a primary history. */
+export type SessionRecord = v.InferOutput<typeof RecordSchema>;
+/** One record `type`. */
+export type RecordType = SessionRecord["type"];
+
+/** Every record `type` this version reads, in the order of `docs/storage.md`. */
+export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
+  "session",
+  "session_preferences",
+  "turn_started",
+  "user_input",
+  "assistant_chunk",
+  "assistant_message",
+  "reasoning_summary",
+  "activity",
+  "compaction",
+  "diagnostic",
+  "internal_prompt",
+  "usage",
+  "turn_finished",
+]);
+
+/** The outcome of {@link parseRecordLine}; a refusal carries no detail, it is always `session_invalid` upstream. */
+export type ParsedRecord = { readonly ok: true; readonly record: SessionRecord } | { readonly ok: false };
+
+const REFUSED: ParsedRecord = Object.freeze({ ok: false });
+
+/**
+ * Parses one stored line (without its LF) as a record of session
+ * `sessionId`. Refuses anything that is not a JSON object, has another `v`,
+ * an unknown `type`, fails its schema, or belongs to another session.
+ */
+export function parseRecordLine(line: string, sessionId: string): ParsedRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return REFUSED;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return REFUSED;
+  const parsed = v.safeParse(RecordSchema, value);
+  if (!parsed.success || parsed.output.session_id !== sessionId) return REFUSED;
+  return { ok: true, record: parsed.output };
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Encodes `record` as its stored line: compact JSON and one LF. Returns null
+ * for a record that fails its schema, since writing it would make the whole
+ * file `session_invalid` on the next open, and for an encoding that holds a
+ * raw LF, which would split the record in two. `JSON.stringify` escapes every
+ * control character in strings and emits no whitespace, so the second case is
+ * unreachable; it is checked because the one-line invariant is load-bearing.
+ * Lone surrogates are emitted as `\udXXX` escapes, so the bytes are always
+ * valid UTF-8.
+ */
+export function encodeRecord(record: SessionRecord): Uint8Array | null {
+  const checked = v.safeParse(RecordSchema, record);
+  if (!checked.success) return null;
+  const json = JSON.stringify(checked.output);
+  if (json.includes("\n")) return null;
+  return encoder.encode(`${json}\n`);
+}

@@ -1,0 +1,82 @@
+/**
+ * The single session/history worker: at most one `session.*` or
+ * `history.page` operation runs at a time, off the protocol loop; an overlap
+ * is answered `busy` without cancelling anything, and shutdown or EOF cancels
+ * the running one with `operation_cancelled`.
+ *
+ * @module
+ */
+
+import { type ErrorCode, ErrorCode as Codes } from "../protocol/errors.ts";
+import type { OutputValue } from "../protocol/frames.ts";
+import type { SessionStore, StoreResult } from "./sessions.ts";
+
+/** How the worker answers requests. */
+export interface WorkerReplies {
+  /** Sends a success response. */
+  result(id: string, result: OutputValue): void;
+  /** Sends an error response. */
+  error(id: string, code: ErrorCode): void;
+}
+
+/** A session operation: runs against the store, honours the signal. */
+export type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
+
+/** Serialises session operations and owns their cancellation. */
+export class SessionWorker {
+  readonly #store: SessionStore;
+  readonly #replies: WorkerReplies;
+  #running: { readonly id: string; readonly abort: AbortController } | null = null;
+  #last: Promise<unknown> = Promise.resolve();
+
+  /** Creates the worker for `store`. */
+  constructor(store: SessionStore, replies: WorkerReplies) {
+    this.#store = store;
+    this.#replies = replies;
+  }
+
+  /** The attached session id, as `status` reports it. */
+  get sessionId(): string | null {
+    return this.#store.sessionId;
+  }
+
+  /** Whether an operation is running. */
+  get busy(): boolean {
+    return this.#running !== null;
+  }
+
+  /**
+   * Runs `task` for request `id`, or answers `busy`. An unexpected exception
+   * (a bug, or a platform failure an adapter did not normalise) is answered
+   * with `fallback`, a code that reveals nothing about it.
+   */
+  submit(id: string, task: SessionTask, fallback: ErrorCode): void {
+    if (this.#running !== null) return this.#replies.error(id, Codes.busy);
+    const abort = new AbortController();
+    const done = task(this.#store, abort.signal)
+      .catch((): StoreResult => ({ ok: false, code: fallback }))
+      .then((outcome) => {
+        if (this.#running?.id !== id) return;
+        this.#running = null;
+        if (outcome.ok) this.#replies.result(id, outcome.result);
+        else this.#replies.error(id, outcome.code);
+      });
+    this.#running = { id, abort };
+    this.#last = done;
+  }
+
+  /** Cancels the running operation, answering it `operation_cancelled` if `answer` is set. */
+  cancel(answer: boolean): void {
+    const running = this.#running;
+    if (running === null) return;
+    this.#running = null;
+    running.abort.abort();
+    if (answer) this.#replies.error(running.id, Codes.operationCancelled);
+  }
+
+  /** Waits for the last operation (cancelled or not) to settle, then releases the attachment's leases. */
+  async close(): Promise<void> {
+    await this.#last;
+    await this.#store.close();
+  }
+}
