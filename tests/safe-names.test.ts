@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isSafeDisplayName, redactSecrets, REDACTION_MARKER, utf8ByteLength } from "../src/util/safe-names.ts";
+import { isSafeDisplayName, MAX_SCANNED_RUN, redactSecrets, REDACTION_MARKER, utf8ByteLength } from "../src/util/safe-names.ts";
 
 // Shaped like real credentials but built at runtime, so no scanner mistakes this file for a leak.
 const body = (length: number, alphabet = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z") =>
@@ -128,4 +128,11 @@ test("redactSecrets() stays fast on hostile input", () => {
     redactSecrets(unit.repeat(20_000), []);
     assert.ok(Date.now() - start < 1000, unit);
   }
+});
+
+test("redactSecrets() replaces a 6,000,000-character token run without overflowing the regex stack", () => {
+  const blob = "a1".repeat(3_000_000);
+  assert.equal(redactSecrets(`before ${blob} after`, []), "before [redacted] after");
+  const plain = "x".repeat(MAX_SCANNED_RUN);
+  assert.equal(redactSecrets(plain, []), plain, "a run at the bound is left to the ordinary rules");
 });

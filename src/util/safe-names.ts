@@ -101,9 +101,46 @@ function redactKnown(text: string, knownSecrets: readonly string[]): string {
   return out + text.slice(cursor, start) + REDACTION_MARKER + text.slice(end);
 }
 
+/**
+ * Longest unbroken token-like run the regular expressions are given: far
+ * below the ~5.5 million characters where V8's backtracking stack overflows,
+ * far above any text a person reads as words.
+ */
+export const MAX_SCANNED_RUN = 1_048_576;
+
+function isTokenChar(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) ||
+    code === 0x2b || code === 0x2d || code === 0x2e || code === 0x2f || code === 0x3d || code === 0x5f || code === 0x7e;
+}
+
+/**
+ * Replaces every unbroken token-like run longer than {@link MAX_SCANNED_RUN}
+ * with the marker, by a linear scan. V8's backtracking engine overflows its
+ * stack on multi-megabyte runs under `{n,}` quantifiers, and a megabyte
+ * blob without a break (a base64 payload, a key file) is never useful
+ * display text anyway.
+ */
+function redactHugeRuns(text: string): string {
+  let out = "";
+  let cursor = 0;
+  let start = -1;
+  for (let index = 0; index <= text.length; index++) {
+    const inRun = index < text.length && isTokenChar(text.charCodeAt(index));
+    if (inRun && start === -1) start = index;
+    if (!inRun && start !== -1) {
+      if (index - start > MAX_SCANNED_RUN) {
+        out += text.slice(cursor, start) + REDACTION_MARKER;
+        cursor = index;
+      }
+      start = -1;
+    }
+  }
+  return cursor === 0 ? text : out + text.slice(cursor);
+}
+
 /** One pass of the shape-based rules. */
 function redactPatterns(text: string): string {
-  let out = text;
+  let out = redactHugeRuns(text);
   for (const pattern of VENDOR_PATTERNS) out = out.replace(pattern, REDACTION_MARKER);
   out = out.replace(BEARER, `Bearer ${REDACTION_MARKER}`);
   return out.replace(TOKEN_RUN, (run) => (isSecretRun(run) ? REDACTION_MARKER : run));
