@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { createMemoryRuntime, ManualClock } from "../runtime/memory.ts";
+import { Lease, leasePath } from "../src/store/leases.ts";
 import { encodeRecord, type SessionRecord } from "../src/store/records.ts";
 import { initLine, line, type Run, startServer } from "./support/harness.ts";
 
@@ -184,5 +186,24 @@ describe("sessions over the protocol", () => {
     assert.equal(outcome("x1"), "ok");
     assert.equal(outcome("o1"), "operation_cancelled");
     assert.equal(run.runtime.fs.exists(`${SESSIONS}/big.writer.lease`), false);
+  });
+
+  it("the writer lease stays held past the 60 s stale bound because the child renews it", async () => {
+    const clock = new ManualClock();
+    const livePids = new Set([4242, 5151]);
+    const run = startServer({ clock, livePids });
+    run.runtime.fs.writeFile(`${SESSIONS}/held.jsonl`, sessionFile("held", conversation("held")), 0o600);
+    await ready(run);
+    assert.ok((await call(run, "o1", "session.open", { session_id: "held" })).result);
+    const rival = createMemoryRuntime({ clock, livePids, pid: 5151, fs: run.runtime.fs });
+    for (let step = 0; step < 10; step++) {
+      clock.advance(15_000);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const attempt = await Lease.acquire(rival, leasePath(SESSIONS, "held", "writer"), { instanceId: "rival" });
+    assert.deepEqual(attempt, { ok: false, code: "session_busy" });
+    run.runtime.input.end();
+    clock.advance(10_000);
+    await run.exit;
   });
 });

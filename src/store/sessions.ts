@@ -100,6 +100,8 @@ export class SessionStore {
       });
       if (!acquired.ok) return { ok: false, code: acquired.code };
       lease = acquired.lease;
+      // Without renewals another child would judge the lease stale after 60 s; release stops them.
+      lease.startHeartbeat();
     }
     const fail = async (code: ErrorCode): Promise<StoreResult> => {
       if (lease !== reuse) await lease!.release();
