@@ -27,7 +27,7 @@ import {
   type StdioKind,
   type Subprocess,
 } from "../src/runtime.ts";
-import { classifyUnixSocket, socketInode } from "../src/util/stdio-kind.ts";
+import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
 
 const ERROR_CODES: [new (...args: never[]) => Error, RuntimeErrorCode][] = [
   [Deno.errors.NotFound, "not_found"],
@@ -207,6 +207,15 @@ function writerOf(sink: { write(bytes: Uint8Array): Promise<number> }): ByteWrit
   };
 }
 
+/** Reads one `/proc/net` table, or "" when it cannot be read. */
+function readProcTable(name: string): string {
+  try {
+    return Deno.readTextFileSync(`/proc/net/${name}`);
+  } catch {
+    return "";
+  }
+}
+
 function stdioKind(fd: 0 | 1 | 2): StdioKind {
   let info: Deno.FileInfo;
   try {
@@ -223,7 +232,7 @@ function stdioKind(fd: 0 | 1 | 2): StdioKind {
   if (Deno.build.os !== "linux") return "socketpair";
   try {
     const inode = socketInode(Deno.readLinkSync(`/proc/self/fd/${fd}`));
-    return inode === null ? "socket" : classifyUnixSocket(Deno.readTextFileSync("/proc/net/unix"), inode);
+    return inode === null ? "socket" : classifySocket(readProcTable, inode);
   } catch {
     return "socket";
   }

@@ -15,6 +15,7 @@ import * as fs from "node:fs";
 import * as fsp from "node:fs/promises";
 import * as net from "node:net";
 import { hostname as osHostname } from "node:os";
+import { dirname } from "node:path";
 import { isatty } from "node:tty";
 import {
   type AppendHandle,
@@ -34,7 +35,7 @@ import {
   type StdioKind,
   type Subprocess,
 } from "../src/runtime.ts";
-import { classifyUnixSocket, socketInode } from "../src/util/stdio-kind.ts";
+import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
 
 const ERRNO_CODES: Record<string, RuntimeErrorCode> = {
   ENOENT: "not_found",
@@ -100,6 +101,28 @@ async function openRegular(path: string): Promise<fsp.FileHandle> {
   return handle;
 }
 
+/**
+ * `mkdir -p` with a bounded walk up the path. Node's own `recursive: true`
+ * retries for ever where mkdir keeps failing with ENOENT under an existing
+ * parent (pseudo filesystems such as /proc), spinning a core.
+ */
+async function mkdirParents(path: string, mode: number, depth: number): Promise<void> {
+  try {
+    await fsp.mkdir(path, { mode });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "EEXIST" && (await fsp.stat(path)).isDirectory()) return;
+    const parent = dirname(path);
+    if (code !== "ENOENT" || parent === path || depth >= 256) throw error;
+    await mkdirParents(parent, mode, depth + 1);
+    try {
+      await fsp.mkdir(path, { mode });
+    } catch (retry) {
+      if ((retry as { code?: unknown }).code !== "EEXIST" || !(await fsp.stat(path)).isDirectory()) throw retry;
+    }
+  }
+}
+
 /** The Node filesystem adapter. */
 export const nodeFileSystem: FileSystem = {
   lstat: (path) => guard("lstat", async () => fileInfo(await fsp.lstat(path))),
@@ -110,7 +133,7 @@ export const nodeFileSystem: FileSystem = {
       const entries = await fsp.readdir(path, { withFileTypes: true });
       return entries.map((entry): DirEntry => ({ name: entry.name, kind: fileKind(entry) }));
     }),
-  mkdir: (path, mode) => guard("mkdir", async () => void await fsp.mkdir(path, { recursive: true, mode })),
+  mkdir: (path, mode) => guard("mkdir", () => mkdirParents(path, mode, 0)),
   readFile: (path, maxBytes) =>
     guard("readFile", async () => {
       const handle = await openRegular(path);
@@ -285,6 +308,15 @@ function stdoutWriter(stream: NodeJS.WriteStream): ByteWriter {
   };
 }
 
+/** Reads one `/proc/net` table, or "" when it cannot be read. */
+function readProcTable(name: string): string {
+  try {
+    return fs.readFileSync(`/proc/net/${name}`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
 function stdioKind(fd: 0 | 1 | 2): StdioKind {
   let stats: fs.Stats;
   try {
@@ -300,7 +332,7 @@ function stdioKind(fd: 0 | 1 | 2): StdioKind {
   if (process.platform !== "linux") return "socketpair";
   try {
     const inode = socketInode(fs.readlinkSync(`/proc/self/fd/${fd}`));
-    return inode === null ? "socket" : classifyUnixSocket(fs.readFileSync("/proc/net/unix", "utf8"), inode);
+    return inode === null ? "socket" : classifySocket(readProcTable, inode);
   } catch {
     return "socket";
   }

@@ -8,6 +8,7 @@
 
 import type { Runtime, StdioKind } from "./runtime.ts";
 import { createServer } from "./server.ts";
+import { settlesWithin } from "./util/async.ts";
 import { VERSION } from "./version.ts";
 
 /** The `--help` text. */
@@ -28,8 +29,13 @@ export const SERVED_STDIO: ReadonlySet<StdioKind> = new Set(["fifo", "socketpair
 
 const encoder = new TextEncoder();
 
+/** How long an invalid launch waits for its stderr line before exiting anyway. */
+const STDERR_WAIT_MS = 100;
+
 async function fail(runtime: Runtime, line: string): Promise<number> {
-  await runtime.stderr.write(encoder.encode(`magi-code: ${line}\n`)).catch(() => {});
+  // A parent that never drains a full stderr pipe must not keep an invalid launch alive.
+  const written = runtime.stderr.write(encoder.encode(`magi-code: ${line}\n`));
+  await settlesWithin(written, STDERR_WAIT_MS, (ms, callback) => runtime.setTimer(ms, callback));
   return 2;
 }
 

@@ -157,7 +157,10 @@ export interface FileSystem {
   /**
    * Reads a whole regular file of at most `maxBytes` bytes; rejects with
    * `too_large` beyond that, `symlink` if `path` is a symlink and `not_file`
-   * if it is not a regular file (a FIFO is never opened blocking).
+   * if it is not a regular file. Adapters check with `lstat` before opening
+   * (Node also opens with `O_NONBLOCK`), so a FIFO at `path` is refused
+   * without blocking; on Deno, which has no `O_NONBLOCK`, a FIFO swapped in
+   * between that check and the open can still block the read.
    */
   readFile(path: string, maxBytes: number): Promise<Uint8Array>;
   /** Opens a regular file for reading, refusing a final symlink (`symlink`) and non-files (`not_file`). */

@@ -102,7 +102,7 @@ class Connection {
             this.#session(id, (store) => store.page(params.session_id, params.revision, params.cursor ?? null))),
         ],
       ]),
-      reply,
+      reply.error,
     );
     this.#reply = reply;
   }

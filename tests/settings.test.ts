@@ -5,7 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { RuntimeError, type FileInfo, type FileKind, type FileSystem } from "../src/runtime.ts";
-import { BUILTIN_PROVIDER_NAMES, EFFORTS, loadSettings, mergeSettings, parseSettingsText, PROVIDER_APIS } from "../src/startup/settings.ts";
+import { BUILTIN_PROVIDER_NAMES, EFFORTS, mergeSettings, parseSettingsText, PROVIDER_APIS } from "../src/startup/settings.ts";
+import { loadSettings } from "../src/startup/settings-load.ts";
 import type { EndpointSettings, Settings } from "../src/startup/settings.ts";
 
 const INVALID = { ok: false, code: "configuration_invalid" } as const;

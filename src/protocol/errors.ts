@@ -1,7 +1,7 @@
 /**
  * Every wire error code magi-code can send. Nothing else in the code base spells
- * a code string: handlers return `{ code: ErrorCode.x }` data and the dispatcher
- * turns it into an `error` object once, at the edge.
+ * a code string: failures travel as `{ ok: false, code: ErrorCode.x }` data and
+ * become an `error` object once, when the response frame is encoded.
  *
  * @module
  */
@@ -58,14 +58,3 @@ export type StartupErrorCode =
   | typeof ErrorCode.mcpUnavailable
   | typeof ErrorCode.startupCancelled
   | typeof ErrorCode.startupFailed;
-
-/** A failure as data, the shape every handler returns instead of throwing. */
-export interface Failure<C extends ErrorCode = ErrorCode> {
-  /** The wire code. */
-  readonly code: C;
-}
-
-/** Builds a {@link Failure}. */
-export function failure<C extends ErrorCode>(code: C): Failure<C> {
-  return { code };
-}

@@ -34,7 +34,7 @@ export class FrameEncoder {
   readonly #instanceId: string;
   readonly #maxBytes: number;
   #seq = 0;
-  #prefix: string;
+  readonly #prefix: string;
 
   /** Creates an encoder for `instanceId`; frames are at most `maxBytes` bytes with LF. */
   constructor(instanceId: string, maxBytes: number) {
@@ -48,11 +48,6 @@ export class FrameEncoder {
     return this.#instanceId;
   }
 
-  /** The last sequence number assigned (0 before the first frame). */
-  get lastSeq(): number {
-    return this.#seq;
-  }
-
   /** Encodes a success response to `id`. */
   result(id: string, result: OutputValue): Uint8Array {
     return this.#frame("response", `"id":${JSON.stringify(id)},"result":${JSON.stringify(result)}`);
@@ -61,11 +56,6 @@ export class FrameEncoder {
   /** Encodes an error response; `id` is `null` when the request's identity is unrecoverable. */
   error(id: string | null, code: ErrorCode): Uint8Array {
     return this.#frame("response", `"id":${JSON.stringify(id)},"error":{"code":${JSON.stringify(code)}}`);
-  }
-
-  /** Encodes an event frame named `event` carrying `data`. */
-  event(event: string, data: OutputValue): Uint8Array {
-    return this.#frame("event", `"event":${JSON.stringify(event)},"data":${JSON.stringify(data)}`);
   }
 
   #frame(type: string, body: string): Uint8Array {

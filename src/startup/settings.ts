@@ -1,5 +1,6 @@
 /**
- * `settings.jsonc`: its schema, parsing, precedence merge and bounded loading.
+ * `settings.jsonc`: its schema, parsing and precedence merge (loading is in
+ * `settings-load.ts`).
  *
  * Two files feed one admitted snapshot per child: the global
  * `$MC_HOME/settings.jsonc` and the exact-cwd `<cwd>/.magi-code/settings.jsonc`.
@@ -16,9 +17,7 @@ import * as v from "valibot";
 // interop expose as named ESM exports, so this form works unchanged on both.
 import { parseTree, type Node, type ParseError } from "jsonc-parser";
 import { ErrorCode } from "../protocol/errors.ts";
-import { isRuntimeError, RuntimeErrorCode, type FileSystem } from "../runtime.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
-import { projectEndpointsTrusted } from "./project-trust.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -239,65 +238,4 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     out.providers = g === undefined && p === undefined ? {} : { endpoints };
   }
   return out;
-}
-
-/** Outcome of {@link loadSettings}. */
-export type LoadSettingsResult =
-  | { ok: true; settings: Settings }
-  | { ok: false; code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed | typeof ErrorCode.startupCancelled };
-
-const decoder = new TextDecoder("utf-8", { fatal: true });
-
-/**
- * Reads one settings file. A missing path is `{}`. A symlink is followed on
- * purpose (dotfile managers such as stow or chezmoi link config files), but
- * only to a regular file: the real path is read through `fs.readFile`, which
- * still refuses a final symlink and enforces the 1 MiB bound, and FIFOs or
- * devices are never opened because a read could block startup forever.
- */
-async function loadOne(fs: FileSystem, path: string): Promise<LoadSettingsResult> {
-  let bytes: Uint8Array;
-  try {
-    const link = await fs.lstat(path);
-    const target = link.kind === "symlink" ? await fs.realpath(path) : path;
-    const info = link.kind === "symlink" ? await fs.stat(target) : link;
-    if (info.kind !== "file" || info.size > MAX_SETTINGS_BYTES) return INVALID;
-    bytes = await fs.readFile(target, MAX_SETTINGS_BYTES);
-  } catch (error) {
-    // Only the path itself missing means "no settings"; a dangling link is a broken setup.
-    if (isRuntimeError(error, RuntimeErrorCode.notFound)) {
-      const link = await fs.lstat(path).then((info) => info.kind === "symlink", () => false);
-      if (!link) return { ok: true, settings: {} };
-    }
-    if (isRuntimeError(error, RuntimeErrorCode.tooLarge)) return INVALID;
-    return { ok: false, code: ErrorCode.startupFailed };
-  }
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
-    return INVALID;
-  }
-  return parseSettingsText(text);
-}
-
-/**
- * Loads, validates and merges the global and project settings files (project
- * wins). Cancellation is checked before each file and before returning.
- */
-export async function loadSettings(
-  fs: FileSystem,
-  paths: { readonly global: string; readonly project: string },
-  signal: AbortSignal,
-): Promise<LoadSettingsResult> {
-  const cancelled = { ok: false, code: ErrorCode.startupCancelled } as const;
-  if (signal.aborted) return cancelled;
-  const global = await loadOne(fs, paths.global);
-  if (!global.ok) return global;
-  if (signal.aborted) return cancelled;
-  const project = await loadOne(fs, paths.project);
-  if (!project.ok) return project;
-  if (signal.aborted) return cancelled;
-  if (!projectEndpointsTrusted(global.settings, project.settings, BUILTIN_PROVIDER_NAMES)) return INVALID;
-  return { ok: true, settings: mergeSettings(global.settings, project.settings) };
 }

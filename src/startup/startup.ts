@@ -10,9 +10,10 @@
 import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, type Runtime } from "../runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
-import { isAbsolute, joinPath, normalizePath } from "../util/paths.ts";
+import { isAbsolute, joinPath } from "../util/paths.ts";
 import { resolveSelection, type Selection } from "./providers.ts";
-import { GLOBAL_SETTINGS_FILE, loadSettings, PROJECT_SETTINGS_PATH, type Settings } from "./settings.ts";
+import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "./settings.ts";
+import { loadSettings } from "./settings-load.ts";
 
 /** Directories created under `MC_HOME` at startup, with owner-only permissions. */
 export const HOME_DIRECTORIES = ["sessions"] as const;
@@ -44,22 +45,63 @@ export async function contextIdentity(cwd: string, home: string): Promise<string
 /**
  * Resolves the storage root from `MC_HOME`, else `$HOME/.magi-code`. A relative
  * `MC_HOME` is refused rather than resolved against a cwd the client chose for
- * another purpose.
+ * another purpose. The path is kept as given (trailing slashes aside): `..`
+ * after a symlink means the symlink target's parent, which only the
+ * filesystem can resolve, so no lexical normalisation happens here.
  */
 export function resolveHome(env: (name: string) => string | undefined): string | null {
   const configured = env("MC_HOME");
   if (configured !== undefined && configured !== "") {
-    return isAbsolute(configured) ? normalizePath(configured) : null;
+    return isAbsolute(configured) ? trimSlashes(configured) : null;
   }
   const home = env("HOME");
   if (home === undefined || !isAbsolute(home)) return null;
-  return joinPath(home, ".magi-code");
+  return `${trimSlashes(home)}/.magi-code`;
 }
 
-function startupError(error: unknown): StartupErrorCode {
-  return isRuntimeError(error) && (error.code === "not_directory" || error.code === "exists")
-    ? ErrorCode.configurationInvalid
-    : ErrorCode.startupFailed;
+function trimSlashes(path: string): string {
+  const trimmed = path.replace(/\/+$/, "");
+  return trimmed === "" ? "/" : trimmed;
+}
+
+/**
+ * Decides the code for a storage root that could not be created, from what is
+ * on disk rather than from each platform's errno for a recursive mkdir: a
+ * path that exists but is no directory (a file, a dangling or looping
+ * symlink, a file in its parent chain) is a configuration mistake; anything
+ * else (permissions, I/O, a pseudo filesystem) is `startup_failed`.
+ */
+async function homeFailure(runtime: Runtime, path: string): Promise<StartupErrorCode> {
+  try {
+    await runtime.fs.lstat(path);
+  } catch (error) {
+    return isRuntimeError(error, "not_directory") ? ErrorCode.configurationInvalid : ErrorCode.startupFailed;
+  }
+  const target = await runtime.fs.stat(path).catch(() => null);
+  return target?.kind === "directory" ? ErrorCode.startupFailed : ErrorCode.configurationInvalid;
+}
+
+/** Creates `path` and its subdirectories; on failure, the code for the first one that failed. */
+async function createHome(runtime: Runtime, path: string): Promise<StartupErrorCode | null> {
+  for (const directory of [path, ...HOME_DIRECTORIES.map((name) => `${path}/${name}`)]) {
+    try {
+      await runtime.fs.mkdir(directory, 0o700);
+    } catch {
+      return await homeFailure(runtime, directory);
+    }
+  }
+  return null;
+}
+
+/**
+ * The project settings path, or null when `<cwd>/.magi-code` is the storage
+ * root itself (a client started in `$HOME`): the user's own global file must
+ * not be read a second time as untrusted project settings.
+ */
+async function projectSettingsPath(runtime: Runtime, cwd: string, home: string): Promise<string | null> {
+  const directory = joinPath(cwd, PROJECT_SETTINGS_PATH[0]!);
+  const canonical = await runtime.fs.realpath(directory).catch(() => null);
+  return canonical === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
 }
 
 /** Runs startup once; honours `signal` between steps. */
@@ -68,22 +110,22 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   const configured = resolveHome((name) => runtime.env(name));
   if (configured === null) return { ok: false, code: ErrorCode.configurationInvalid, contextId: null };
 
+  const created = await createHome(runtime, configured);
+  if (created !== null) return { ok: false, code: created, contextId: null };
   let home: string;
   let cwd: string;
   try {
-    await runtime.fs.mkdir(configured, 0o700);
-    for (const directory of HOME_DIRECTORIES) await runtime.fs.mkdir(joinPath(configured, directory), 0o700);
     home = await runtime.fs.realpath(configured);
     cwd = await runtime.fs.realpath(runtime.cwd());
-  } catch (error) {
-    return { ok: false, code: startupError(error), contextId: null };
+  } catch {
+    return { ok: false, code: ErrorCode.startupFailed, contextId: null };
   }
   if (signal.aborted) return cancelled;
   const contextId = await contextIdentity(cwd, home);
 
   const loaded = await loadSettings(runtime.fs, {
     global: joinPath(home, GLOBAL_SETTINGS_FILE),
-    project: joinPath(cwd, ...PROJECT_SETTINGS_PATH),
+    project: await projectSettingsPath(runtime, cwd, home),
   }, signal);
   if (signal.aborted) return cancelled;
   if (!loaded.ok) return { ok: false, code: loaded.code, contextId };

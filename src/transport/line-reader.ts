@@ -37,11 +37,6 @@ export class LineFramer {
     return this.#length > 0;
   }
 
-  /** Whether an oversize frame was met; a framer never recovers from it. */
-  get overflowed(): boolean {
-    return this.#overflowed;
-  }
-
   /** Sets the next read batch; call only after {@link next} returned `null`. */
   feed(chunk: Uint8Array): void {
     this.#chunk = chunk;

@@ -45,19 +45,3 @@ export function settlesWithin(promise: Promise<unknown>, ms: number, setTimer: S
     promise.then(done, done);
   });
 }
-
-/** Resolves after `ms` milliseconds, or `false` early when `signal` aborts. */
-export function delay(ms: number, setTimer: SetTimer, signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const onAbort = () => {
-      timer.dispose();
-      resolve(false);
-    };
-    const timer = setTimer(ms, () => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve(true);
-    });
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}

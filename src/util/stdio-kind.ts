@@ -17,15 +17,39 @@ export function socketInode(linkTarget: string): string | null {
 
 /**
  * Classifies the socket with `inode` from the text of `/proc/net/unix`:
- * `socketpair` when it is an AF_UNIX socket without a bound path, `socket`
- * otherwise (named or not AF_UNIX at all).
+ * `socketpair` for an unnamed AF_UNIX **stream** socket (type `0001`; a
+ * datagram or seqpacket pair would lose message boundaries or silently drop
+ * writes), `socket` for anything else. Returns `null` when the inode is not
+ * listed, so the caller can look further.
  */
-export function classifyUnixSocket(procNetUnix: string, inode: string): StdioKind {
+export function classifyUnixSocket(procNetUnix: string, inode: string): StdioKind | null {
   const lines = procNetUnix.split("\n");
   for (let index = 1; index < lines.length; index++) {
     // Columns: Num RefCount Protocol Flags Type St Inode [Path]
     const columns = lines[index]!.trim().split(/\s+/);
-    if (columns[6] === inode) return columns.length <= 7 ? "socketpair" : "socket";
+    if (columns[6] !== inode) continue;
+    return columns.length <= 7 && columns[4] === "0001" ? "socketpair" : "socket";
   }
-  return "socket";
+  return null;
+}
+
+/** Whether `inode` is listed in one of the `/proc/net/{tcp,tcp6,udp,udp6}` tables' texts. */
+export function listedAsInet(tables: readonly string[], inode: string): boolean {
+  // Columns: sl local rem st tx:rx tr:when retrnsmt uid timeout inode …
+  return tables.some((table) => table.split("\n").some((line) => line.trim().split(/\s+/)[9] === inode));
+}
+
+/**
+ * The stdio kind of a socket from the `/proc/net` tables, read through
+ * `readTable` (which answers "" for an unreadable table) only as far as
+ * needed. A socket listed in no table belongs to another network namespace (a
+ * sandboxed child of `unshare -n` or `bwrap --unshare-net`): only a
+ * socketpair inherited from the parent ends up there, so it is served as one,
+ * as on platforms without /proc.
+ */
+export function classifySocket(readTable: (name: string) => string, inode: string): StdioKind {
+  const unix = classifyUnixSocket(readTable("unix"), inode);
+  if (unix !== null) return unix;
+  const inet = ["tcp", "tcp6", "udp", "udp6"].map(readTable);
+  return listedAsInet(inet, inode) ? "socket" : "socketpair";
 }

@@ -1,0 +1,83 @@
+/**
+ * Bounded loading of the two settings files and their merge into one admitted
+ * snapshot. Every failure is a wire code that never carries file content or a
+ * path, because startup errors reach the client verbatim.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../runtime.ts";
+import { projectEndpointsTrusted } from "./project-trust.ts";
+import {
+  BUILTIN_PROVIDER_NAMES,
+  MAX_SETTINGS_BYTES,
+  mergeSettings,
+  parseSettingsText,
+  type Settings,
+} from "./settings.ts";
+
+const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
+const EMPTY = { ok: true, settings: {} } as const;
+
+/** Outcome of {@link loadSettings}. */
+export type LoadSettingsResult =
+  | { ok: true; settings: Settings }
+  | { ok: false; code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed | typeof ErrorCode.startupCancelled };
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads one settings file. A missing path is `{}`. A symlink is followed on
+ * purpose (dotfile managers such as stow or chezmoi link config files), but
+ * only to a regular file: the real path is read through `fs.readFile`, which
+ * still refuses a final symlink and enforces the 1 MiB bound, and FIFOs or
+ * devices are never opened because a read could block startup forever.
+ */
+async function loadOne(fs: FileSystem, path: string): Promise<LoadSettingsResult> {
+  let bytes: Uint8Array;
+  try {
+    const link = await fs.lstat(path);
+    const target = link.kind === "symlink" ? await fs.realpath(path) : path;
+    const info = link.kind === "symlink" ? await fs.stat(target) : link;
+    if (info.kind !== "file" || info.size > MAX_SETTINGS_BYTES) return INVALID;
+    bytes = await fs.readFile(target, MAX_SETTINGS_BYTES);
+  } catch (error) {
+    // Only the path itself missing means "no settings"; a dangling link is a broken setup.
+    if (isRuntimeError(error, RuntimeErrorCode.notFound)) {
+      const link = await fs.lstat(path).then((info) => info.kind === "symlink", () => false);
+      if (!link) return EMPTY;
+    }
+    // Too large, or swapped for a FIFO or device between lstat and open: not a settings file.
+    if (isRuntimeError(error, RuntimeErrorCode.tooLarge) || isRuntimeError(error, RuntimeErrorCode.notFile)) return INVALID;
+    return { ok: false, code: ErrorCode.startupFailed };
+  }
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return INVALID;
+  }
+  return parseSettingsText(text);
+}
+
+/**
+ * Loads, validates and merges the global and project settings files (project
+ * wins). Cancellation is checked before each file and before returning.
+ */
+export async function loadSettings(
+  fs: FileSystem,
+  paths: { readonly global: string; readonly project: string | null },
+  signal: AbortSignal,
+): Promise<LoadSettingsResult> {
+  const cancelled = { ok: false, code: ErrorCode.startupCancelled } as const;
+  if (signal.aborted) return cancelled;
+  const global = await loadOne(fs, paths.global);
+  if (!global.ok) return global;
+  if (signal.aborted) return cancelled;
+  const project = paths.project === null ? EMPTY : await loadOne(fs, paths.project);
+  if (!project.ok) return project;
+  if (signal.aborted) return cancelled;
+  if (!projectEndpointsTrusted(global.settings, project.settings, BUILTIN_PROVIDER_NAMES)) return INVALID;
+  return { ok: true, settings: mergeSettings(global.settings, project.settings) };
+}
