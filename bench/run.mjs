@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `npm run bench`: builds dist/ (tsc and the bundle), runs bench/cold-start.mjs and
 // bench/round-trips.mjs in sequence (flags such as --runs N and --quick pass
-// through to both), then prints a compact summary next to the targets.
+// through to both), then bench/session-open.mjs (64 MiB session.open + paging,
+// ~40 s; only --quick, --node-entry and --deno-entry pass through, and
+// --session-runs N sets its runs), then prints a compact summary next to the
+// targets. --sessions runs the session bench (the default); --no-sessions skips it.
 // --breakdown also runs bench/startup-breakdown.mjs (phases and what-ifs).
 // Prints figures only: the exit code never depends on a timing.
 import { spawn } from "node:child_process";
@@ -10,9 +13,30 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { foreignCpuNote, mib, ms, ROOT, table } from "./lib.mjs";
 
-const breakdown = process.argv.includes("--breakdown");
-const passThrough = process.argv.slice(2).filter((arg) => arg !== "--breakdown");
-const TARGETS = { node: 70, deno: 60, "deno-compiled": 60, roundTrips: 20_000 };
+const argv = process.argv.slice(2);
+const breakdown = argv.includes("--breakdown");
+const sessions = !argv.includes("--no-sessions");
+const OWN_FLAGS = new Set(["--breakdown", "--sessions", "--no-sessions"]);
+const passThrough = [];
+let sessionRuns = null;
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i] === "--session-runs") sessionRuns = argv[++i];
+  else if (argv[i].startsWith("--session-runs=")) sessionRuns = argv[i].slice("--session-runs=".length);
+  else if (!OWN_FLAGS.has(argv[i])) passThrough.push(argv[i]);
+}
+/** What reaches session-open.mjs: its run count is its own, never cold start's --runs. */
+function sessionArgs() {
+  const args = [];
+  for (let i = 0; i < passThrough.length; i++) {
+    const arg = passThrough[i];
+    if (arg === "--quick") args.push(arg);
+    else if (arg === "--node-entry" || arg === "--deno-entry") args.push(arg, passThrough[++i]);
+    else if (arg.startsWith("--node-entry=") || arg.startsWith("--deno-entry=")) args.push(arg);
+  }
+  if (sessionRuns !== null) args.push("--runs", sessionRuns);
+  return args;
+}
+const TARGETS = { node: 70, deno: 60, "deno-compiled": 60, roundTrips: 20_000, firstPageMs: 1_500, growthFactor: 4, statusMs: 50 };
 
 function run(command, args) {
   return new Promise((resolve) => {
@@ -36,6 +60,13 @@ try {
   const coldCode = await run(process.execPath, [join(ROOT, "bench", "cold-start.mjs"), ...passThrough, "--json", coldJson]);
   console.log("");
   const tripsCode = await run(process.execPath, [join(ROOT, "bench", "round-trips.mjs"), ...passThrough, "--json", tripsJson]);
+
+  const sessionsJson = join(scratch, "sessions.json");
+  let sessionsCode = 0;
+  if (sessions) {
+    console.log("");
+    sessionsCode = await run(process.execPath, [join(ROOT, "bench", "session-open.mjs"), ...sessionArgs(), "--json", sessionsJson]);
+  }
 
   let breakdownCode = 0;
   if (breakdown) {
@@ -86,10 +117,36 @@ try {
       if (m !== undefined) console.log(`${name} packages at initialize: ${m.packages.join(", ") || "(none)"}; MCP/provider SDK loaded: ${m.forbidden.length === 0 ? "no" : m.forbidden.join(", ")}`);
     }
   }
+  const opened = existsSync(sessionsJson) ? JSON.parse(readFileSync(sessionsJson, "utf8")) : null;
+  if (opened !== null && Object.keys(opened.summary).length > 0) {
+    console.log("");
+    console.log(`session open (${opened.bytes} history, medians of ${opened.runs} run(s); times from session.open written):`);
+    const met = (ok) => (ok ? "met" : "MISSED");
+    const sessionRows = [["runtime", "open", "first page", "last page", "pages", "peak RSS", "growth", "status worst / p99", "targets (page ≤ 1.5 s, growth < 4×, status ≤ 50 ms)"]];
+    for (const [key, o] of Object.entries(opened.summary)) {
+      sessionRows.push([
+        key,
+        ms(o.openMs),
+        ms(o.firstPageMs),
+        ms(o.lastPageMs),
+        String(o.pages),
+        mib(o.peakKiB),
+        `${mib(o.growthKiB)} (${o.growthFactor.toFixed(2)}×)`,
+        `${ms(o.statusWorst)} / ${ms(o.statusP99)}`,
+        [
+          met(o.firstPageMs <= TARGETS.firstPageMs),
+          met(o.growthFactor < TARGETS.growthFactor),
+          met(o.statusWorst <= TARGETS.statusMs && o.unanswered === 0),
+        ].join(", "),
+      ]);
+    }
+    console.log(table(sessionRows));
+  }
   if (cold !== null && cold.foreignCores !== undefined) console.log(`cold start: ${foreignCpuNote(cold.foreignCores)}`);
   if (trips !== null && trips.foreignCores !== undefined) console.log(`round trips: ${foreignCpuNote(trips.foreignCores)}`);
-  if (coldCode !== 0 || tripsCode !== 0 || breakdownCode !== 0) {
-    console.log(`a bench script failed (cold-start exit ${coldCode}, round-trips exit ${tripsCode}, breakdown exit ${breakdownCode})`);
+  if (opened !== null && opened.foreignCores !== undefined) console.log(`session open: ${foreignCpuNote(opened.foreignCores)}`);
+  if (coldCode !== 0 || tripsCode !== 0 || sessionsCode !== 0 || breakdownCode !== 0) {
+    console.log(`a bench script failed (cold-start exit ${coldCode}, round-trips exit ${tripsCode}, session-open exit ${sessionsCode}, breakdown exit ${breakdownCode})`);
     process.exitCode = 1;
   }
 } finally {
