@@ -1,0 +1,93 @@
+/**
+ * `list_directory`: one directory's entries, sorted, with their kinds marked
+ * in `ls -F` style (`/` directory, `@` symlink, `|` FIFO, `=` socket), at most
+ * {@link MAX_LIST_ENTRIES} of them. Symlinks are shown, never followed.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import type { DirEntry, FileKind } from "../../runtime.ts";
+import { exactObject } from "../../util/exact-object.ts";
+import { joinPath } from "../../util/paths.ts";
+import { refusalText, relativeTo, resolveWorkspacePath, scopeOf } from "./paths.ts";
+import { count, describeError, displayName, finishResult, quote } from "./text.ts";
+import type { Tool, ToolContext, ToolResult } from "./tool.ts";
+
+const PATH_TEXT = "Directory path, relative to the workspace (default: the workspace root).";
+
+/** Parameters of `list_directory`. */
+export const ListDirectoryParams = exactObject({
+  path: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.description(PATH_TEXT))),
+});
+
+/** Parsed `list_directory` parameters. */
+export type ListDirectoryParams = v.InferOutput<typeof ListDirectoryParams>;
+
+/** Most entries listed; the rest are counted. */
+export const MAX_LIST_ENTRIES = 1000;
+
+const SUFFIX: Partial<Record<FileKind, string>> = { directory: "/", symlink: "@", fifo: "|", socket: "=" };
+
+function tally(entries: readonly DirEntry[]): string {
+  const directories = entries.filter((entry) => entry.kind === "directory").length;
+  const files = entries.filter((entry) => entry.kind === "file").length;
+  const links = entries.filter((entry) => entry.kind === "symlink").length;
+  const other = entries.length - directories - files - links;
+  const parts = [count(directories, "directory", "directories"), count(files, "file"), count(links, "symlink")];
+  if (other > 0) parts.push(`${other.toLocaleString("en-US")} other`);
+  return parts.join(", ");
+}
+
+/**
+ * Deno's directory entries only know files, directories and symlinks, so a
+ * FIFO or socket arrives as "other"; one lstat names it.
+ */
+async function refine(context: ToolContext, directory: string, entry: DirEntry): Promise<DirEntry> {
+  if (entry.kind !== "other") return entry;
+  try {
+    return { name: entry.name, kind: (await context.runtime.fs.lstat(joinPath(directory, entry.name))).kind };
+  } catch {
+    return entry;
+  }
+}
+
+async function run(params: ListDirectoryParams, context: ToolContext): Promise<ToolResult> {
+  const path = params.path ?? ".";
+  const label = `list_directory ${quote(path)}`;
+  const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
+  const decision = await resolveWorkspacePath(scopeOf(context), path, "read");
+  if (!decision.ok) return fail(`Refused: ${refusalText(decision.reason)}.`, `refused (${decision.reason})`);
+  let entries: DirEntry[];
+  try {
+    entries = await context.runtime.fs.readDir(decision.path);
+  } catch (error) {
+    return fail(`Cannot list the directory: ${describeError(error)}.`, describeError(error));
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const shown = await Promise.all(entries.slice(0, MAX_LIST_ENTRIES).map((entry) => refine(context, decision.path, entry)));
+  const lines = shown.map((entry) => displayName(entry.name) + (SUFFIX[entry.kind] ?? ""));
+  const where = relativeTo(context.workspace, decision.path);
+  lines.push(`[${count(entries.length, "entry", "entries")} in ${where === "." ? "the workspace root" : quote(where, 1024)}: ${tally(entries)}` +
+    `${entries.length > shown.length ? `; only the first ${MAX_LIST_ENTRIES.toLocaleString("en-US")} are listed` : ""}. ` +
+    `Marks: / directory, @ symlink, | FIFO, = socket.]`);
+  const summary = `${label}: ${count(entries.length, "entry", "entries")}${entries.length > shown.length ? " (listing truncated)" : ""}`;
+  return finishResult(true, lines.join("\n"), summary, context.secrets);
+}
+
+/** The `list_directory` tool. */
+export const listDirectoryTool: Tool<ListDirectoryParams> = {
+  name: "list_directory",
+  description: "List the entries of a directory in the workspace, sorted by name, with directories marked by a trailing /. " +
+    `At most ${MAX_LIST_ENTRIES.toLocaleString("en-US")} entries are listed.`,
+  schema: ListDirectoryParams,
+  parameters: {
+    type: "object",
+    properties: { path: { type: "string", minLength: 1, maxLength: 4096, description: PATH_TEXT } },
+    required: [],
+    additionalProperties: false,
+  },
+  defaultPolicy: "allow",
+  describe: (params) => `List ${quote(params.path ?? ".")}`,
+  run,
+};

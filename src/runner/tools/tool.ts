@@ -1,0 +1,87 @@
+/**
+ * The contract every built-in tool meets, and the bounds its results keep.
+ *
+ * A tool is data plus two functions: {@link Tool.describe} says what a call
+ * will do (for the approval prompt and the `activity` start), and
+ * {@link Tool.run} does it. Bad input, refused paths, missing files and failed
+ * commands all come back as a {@link ToolResult} with `ok: false`; a tool
+ * never throws for anything the model sent. Call tools through
+ * `invokeTool()` (`invoke.ts`), which validates the raw arguments first and
+ * re-applies the output bounds and redaction as a safety net.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { LIMITS } from "../../protocol/limits.ts";
+import type { Runtime } from "../../runtime.ts";
+
+/** What happens when the model calls a tool: run it, ask the user first, or refuse. */
+export type ApprovalPolicy = "allow" | "ask" | "deny";
+
+/** Every {@link ApprovalPolicy}, for validating settings. */
+export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = Object.freeze(["allow", "ask", "deny"]);
+
+/** Validates one {@link ApprovalPolicy}, for the settings schema. */
+export const ApprovalPolicySchema = v.picklist(["allow", "ask", "deny"]);
+
+/** Largest `output` a tool hands the model, in UTF-8 bytes. */
+export const MAX_OUTPUT_BYTES = 65_536;
+
+/** Largest `summary` and {@link Tool.describe} text, in UTF-8 bytes: the wire's `summary_bytes`. */
+export const MAX_SUMMARY_BYTES: number = LIMITS.summary_bytes;
+
+/** What a tool may touch while it runs. */
+export interface ToolContext {
+  /** The only way to reach files and processes. */
+  readonly runtime: Runtime;
+  /** The canonical (realpath) working directory of the session; every path is confined to it. */
+  readonly workspace: string;
+  /** The canonical `MC_HOME`; tools neither read nor write under it. */
+  readonly home: string;
+  /** Aborts the call (turn cancelled): tools stop early, and shell kills its process group. */
+  readonly signal: AbortSignal;
+  /** Known secret values (provider keys, configured secrets) to redact from everything returned. */
+  readonly secrets: readonly string[];
+}
+
+/** How a call ended. */
+export interface ToolResult {
+  /** Whether the call did what was asked (a shell command exited 0). */
+  readonly ok: boolean;
+  /** For the model: bounded (≤ 64 KiB UTF-8), redacted. */
+  readonly output: string;
+  /**
+   * For the client's activity event: ≤ 1,024 UTF-8 bytes after redaction,
+   * says what ran and how it ended, never raw output or file content.
+   */
+  readonly summary: string;
+}
+
+/** A JSON Schema object, as providers take it for a function's parameters. */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+/** One built-in tool, taking parameters of type `P`. */
+export interface Tool<P> {
+  /** The name the model calls it by (`snake_case`). */
+  readonly name: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /** Validates the model's arguments; built with `exactObject`. */
+  readonly schema: v.GenericSchema<Record<string, unknown>, P>;
+  /** The same schema as JSON Schema, for providers; a test keeps it equal to {@link Tool.schema}. */
+  readonly parameters: JsonSchema;
+  /** The policy when settings name none. */
+  readonly defaultPolicy: ApprovalPolicy;
+  /** Safe one-line description for approval prompts and the started activity, ≤ 1,024 bytes, no file contents. */
+  describe(params: P): string;
+  /** Runs the call; never throws for bad input or failed operations. */
+  run(params: P, context: ToolContext): Promise<ToolResult>;
+}
+
+/**
+ * A tool of any parameter type. `run` and `describe` are methods, so a
+ * `Tool<ReadFileParams>` is assignable here; only `invokeTool()` calls them,
+ * after the tool's own schema has produced the parameters.
+ */
+export type AnyTool = Tool<unknown>;
