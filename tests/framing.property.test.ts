@@ -15,6 +15,7 @@ import { LIMITS } from "../src/protocol/limits.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import type { Frame } from "./support/harness.ts";
 import { startTapped } from "./support/wire.ts";
+import { concatBytes } from "./support/records.ts";
 
 const encoder = new TextEncoder();
 const LIMIT = LIMITS.input_frame_bytes;
@@ -22,19 +23,9 @@ const CR = 0x0d;
 const LF = 0x0a;
 const ENVELOPE = `"protocol":"magi-code.local-agent","version":1`;
 
-/** identifier() yields 1–12 or 63–64 bytes, so 16-byte ids never collide with the kit's ids. */
+/** A fixed id that the kit's random identifiers are vanishingly unlikely to produce. */
 const PRE_INIT_ID = "pre-initialize-0";
 
-function concat(parts: readonly (Uint8Array | string)[]): Uint8Array {
-  const arrays = parts.map((part) => (typeof part === "string" ? encoder.encode(part) : part));
-  const out = new Uint8Array(arrays.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of arrays) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
 
 function statusLine(id: string): string {
   return `${JSON.stringify(request(id, "status"))}\n`;
@@ -181,7 +172,7 @@ const mixedMultibyteStream = fc
       const line: Line = { text: encoder.encode(`${build(id, text)}${cr ? "\r" : ""}\n`), expected: [id, code] };
       lines.splice(position % (lines.length + 1), 0, line);
     });
-    return { bytes: concat(lines.map((line) => line.text)), expected: lines.map((line) => line.expected) };
+    return { bytes: concatBytes(lines.map((line) => line.text)), expected: lines.map((line) => line.expected) };
   });
 
 describe("framing: split invariance", () => {
@@ -191,7 +182,7 @@ describe("framing: split invariance", () => {
       fc.asyncProperty(
         mixedMultibyteStream.chain((stream) => fc.tuple(fc.constant(stream), chunkingWithInterestingCuts(stream.bytes))),
         async ([{ bytes, expected }, chunks]) => {
-          assert.deepEqual(concat(chunks), bytes);
+          assert.deepEqual(concatBytes(chunks), bytes);
           cutKinds(bytes, chunks, counts);
           const whole = await serve([bytes], true);
           const split = await serve(chunks, true);
@@ -231,7 +222,7 @@ describe("framing: split invariance", () => {
       .chain((ids) => fc.tuple(...ids.map(item)))
       .map((items) => ({
         items,
-        bytes: concat(items.flatMap((entry) => [entry.kind === "invalid" ? entry.frame.bytes : entry.text, entry.cr ? "\r\n" : "\n"])),
+        bytes: concatBytes(items.flatMap((entry) => [entry.kind === "invalid" ? entry.frame.bytes : entry.text, entry.cr ? "\r\n" : "\n"])),
       }));
     const labels = new Set<string>();
     await fc.assert(
@@ -317,11 +308,11 @@ interface BoundaryCase {
 }
 
 async function checkBoundary(c: BoundaryCase): Promise<number> {
-  const frame = concat([c.frame, "\n"]);
+  const frame = concatBytes([c.frame, "\n"]);
   const oversize = c.frame.length > LIMIT;
   // A later frame that would visibly execute: a shutdown after an oversize frame must never answer.
   const later = oversize ? `${JSON.stringify(request("after", "shutdown"))}\n` : statusLine("after");
-  const stream = concat([frame, later]);
+  const stream = concatBytes([frame, later]);
   const offsets = new Set([LIMIT - 2, LIMIT - 1, LIMIT, LIMIT + 1, LIMIT + 2, c.frame.length, ...c.cuts]);
   const splits: Uint8Array[][] = [[stream], cutAt(stream, offsets)];
   for (const offset of offsets) if (offset > 0 && offset < stream.length) splits.push(cutAt(stream, [offset]));
@@ -388,7 +379,7 @@ describe("framing: the 65,536-byte input bound", () => {
   });
 
   it("server rejects a 65,536-byte frame followed by CR and LF (the CR is byte 65,537)", async () => {
-    const frame = concat([paddedStatus("big", LIMIT), "\r"]);
+    const frame = concatBytes([paddedStatus("big", LIMIT), "\r"]);
     assert.equal(frame.length, LIMIT + 1);
     await checkBoundary({ name: "65,536 bytes + CR", frame, cuts: [LIMIT, LIMIT + 1], inBound: "not_initialized" });
   });
@@ -407,7 +398,7 @@ describe("framing: the 65,536-byte input bound", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.tuple(boundaryFrameLength(), fc.boolean()).chain(([length, cr]) => {
-          const stream = concat([paddedStatus("big", length, cr), "\n", statusLine("after")]);
+          const stream = concatBytes([paddedStatus("big", length, cr), "\n", statusLine("after")]);
           return fc.tuple(fc.constant({ length, stream }), chunking(stream, 8));
         }),
         async ([{ length, stream }, chunks]) => {
@@ -530,8 +521,8 @@ describe("framing: JSON depth through the server", () => {
 
   it("server reports invalid UTF-8 in a too-deep frame as invalid_request", async () => {
     const deep = encoder.encode(deepInParams("x", Array(40).fill("array")));
-    const frame = concat([deep.subarray(0, deep.length - 2), new Uint8Array([0x22, 0xff, 0x22]), deep.subarray(deep.length - 2)]);
-    const served = await serve([concat([frame, "\n"])], false);
+    const frame = concatBytes([deep.subarray(0, deep.length - 2), new Uint8Array([0x22, 0xff, 0x22]), deep.subarray(deep.length - 2)]);
+    const served = await serve([concatBytes([frame, "\n"])], false);
     assert.deepEqual(served.frames.map(outcome), [[null, "invalid_request"]]);
   });
 });
@@ -644,14 +635,14 @@ describe("framing: invalid UTF-8 through the server", () => {
 
   function frameWith(id: string, bad: readonly number[], where: "params" | "id" | "end"): Uint8Array {
     const before = `{${ENVELOPE},"id":"${id}","method":"status","params":{"s":"`;
-    if (where === "end") return concat([`{${ENVELOPE},"id":"${id}","method":"status","params":{}}`, new Uint8Array(bad)]);
-    if (where === "id") return concat([`{${ENVELOPE},"method":"status","params":{},"id":"${id}`, new Uint8Array(bad), `"}`]);
-    return concat([before, "x", new Uint8Array(bad), "y", `"}}`]);
+    if (where === "end") return concatBytes([`{${ENVELOPE},"id":"${id}","method":"status","params":{}}`, new Uint8Array(bad)]);
+    if (where === "id") return concatBytes([`{${ENVELOPE},"method":"status","params":{},"id":"${id}`, new Uint8Array(bad), `"}`]);
+    return concatBytes([before, "x", new Uint8Array(bad), "y", `"}}`]);
   }
 
   for (const [name, bad] of sequences) {
     it(`server answers a frame containing ${name} with invalid_request and id null, and stays usable`, async () => {
-      const stream = concat([
+      const stream = concatBytes([
         frameWith("u1", bad, "params"),
         "\n",
         frameWith("u2", bad, "end"),
@@ -677,7 +668,7 @@ describe("framing: invalid UTF-8 through the server", () => {
 
   it("server answers a frame starting with a UTF-8 BOM with invalid_request and id null, and stays usable", async () => {
     const bom = new Uint8Array([0xef, 0xbb, 0xbf]);
-    const stream = concat([bom, statusLine("b1"), statusLine("b1")]);
+    const stream = concatBytes([bom, statusLine("b1"), statusLine("b1")]);
     for (let cut = 1; cut <= 3; cut++) {
       const served = await serve(cutAt(stream, [cut]), false);
       assert.deepEqual(served.frames.map(outcome), [[null, "invalid_request"], ["b1", "not_initialized"]]);
@@ -690,7 +681,7 @@ describe("framing: invalid UTF-8 through the server", () => {
       fc.asyncProperty(
         fc.tuple(fc.constantFrom(...sequences.map(([, bad]) => bad)), fc.integer({ min: 0, max: valid.length }))
           .chain(([bad, at]) => {
-            const stream = concat([valid.subarray(0, at), new Uint8Array(bad), valid.subarray(at), "\n", statusLine("v1")]);
+            const stream = concatBytes([valid.subarray(0, at), new Uint8Array(bad), valid.subarray(at), "\n", statusLine("v1")]);
             return fc.tuple(fc.constant(stream), chunking(stream, 8));
           }),
         async ([, chunks]) => {
@@ -710,11 +701,11 @@ describe("framing: EOF", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.tuple(validStream(6), fc.integer({ min: 1, max: shutdown.length })).chain(([stream, length]) => {
-          const bytes = concat([stream, shutdown.subarray(0, length)]);
+          const bytes = concatBytes([stream, shutdown.subarray(0, length)]);
           return fc.tuple(fc.constant({ stream, bytes }), chunkingWithInterestingCuts(bytes));
         }),
         async ([{ stream, bytes }, chunks]) => {
-          assert.deepEqual(concat(chunks), bytes);
+          assert.deepEqual(concatBytes(chunks), bytes);
           const served = await serve(chunks, false);
           assert.equal(served.code, 0);
           const ids = new Set(linesOf(stream).map((line) => line.id));

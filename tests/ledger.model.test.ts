@@ -6,6 +6,7 @@ import { LIMITS } from "../src/protocol/limits.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import type { Frame } from "./support/harness.ts";
 import { startTapped, type TappedServer } from "./support/wire.ts";
+import { concatBytes } from "./support/records.ts";
 
 const encoder = new TextEncoder();
 const CAPACITY = LIMITS.request_ids;
@@ -55,16 +56,6 @@ const UNRECOVERABLE_LABELS: ReadonlySet<string> = new Set([
   "depth 33",
 ]);
 
-function concat(parts: readonly (Uint8Array | string)[]): Uint8Array {
-  const arrays = parts.map((part) => (typeof part === "string" ? encoder.encode(part) : part));
-  const out = new Uint8Array(arrays.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of arrays) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
 
 const requestLine = (id: string, method: string, params: Record<string, unknown> = {}) =>
   `${JSON.stringify(request(id, method, params))}\n`;
@@ -86,7 +77,7 @@ function unrecoverableWithId(id: string): fc.Arbitrary<{ label: string; code: st
     code,
     bytes: text !== null
       ? encoder.encode(text)
-      : concat([`{${ENVELOPE},"id":"${id}","method":"status","params":{"s":"`, new Uint8Array([0xed, 0xa0, 0x80]), `"}}`]),
+      : concatBytes([`{${ENVELOPE},"id":"${id}","method":"status","params":{"s":"`, new Uint8Array([0xed, 0xa0, 0x80]), `"}}`]),
   }));
 }
 
@@ -108,7 +99,7 @@ interface Real {
 
 /** Sends one frame and returns the one response it must produce, checking its seq. */
 async function exchange(m: Model, r: Real, bytes: Uint8Array | string): Promise<Frame> {
-  r.server.push(typeof bytes === "string" ? bytes : concat([bytes, "\n"]));
+  r.server.push(typeof bytes === "string" ? bytes : concatBytes([bytes, "\n"]));
   const frames = await r.server.waitFrames(m.answered + 1);
   const frame = frames[m.answered];
   assert.ok(frame !== undefined, "the frame was answered");
@@ -287,7 +278,7 @@ describe("ledger model", () => {
     const lines: (string | Uint8Array)[] = [];
     const expected: [string | null, string][] = [];
     const add = (line: string | Uint8Array, answer: [string | null, string]) => {
-      lines.push(typeof line === "string" ? line : concat([line, "\n"]));
+      lines.push(typeof line === "string" ? line : concatBytes([line, "\n"]));
       expected.push(answer);
     };
     for (let i = 0; i < CAPACITY; i++) {
@@ -323,7 +314,7 @@ describe("ledger model", () => {
     // None of these may be read: a duplicate, a new id, a shutdown and a partial frame.
     lines.push(requestLine("id1", "status"), requestLine("another", "status"), requestLine("bye", "shutdown"), '{"partial');
 
-    const stream = concat(lines);
+    const stream = concatBytes(lines);
     for (let offset = 0; offset < stream.length; offset += 64 * 1024) server.push(stream.subarray(offset, offset + 64 * 1024));
     const code = await server.exit;
     assert.equal(code, 0);
