@@ -7,135 +7,13 @@
  * @module
  */
 
-import {
-  type ByteReader,
-  type ByteWriter,
-  type Disposable,
-  READ_BATCH_BYTES,
-  type Runtime,
-  RuntimeError,
-  type StdioKind,
-  type Subprocess,
-} from "../src/runtime.ts";
+import { createHash } from "node:crypto";
+import { type Disposable, type Runtime, RuntimeError, type Sha256, type StdioKind, type Subprocess } from "../src/runtime.ts";
 import { MemoryFileSystem } from "./memory-fs.ts";
+import { MemoryInput, MemoryOutput } from "./memory-stdio.ts";
 
-/** Scripted standard input: each pushed chunk is delivered as its own read (split at 4,096 bytes). */
-export class MemoryInput implements ByteReader {
-  readonly #chunks: Uint8Array[] = [];
-  #ended = false;
-  #failed = false;
-  #closed = false;
-  #waiter: ((value: Uint8Array | null | Error) => void) | null = null;
-  /** How many reads have been issued. */
-  reads = 0;
-
-  /** Queues bytes (a string is UTF-8 encoded). */
-  push(data: Uint8Array | string): void {
-    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-    for (let offset = 0; offset < bytes.length; offset += READ_BATCH_BYTES) {
-      this.#chunks.push(bytes.slice(offset, offset + READ_BATCH_BYTES));
-    }
-    this.#wake();
-  }
-
-  /** Signals end of input after the queued chunks. */
-  end(): void {
-    this.#ended = true;
-    this.#wake();
-  }
-
-  /** Makes the next read fail with an I/O error. */
-  fail(): void {
-    this.#failed = true;
-    this.#wake();
-  }
-
-  /** Whether the reader was closed by the server. */
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  read(): Promise<Uint8Array | null> {
-    this.reads++;
-    return new Promise((resolve, reject) => {
-      this.#waiter = (value) => value instanceof Error ? reject(value) : resolve(value);
-      this.#wake();
-    });
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#wake();
-  }
-
-  #wake(): void {
-    const waiter = this.#waiter;
-    if (waiter === null) return;
-    let value: Uint8Array | null | Error;
-    if (this.#closed) value = null;
-    else if (this.#failed) value = new RuntimeError("io", "read");
-    else if (this.#chunks.length > 0) value = this.#chunks.shift()!;
-    else if (this.#ended) value = null;
-    else return;
-    this.#waiter = null;
-    waiter(value);
-  }
-}
-
-/** Captured standard output that can stall (a client not reading) or break (a closed pipe). */
-export class MemoryOutput implements ByteWriter {
-  readonly #parts: Uint8Array[] = [];
-  #stalled = false;
-  #broken = false;
-  #held: { bytes: Uint8Array; resolve(): void; reject(error: unknown): void }[] = [];
-  /** Called after each completed write. */
-  onWrite: (() => void) | null = null;
-
-  write(bytes: Uint8Array): Promise<void> {
-    if (this.#broken) return Promise.reject(new RuntimeError("broken_pipe", "write"));
-    return new Promise((resolve, reject) => {
-      this.#held.push({ bytes: bytes.slice(), resolve, reject });
-      if (!this.#stalled) queueMicrotask(() => this.#flush());
-    });
-  }
-
-  /** Stops completing writes until {@link resume}. */
-  stall(): void {
-    this.#stalled = true;
-  }
-
-  /** Completes held writes and keeps writing. */
-  resume(): void {
-    this.#stalled = false;
-    this.#flush();
-  }
-
-  /** Fails every held and future write with `broken_pipe`. */
-  break(): void {
-    this.#broken = true;
-    for (const held of this.#held.splice(0)) held.reject(new RuntimeError("broken_pipe", "write"));
-  }
-
-  /** Everything written so far, decoded. */
-  text(): string {
-    const decoder = new TextDecoder();
-    return this.#parts.map((part) => decoder.decode(part, { stream: true })).join("") + decoder.decode();
-  }
-
-  /** Every complete line written so far, parsed as JSON. */
-  frames(): Record<string, unknown>[] {
-    return this.text().split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
-  }
-
-  #flush(): void {
-    while (!this.#stalled && !this.#broken && this.#held.length > 0) {
-      const held = this.#held.shift()!;
-      this.#parts.push(held.bytes);
-      held.resolve();
-      this.onWrite?.();
-    }
-  }
-}
+// Re-exported so tests keep one import path for the whole memory runtime.
+export { MemoryInput, MemoryOutput };
 
 /** Where a {@link ManualClock}'s wall time starts: a fixed instant, so stored timestamps are reproducible. */
 export const MANUAL_WALL_START_MS = Date.UTC(2025, 0, 1);
@@ -240,6 +118,18 @@ export interface MemoryRuntime extends Runtime {
 
 let uuidCounter = 0;
 
+/**
+ * An incremental SHA-256 over `node:crypto`, which Node and Deno both
+ * provide natively, so the memory runtime hashes exactly like the real ones.
+ */
+export function createSha256(): Sha256 {
+  const hash = createHash("sha256");
+  return {
+    update: (bytes) => void hash.update(bytes),
+    digest: () => hash.digest("hex"),
+  };
+}
+
 /** Creates an in-memory runtime. */
 export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryRuntime {
   const clock = options.clock;
@@ -276,6 +166,7 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
       const n = (++uuidCounter).toString(16).padStart(12, "0");
       return `00000000-0000-4000-8000-${n}`;
     },
+    createSha256,
     setTimer: (ms, callback) => {
       if (clock !== undefined) return clock.setTimer(ms, callback);
       const handle = setTimeout(callback, ms);

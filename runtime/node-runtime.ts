@@ -11,185 +11,28 @@
  */
 
 import { spawn as spawnChild } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
-import * as fsp from "node:fs/promises";
 import * as net from "node:net";
 import { hostname as osHostname } from "node:os";
-import { dirname } from "node:path";
 import { isatty } from "node:tty";
 import {
-  type AppendHandle,
   type ByteReader,
   type ByteWriter,
-  type DirEntry,
   type Disposable,
-  type FileInfo,
-  type FileKind,
-  type FileSystem,
   READ_BATCH_BYTES,
-  type ReadHandle,
   type Runtime,
-  RuntimeError,
-  type RuntimeErrorCode,
+  type RuntimeError,
+  type Sha256,
   type SpawnOptions,
   type StdioKind,
   type Subprocess,
 } from "../src/runtime.ts";
 import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
+import { nodeFileSystem, normalizeError } from "./node-fs.ts";
 
-const ERRNO_CODES: Record<string, RuntimeErrorCode> = {
-  ENOENT: "not_found",
-  EEXIST: "exists",
-  EACCES: "permission",
-  EPERM: "permission",
-  ENOTDIR: "not_directory",
-  EISDIR: "is_directory",
-  ELOOP: "symlink",
-  EPIPE: "broken_pipe",
-  ECONNRESET: "broken_pipe",
-  ERR_STREAM_DESTROYED: "closed",
-  ERR_STREAM_WRITE_AFTER_END: "closed",
-};
-
-/** Maps a Node error to a {@link RuntimeError}; the message never carries a path. */
-export function normalizeError(error: unknown, operation: string): RuntimeError {
-  if (error instanceof RuntimeError) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  return new RuntimeError(typeof code === "string" ? ERRNO_CODES[code] ?? "io" : "io", operation);
-}
-
-async function guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    throw normalizeError(error, operation);
-  }
-}
-
-function fileKind(stats: fs.Stats | fs.Dirent): FileKind {
-  if (stats.isFile()) return "file";
-  if (stats.isDirectory()) return "directory";
-  if (stats.isSymbolicLink()) return "symlink";
-  if (stats.isFIFO()) return "fifo";
-  if (stats.isSocket()) return "socket";
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return "device";
-  return "other";
-}
-
-function fileInfo(stats: fs.Stats): FileInfo {
-  return {
-    kind: fileKind(stats),
-    size: stats.size,
-    mode: stats.mode & 0o7777,
-    mtimeMs: stats.mtimeMs,
-    dev: stats.dev,
-    ino: stats.ino,
-    nlink: stats.nlink,
-  };
-}
-
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_WRONLY, O_APPEND, O_CREAT } = fs.constants;
-
-async function openRegular(path: string): Promise<fsp.FileHandle> {
-  // O_NONBLOCK so a FIFO planted at `path` cannot hang the open; O_NOFOLLOW refuses a final symlink.
-  const handle = await fsp.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  const stats = await handle.stat();
-  if (!stats.isFile()) {
-    await handle.close();
-    throw new RuntimeError("not_file", "open");
-  }
-  return handle;
-}
-
-/**
- * `mkdir -p` with a bounded walk up the path. Node's own `recursive: true`
- * retries for ever where mkdir keeps failing with ENOENT under an existing
- * parent (pseudo filesystems such as /proc), spinning a core.
- */
-async function mkdirParents(path: string, mode: number, depth: number): Promise<void> {
-  try {
-    await fsp.mkdir(path, { mode });
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === "EEXIST" && (await fsp.stat(path)).isDirectory()) return;
-    const parent = dirname(path);
-    if (code !== "ENOENT" || parent === path || depth >= 256) throw error;
-    await mkdirParents(parent, mode, depth + 1);
-    try {
-      await fsp.mkdir(path, { mode });
-    } catch (retry) {
-      if ((retry as { code?: unknown }).code !== "EEXIST" || !(await fsp.stat(path)).isDirectory()) throw retry;
-    }
-  }
-}
-
-/** The Node filesystem adapter. */
-export const nodeFileSystem: FileSystem = {
-  lstat: (path) => guard("lstat", async () => fileInfo(await fsp.lstat(path))),
-  stat: (path) => guard("stat", async () => fileInfo(await fsp.stat(path))),
-  realpath: (path) => guard("realpath", () => fsp.realpath(path)),
-  readDir: (path) =>
-    guard("readdir", async () => {
-      const entries = await fsp.readdir(path, { withFileTypes: true });
-      return entries.map((entry): DirEntry => ({ name: entry.name, kind: fileKind(entry) }));
-    }),
-  mkdir: (path, mode) => guard("mkdir", () => mkdirParents(path, mode, 0)),
-  readFile: (path, maxBytes) =>
-    guard("readFile", async () => {
-      const handle = await openRegular(path);
-      try {
-        const buffer = new Uint8Array(Math.min((await handle.stat()).size, maxBytes) + 1);
-        let length = 0;
-        for (;;) {
-          if (length === buffer.length) throw new RuntimeError("too_large", "readFile");
-          const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-          if (bytesRead === 0) break;
-          length += bytesRead;
-        }
-        return buffer.subarray(0, length);
-      } finally {
-        await handle.close();
-      }
-    }),
-  openRead: (path) =>
-    guard("open", async (): Promise<ReadHandle> => {
-      const handle = await openRegular(path);
-      return {
-        stat: () => guard("fstat", async () => fileInfo(await handle.stat())),
-        read: (buffer, position) =>
-          guard("read", async () => (await handle.read(buffer, 0, buffer.length, position)).bytesRead),
-        close: () => guard("close", () => handle.close()),
-      };
-    }),
-  createExclusive: (path, bytes, mode) =>
-    guard("create", async () => {
-      const handle = await fsp.open(path, "wx", mode);
-      try {
-        await handle.write(bytes);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }),
-  openAppend: (path, options) =>
-    guard("open", async (): Promise<AppendHandle> => {
-      const flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | (options.create ? O_CREAT : 0);
-      const handle = await fsp.open(path, flags, options.mode);
-      if (!(await handle.stat()).isFile()) {
-        await handle.close();
-        throw new RuntimeError("not_file", "open");
-      }
-      return {
-        stat: () => guard("fstat", async () => fileInfo(await handle.stat())),
-        append: (bytes) => guard("append", async () => void await handle.write(bytes)),
-        truncate: (length) => guard("truncate", () => handle.truncate(length)),
-        sync: () => guard("fsync", () => handle.sync()),
-        close: () => guard("close", () => handle.close()),
-      };
-    }),
-  rename: (from, to) => guard("rename", () => fsp.rename(from, to)),
-  unlink: (path) => guard("unlink", () => fsp.unlink(path)),
-};
+// Re-exported so callers keep one import path for the whole Node adapter.
+export { nodeFileSystem, normalizeError };
 
 /** A pull reader over a readable stream: one chunk handed out at a time, the stream paused meanwhile. */
 function streamReader(stream: NodeJS.ReadableStream & { destroy(): void }): ByteReader {
@@ -394,6 +237,15 @@ function hostname(): string | null {
   }
 }
 
+/** An incremental SHA-256 over `node:crypto`, which hashes each update without copying it first. */
+export function createSha256(): Sha256 {
+  const hash = createHash("sha256");
+  return {
+    update: (bytes) => void hash.update(bytes),
+    digest: () => hash.digest("hex"),
+  };
+}
+
 /** Creates the Node runtime for this process. */
 export function createNodeRuntime(): Runtime {
   return {
@@ -406,6 +258,7 @@ export function createNodeRuntime(): Runtime {
     fs: nodeFileSystem,
     spawn,
     randomUUID: () => globalThis.crypto.randomUUID(),
+    createSha256,
     setTimer: (ms, callback): Disposable => {
       const handle = setTimeout(callback, ms);
       return { dispose: () => clearTimeout(handle) };

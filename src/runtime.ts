@@ -216,6 +216,18 @@ export interface Subprocess {
   readonly exited: Promise<ExitStatus>;
 }
 
+/**
+ * An incremental SHA-256: bytes are fed in order as they are read, so a
+ * digest of a large file never needs the whole file in one buffer (WebCrypto
+ * has no incremental form, and copies its input on the calling thread).
+ */
+export interface Sha256 {
+  /** Hashes `bytes` next; they are consumed before this returns, so the buffer may be reused. */
+  update(bytes: Uint8Array): void;
+  /** The lowercase hex digest of every byte fed so far; call it once, after the last update. */
+  digest(): string;
+}
+
 /** The host runtime as the core sees it. */
 export interface Runtime {
   /** `"node"`, `"deno"` or `"memory"`: for diagnostics and benches only. */
@@ -236,6 +248,8 @@ export interface Runtime {
   spawn(command: string, options: SpawnOptions): Subprocess;
   /** A fresh random (version 4) UUID. */
   randomUUID(): string;
+  /** Starts an incremental SHA-256. */
+  createSha256(): Sha256;
   /** Runs `callback` once after `ms` milliseconds unless disposed first. */
   setTimer(ms: number, callback: () => void): Disposable;
   /** Monotonic milliseconds, for deadlines. */

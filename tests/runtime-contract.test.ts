@@ -4,10 +4,13 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import fc from "fast-check";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { createNodeRuntime, nodeFileSystem } from "../runtime/node-runtime.ts";
 import { type FileSystem, isRuntimeError, type Runtime, type RuntimeErrorCode } from "../src/runtime.ts";
+import { sha256Hex } from "../src/util/digest.ts";
+import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const isDeno = "Deno" in globalThis;
 // A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.
@@ -239,6 +242,32 @@ for (const [name, create] of runtimes) {
       assert.ok(runtime.monotonicNow() >= 0);
       assert.ok(Math.abs(runtime.wallNow() - Date.now()) < 5_000);
       assert.equal(runtime.cwd(), process.cwd());
+    });
+  });
+}
+
+const hashers: [string, Runtime][] = [...runtimes.map(([name, create]): [string, Runtime] => [name, create()]), ["memory", createMemoryRuntime()]];
+
+for (const [name, runtime] of hashers) {
+  describe(`Runtime contract: ${name} createSha256()`, () => {
+    it("createSha256() digests bytes fed in any cut exactly as sha256Hex() digests them whole", async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.uint8Array({ maxLength: 4_096 }), fc.array(fc.nat(4_096), { maxLength: 6 }), async (bytes, cuts) => {
+          const hash = runtime.createSha256();
+          // The caller may reuse its buffer once update() returns, as the session reader does.
+          const scratch = new Uint8Array(bytes.length);
+          let from = 0;
+          for (const cut of [...cuts.map((c) => c % (bytes.length + 1)).sort((a, b) => a - b), bytes.length]) {
+            scratch.set(bytes.subarray(from, cut));
+            hash.update(scratch.subarray(0, cut - from));
+            scratch.fill(0xa5);
+            from = Math.max(from, cut);
+          }
+          assert.equal(hash.digest(), await sha256Hex(bytes));
+        }),
+        { numRuns: fuzzRuns(100) },
+      );
+      assert.equal(runtime.createSha256().digest(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     });
   });
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { createSha256 } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { projectHistory } from "../src/store/projection.ts";
@@ -22,6 +23,7 @@ function read(fs: MemoryFileSystem, path: string, sessionId: string): Promise<Re
     maxBytes: LIMITS.stored_history_bytes,
     maxLines: LIMITS.stored_history_lines,
     signal: new AbortController().signal,
+    createSha256,
   });
 }
 

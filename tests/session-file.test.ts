@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import fc from "fast-check";
+import { createSha256 } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { nodeFileSystem } from "../runtime/node-runtime.ts";
 import { ErrorCode } from "../src/protocol/errors.ts";
@@ -39,7 +40,13 @@ const PATH = `/home/.mc/sessions/${SID}.jsonl`;
 const LF = 0x0a;
 
 function options(overrides: Partial<ReadSessionOptions> = {}): ReadSessionOptions {
-  return { maxBytes: LIMITS.stored_history_bytes, maxLines: LIMITS.stored_history_lines, signal: new AbortController().signal, ...overrides };
+  return {
+    maxBytes: LIMITS.stored_history_bytes,
+    maxLines: LIMITS.stored_history_lines,
+    signal: new AbortController().signal,
+    createSha256,
+    ...overrides,
+  };
 }
 
 function read(fs: FileSystem, overrides: Partial<ReadSessionOptions> = {}, path = PATH): Promise<ReadSessionResult> {
@@ -85,7 +92,7 @@ describe("readSessionFile() on the memory filesystem", () => {
     assert.equal(result.intactLength, bytes.length);
     assert.equal(result.torn, false);
     const info = await fs.lstat(PATH);
-    assert.deepEqual(result.identity, { dev: info.dev, ino: info.ino, size: bytes.length });
+    assert.deepEqual(result.identity, { dev: info.dev, ino: info.ino, size: bytes.length, mtimeMs: info.mtimeMs });
     assert.equal(result.digest, await sha256Hex(bytes));
   });
 
@@ -525,6 +532,7 @@ for (const [adapter, disk] of diskAdapters) describe(`session files on disk (the
     const whole = await readSessionFile(disk, path, SID, options());
     assert.ok(whole.ok && !whole.torn);
     assert.deepEqual(whole.records, records);
-    assert.deepEqual(whole.identity, { dev: lstatSync(path).dev, ino: lstatSync(path).ino, size: bytes.length });
+    const info = await disk.lstat(path);
+    assert.deepEqual(whole.identity, { dev: info.dev, ino: info.ino, size: bytes.length, mtimeMs: info.mtimeMs });
   });
 });

@@ -168,6 +168,34 @@ describe("sessions over the protocol", () => {
     await run.exit;
   });
 
+  it("a same-length rewrite in place with a later mtime makes the revision stale, though dev, ino and size match", async () => {
+    const clock = new ManualClock();
+    const run = startServer({ clock });
+    const original = sessionFile("w", conversation("w", CWD, 1));
+    const path = `${SESSIONS}/w.jsonl`;
+    run.runtime.fs.writeFile(path, original, 0o600);
+    await ready(run);
+    const opened = await call(run, "o1", "session.open", { session_id: "w" });
+    const revision = opened.result!.revision;
+    assert.ok((await call(run, "h1", "history.page", { session_id: "w", revision })).result);
+    const before = await run.runtime.fs.lstat(path);
+    // Same length, different bytes, written through the same inode a second later.
+    const rewritten = original.replace("question 0", "question 9");
+    assert.equal(rewritten.length, original.length);
+    clock.advance(1_000);
+    const handle = await run.runtime.fs.openAppend(path, { create: false, mode: 0o600 });
+    await handle.truncate(0);
+    await handle.append(new TextEncoder().encode(rewritten));
+    await handle.close();
+    const after = await run.runtime.fs.lstat(path);
+    assert.deepEqual([after.dev, after.ino, after.size], [before.dev, before.ino, before.size]);
+    assert.ok(after.mtimeMs > before.mtimeMs);
+    assert.equal((await call(run, "h2", "history.page", { session_id: "w", revision })).error?.code, "stale_revision");
+    run.runtime.input.end();
+    clock.advance(10_000);
+    await run.exit;
+  });
+
   it("a second session operation while one runs answers busy, and shutdown cancels the running one", async () => {
     const run = startServer();
     const big = conversation("big", CWD, 400);

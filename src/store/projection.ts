@@ -13,6 +13,7 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/safe-names.ts";
+import { type Cooperation, Slicer } from "./slices.ts";
 import { sanitizeText, splitText } from "./text-parts.ts";
 
 /**
@@ -100,6 +101,14 @@ export type ProjectionResult =
   | { readonly ok: true; readonly snapshot: HistorySnapshot }
   | { readonly ok: false; readonly code: typeof ErrorCode.historyLimit };
 
+/** The outcome of {@link projectHistoryAsync}: also `operation_cancelled` once its signal is aborted. */
+export type AsyncProjectionResult = ProjectionResult | { readonly ok: false; readonly code: typeof ErrorCode.operationCancelled };
+
+/** Units of work (records, assistant chunks, entry parts) between two pauses at most, whatever the clock says. */
+export const PROJECTION_YIELD_UNITS = 5_000;
+// Records projected between two steps of the generator: each step costs a clock read in the async driver.
+const RECORDS_PER_STEP = 64;
+
 /** The text of the diagnostic entry standing in for a turn that never finished. */
 export const INTERRUPTED_TURN_TEXT = "The turn was interrupted before it finished.";
 
@@ -122,9 +131,41 @@ const key = (turnId: string, id: string): string => JSON.stringify([turnId, id])
  * Projects `records` (the intact prefix of a session file, in stored order)
  * into a snapshot, or `history_limit` when the projection would exceed
  * `history_snapshot_bytes` serialized (`JSON.stringify(entries)`) or
- * `history_snapshot_parts` parts.
+ * `history_snapshot_parts` parts. Runs to the end without pausing.
  */
 export function projectHistory(records: readonly ProjectionRecord[], options: ProjectionOptions): ProjectionResult {
+  const steps = projectSteps(records, options);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/**
+ * {@link projectHistory} in short slices: it pauses on `cooperation` after
+ * ~8 ms of work by its clock (and at least every
+ * {@link PROJECTION_YIELD_UNITS} units), so projecting 100,000 records never
+ * blocks the protocol loop for long. Stops with `operation_cancelled` at the
+ * first pause after the signal is aborted.
+ */
+export async function projectHistoryAsync(
+  records: readonly ProjectionRecord[],
+  options: ProjectionOptions,
+  cooperation: Cooperation,
+): Promise<AsyncProjectionResult> {
+  const slicer = new Slicer(cooperation, { count: PROJECTION_YIELD_UNITS, bytes: Infinity });
+  const steps = projectSteps(records, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (slicer.tick(step.value) && await slicer.pause()) return { ok: false, code: ErrorCode.operationCancelled };
+  }
+}
+
+/**
+ * The projection as a generator: it yields the units of work done since its
+ * last yield, so one core serves the synchronous and the sliced driver.
+ */
+function* projectSteps(records: readonly ProjectionRecord[], options: ProjectionOptions): Generator<number, ProjectionResult> {
   const slots: Slot[] = [];
   const assistants = new Map<string, AssistantCopies>();
   const summaries = new Map<string, Slot>();
@@ -137,7 +178,9 @@ export function projectHistory(records: readonly ProjectionRecord[], options: Pr
     interrupted = true;
   };
 
+  let seen = 0;
   for (const record of records) {
+    if (++seen % RECORDS_PER_STEP === 0) yield RECORDS_PER_STEP;
     switch (record.type) {
       case "turn_started":
         // A new turn while another is open means the open one lost its end
@@ -199,8 +242,11 @@ export function projectHistory(records: readonly ProjectionRecord[], options: Pr
   }
   if (openTurn !== null || options.torn) interruption();
 
-  for (const copies of assistants.values()) reconcile(copies, outcomes.get(copies.turnId) === "completed");
-  return chunkSlots(slots, options.secrets, !interrupted);
+  for (const copies of assistants.values()) {
+    reconcile(copies, outcomes.get(copies.turnId) === "completed");
+    yield 1 + copies.chunks.size;
+  }
+  return yield* chunkSlots(slots, options.secrets, !interrupted);
 }
 
 /** Settles an assistant message on its one reconciled copy. */
@@ -218,8 +264,8 @@ function reconcile(copies: AssistantCopies, turnCompleted: boolean): void {
   copies.slot.partial = gap || !turnCompleted;
 }
 
-/** Redacts, sanitizes and chunks every slot, enforcing the snapshot bounds as it goes. */
-function chunkSlots(slots: readonly Slot[], secrets: readonly string[], complete: boolean): ProjectionResult {
+/** Redacts, sanitizes and chunks every slot, enforcing the snapshot bounds as it goes; yields after each slot. */
+function* chunkSlots(slots: readonly Slot[], secrets: readonly string[], complete: boolean): Generator<number, ProjectionResult> {
   const entries: HistoryEntry[] = [];
   let bytes = 2; // the array's brackets
   for (const [ordinal, slot] of slots.entries()) {
@@ -245,6 +291,7 @@ function chunkSlots(slots: readonly Slot[], secrets: readonly string[], complete
         return { ok: false, code: ErrorCode.historyLimit };
       }
     }
+    yield parts.length;
   }
   return { ok: true, snapshot: Object.freeze({ entries: Object.freeze(entries), complete }) };
 }

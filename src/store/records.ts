@@ -14,6 +14,7 @@ import * as v from "valibot";
 import { LIMITS } from "../protocol/limits.ts";
 import { EFFORTS } from "../startup/settings.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
+import { isIsoTimestamp, utf8BytesWithin } from "./record-checks.ts";
 
 /** The record format version this code reads and writes. */
 export const RECORD_VERSION = 1;
@@ -25,28 +26,21 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const PROVIDER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const CODE = /^[A-Za-z0-9._-]{1,64}$/;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
- * `YYYY-MM-DDTHH:MM:SS.sssZ`. The round trip through `Date` refuses calendar
- * nonsense (`02-30`, hour 24) that the pattern alone would let through, and
- * is exactly the form `Date.prototype.toISOString` writes for years 0–9999.
+ * `YYYY-MM-DDTHH:MM:SS.sssZ` naming a real instant (no `02-30`, no hour 24):
+ * exactly the form `Date.prototype.toISOString` writes for years 0–9999.
  */
-const TimestampSchema = v.pipe(
-  v.string(),
-  v.regex(TIMESTAMP),
-  v.check((text) => {
-    const time = Date.parse(text);
-    return Number.isFinite(time) && new Date(time).toISOString() === text;
-  }),
-);
+const TimestampSchema = v.pipe(v.string(), v.check(isIsoTimestamp, "Invalid timestamp"));
+
+/** A string of `min`–`max` UTF-8 bytes (valibot's byte actions encode every string to count it). */
+const bytesWithin = (min: number, max: number) => v.check((text: string) => utf8BytesWithin(text, min, max), "Invalid bytes");
 
 // Ids end up compared and echoed, so unlike free text they must be well-formed
 // and printable. 1,024 bytes is the widest id bound the protocol publishes.
 const IdSchema = v.pipe(
   v.string(),
-  v.minBytes(1),
-  v.maxBytes(LIMITS.activity_id_bytes),
+  bytesWithin(1, LIMITS.activity_id_bytes),
   v.check((id) => !CONTROL.test(id) && !LONE_SURROGATE.test(id)),
 );
 
@@ -80,8 +74,7 @@ const SESSION_PREFERENCES = {
   provider: v.pipe(v.string(), v.regex(PROVIDER_NAME)),
   model: v.pipe(
     v.string(),
-    v.minBytes(1),
-    v.maxBytes(LIMITS.name_bytes),
+    bytesWithin(1, LIMITS.name_bytes),
     v.check((model) => !CONTROL.test(model) && !LONE_SURROGATE.test(model)),
   ),
   effort: v.picklist(EFFORTS),
@@ -116,9 +109,9 @@ const ACTIVITY = {
   turn_id: IdSchema,
   activity_id: IdSchema,
   kind: v.picklist(["tool", "subagent", "compaction"]),
-  name: v.pipe(v.string(), v.maxBytes(LIMITS.name_bytes)),
+  name: v.pipe(v.string(), bytesWithin(0, LIMITS.name_bytes)),
   state: v.picklist(["started", "completed", "failed"]),
-  summary: v.pipe(v.string(), v.maxBytes(LIMITS.summary_bytes)),
+  summary: v.pipe(v.string(), bytesWithin(0, LIMITS.summary_bytes)),
 };
 const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSchema };
 const DIAGNOSTIC = {
@@ -169,25 +162,39 @@ export const UsageRecordSchema = exactObject(USAGE);
 /** `turn_finished`: closes a turn. */
 export const TurnFinishedRecordSchema = exactObject(TURN_FINISHED);
 
+const VARIANT = v.variant("type", [
+  v.strictObject(SESSION),
+  v.strictObject(SESSION_PREFERENCES),
+  v.strictObject(TURN_STARTED),
+  v.strictObject(USER_INPUT),
+  v.strictObject(ASSISTANT_CHUNK),
+  v.strictObject(ASSISTANT_MESSAGE),
+  v.strictObject(REASONING_SUMMARY),
+  v.strictObject(ACTIVITY),
+  v.strictObject(COMPACTION),
+  v.strictObject(DIAGNOSTIC),
+  v.strictObject(INTERNAL_PROMPT),
+  v.strictObject(USAGE),
+  v.strictObject(TURN_FINISHED),
+]);
+
 /** Any record, discriminated by `type`; arrays and unknown types are refused. */
-export const RecordSchema = v.pipe(
-  notArray,
-  v.variant("type", [
-    v.strictObject(SESSION),
-    v.strictObject(SESSION_PREFERENCES),
-    v.strictObject(TURN_STARTED),
-    v.strictObject(USER_INPUT),
-    v.strictObject(ASSISTANT_CHUNK),
-    v.strictObject(ASSISTANT_MESSAGE),
-    v.strictObject(REASONING_SUMMARY),
-    v.strictObject(ACTIVITY),
-    v.strictObject(COMPACTION),
-    v.strictObject(DIAGNOSTIC),
-    v.strictObject(INTERNAL_PROMPT),
-    v.strictObject(USAGE),
-    v.strictObject(TURN_FINISHED),
-  ]),
+export const RecordSchema = v.pipe(notArray, VARIANT);
+
+// `v.variant` tries its options in turn (most of the parse time on a large
+// history); a lookup by `type` reaches the same option schema directly.
+const SCHEMA_BY_TYPE: ReadonlyMap<unknown, (typeof VARIANT.options)[number]> = new Map(
+  VARIANT.options.map((option) => [option.entries.type.literal, option]),
 );
+
+/** Validates `value` against the schema of its own `type`: what {@link RecordSchema} decides, without the scan. */
+function checkRecord(value: unknown): SessionRecord | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const schema = SCHEMA_BY_TYPE.get((value as { readonly type?: unknown }).type);
+  if (schema === undefined) return null;
+  const parsed = v.safeParse(schema, value);
+  return parsed.success ? parsed.output as SessionRecord : null;
+}
 
 /** The `session` record. */
 export type SessionStartRecord = v.InferOutput<typeof SessionStartRecordSchema>;
@@ -255,10 +262,9 @@ export function parseRecordLine(line: string, sessionId: string): ParsedRecord {
   } catch {
     return REFUSED;
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return REFUSED;
-  const parsed = v.safeParse(RecordSchema, value);
-  if (!parsed.success || parsed.output.session_id !== sessionId) return REFUSED;
-  return { ok: true, record: parsed.output };
+  const record = checkRecord(value);
+  if (record === null || record.session_id !== sessionId) return REFUSED;
+  return { ok: true, record };
 }
 
 const encoder = new TextEncoder();
@@ -274,9 +280,9 @@ const encoder = new TextEncoder();
  * valid UTF-8.
  */
 export function encodeRecord(record: SessionRecord): Uint8Array | null {
-  const checked = v.safeParse(RecordSchema, record);
-  if (!checked.success) return null;
-  const json = JSON.stringify(checked.output);
+  const checked = checkRecord(record);
+  if (checked === null) return null;
+  const json = JSON.stringify(checked);
   if (json.includes("\n")) return null;
   return encoder.encode(`${json}\n`);
 }

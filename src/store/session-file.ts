@@ -8,32 +8,46 @@
  * or line over the bounds, and every complete line must be a valid record of
  * this session; only a final fragment without LF may be broken (torn).
  *
+ * The file is streamed: lines are parsed and hashed a chunk at a time, so a
+ * 64 MiB history is never one buffer, and the work pauses in short slices so
+ * the protocol loop keeps answering meanwhile.
+ *
  * @module
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle } from "../runtime.ts";
-import { sha256Hex } from "../util/digest.ts";
+import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../runtime.ts";
 import { parseRecordLine, type SessionRecord } from "./records.ts";
+import { type Cooperation, Slicer } from "./slices.ts";
 
-/** Bytes requested per read call. */
+/** Most bytes requested per read call, and so the most file bytes held at once (besides one unfinished line). */
 export const READ_CHUNK_BYTES = 1_048_576;
-/** Bytes processed between two calls to `yieldEvery` (and abort checks). */
-export const YIELD_BYTES = 4 * 1_048_576;
-/** Lines parsed between two calls to `yieldEvery` (and abort checks). */
+/**
+ * Bytes parsed between two pauses at most, however fast the clock says the
+ * work went. The reader used to make two passes yielding every 4 MiB each;
+ * one streaming pass every 2 MiB keeps that density.
+ */
+export const YIELD_BYTES = 2 * 1_048_576;
+/** Lines parsed between two pauses at most, however fast the clock says the work went. */
 export const YIELD_LINES = 5_000;
 
 const LF = 0x0a;
 
 /** Bounds and cooperation hooks for {@link readSessionFile}. */
-export interface ReadSessionOptions {
+export interface ReadSessionOptions extends Cooperation {
   /** Most bytes the file may hold, torn tail included (`stored_history_bytes`). */
   readonly maxBytes: number;
   /** Most LF-terminated lines the file may hold (`stored_history_lines`); a torn fragment is not a line. */
   readonly maxLines: number;
-  /** Aborting it ends the read with `operation_cancelled` at the next yield point. */
+  /** Aborting it ends the read with `operation_cancelled` at the next pause. */
   readonly signal: AbortSignal;
-  /** Awaited every ~4 MiB or ~5,000 lines so a long read never starves the protocol loop. */
+  /** Starts the SHA-256 of the intact bytes, fed while reading (`Runtime.createSha256`). */
+  readonly createSha256: () => Sha256;
+  /**
+   * Awaited after ~8 ms of work by `now`, and at least every
+   * {@link YIELD_BYTES} or {@link YIELD_LINES}, so a long read never starves
+   * the protocol loop.
+   */
   readonly yieldEvery?: () => Promise<void>;
 }
 
@@ -45,6 +59,8 @@ export interface FileIdentity {
   readonly ino: number;
   /** Bytes read, torn tail included: the file's length when it was read. */
   readonly size: number;
+  /** Modification time when the read began: a rewrite in place that keeps the length still moves it. */
+  readonly mtimeMs: number;
 }
 
 /** A successfully read history. */
@@ -115,18 +131,15 @@ export async function readSessionFile(
     const opened = await handle.stat();
     if (!isPrivateFile(opened) || !sameObject(before, opened)) return failed(ErrorCode.sessionInvalid);
     if (opened.size > options.maxBytes) return failed(ErrorCode.historyLimit);
-    const bytes = await readBounded(handle, opened.size, options);
-    if (!(bytes instanceof Uint8Array)) return bytes;
-    const parsed = await parseLines(bytes, sessionId, options);
-    if (!parsed.ok) return parsed;
-    const intact = bytes.subarray(0, parsed.intactLength);
+    const read = await readLines(handle, opened.size, sessionId, options);
+    if (!read.ok) return read;
     return {
       ok: true,
-      records: parsed.records,
-      intactLength: parsed.intactLength,
-      torn: parsed.intactLength < bytes.length,
-      identity: { dev: opened.dev, ino: opened.ino, size: bytes.length },
-      digest: await sha256Hex(intact),
+      records: read.records,
+      intactLength: read.intactLength,
+      torn: read.intactLength < read.length,
+      identity: { dev: opened.dev, ino: opened.ino, size: read.length, mtimeMs: opened.mtimeMs },
+      digest: read.digest,
     };
   } catch (error) {
     if (isRuntimeError(error)) return failed(ErrorCode.sessionInvalid);
@@ -136,88 +149,124 @@ export async function readSessionFile(
   }
 }
 
-/** Awaits the caller's yield, then reports whether the read was cancelled meanwhile. */
-async function pause(options: ReadSessionOptions): Promise<boolean> {
-  await options.yieldEvery?.();
-  return options.signal.aborted;
-}
-
-/**
- * Reads to EOF into one buffer sized from `fstat`, growing only if the file
- * grows while we read. The buffer holds at most `maxBytes + 1` bytes: the
- * extra byte is how "over the bound" is seen without reading further.
- */
-async function readBounded(
-  handle: ReadHandle,
-  size: number,
-  options: ReadSessionOptions,
-): Promise<Uint8Array | { ok: false; code: ReadSessionFailureCode }> {
-  const capacity = options.maxBytes + 1;
-  let buffer = new Uint8Array(Math.min(capacity, size + 1));
-  let length = 0;
-  let lines = 0;
-  let sinceYield = 0;
-  for (;;) {
-    if (length === buffer.length) {
-      if (length >= capacity) return failed(ErrorCode.historyLimit);
-      const grown = new Uint8Array(Math.min(capacity, Math.max(buffer.length * 2, length + READ_CHUNK_BYTES)));
-      grown.set(buffer);
-      buffer = grown;
-    }
-    const count = await handle.read(buffer.subarray(length, Math.min(buffer.length, length + READ_CHUNK_BYTES)), length);
-    if (count === 0) break;
-    const fresh = buffer.subarray(length, length + count);
-    for (let at = fresh.indexOf(LF); at !== -1; at = fresh.indexOf(LF, at + 1)) {
-      if (++lines > options.maxLines) return failed(ErrorCode.historyLimit);
-    }
-    length += count;
-    if (length > options.maxBytes) return failed(ErrorCode.historyLimit);
-    sinceYield += count;
-    if (sinceYield >= YIELD_BYTES) {
-      sinceYield = 0;
-      if (await pause(options)) return failed(ErrorCode.operationCancelled);
-    }
-  }
-  return buffer.subarray(0, length);
-}
-
-type ParsedLines =
-  | { readonly ok: true; readonly records: SessionRecord[]; readonly intactLength: number }
+type ReadLines =
+  | { readonly ok: true; readonly records: SessionRecord[]; readonly intactLength: number; readonly length: number; readonly digest: string }
   | { readonly ok: false; readonly code: ReadSessionFailureCode };
 
 /**
- * Decodes and parses every LF-terminated line. Lines are cut on the LF byte
- * before decoding: 0x0A never occurs inside a multi-byte UTF-8 sequence, so
- * each line decodes on its own, a fatal decoder pins invalid UTF-8 to its
- * line, and the torn fragment after the last LF is never decoded at all.
+ * Reads to EOF a chunk at a time, parsing and hashing each LF-terminated line
+ * as it completes. No read goes past `maxBytes + 1` bytes in total: the extra
+ * byte is how "over the bound" is seen without reading further.
+ *
+ * Lines are cut on the LF byte before decoding: 0x0A never occurs inside a
+ * multi-byte UTF-8 sequence, so each line decodes on its own, a fatal decoder
+ * pins invalid UTF-8 to its line, and the torn fragment after the last LF is
+ * never decoded at all.
+ *
+ * A bad line does not end the read: the bounds are still counted to EOF, so
+ * a file both corrupt and too large is `history_limit`, as when the whole file
+ * was read before any line was parsed.
  */
-async function parseLines(bytes: Uint8Array, sessionId: string, options: ReadSessionOptions): Promise<ParsedLines> {
+async function readLines(handle: ReadHandle, size: number, sessionId: string, options: ReadSessionOptions): Promise<ReadLines> {
   // ignoreBOM keeps a BOM in the text, where JSON.parse refuses it: we never write one.
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  const records: SessionRecord[] = [];
-  let start = 0;
-  let linesSinceYield = 0;
-  let bytesSinceYield = 0;
-  for (let end = bytes.indexOf(LF); end !== -1; end = bytes.indexOf(LF, start)) {
-    let line: string;
-    try {
-      line = decoder.decode(bytes.subarray(start, end));
-    } catch {
-      return failed(ErrorCode.sessionInvalid);
+  const hash = options.createSha256();
+  const slicer = new Slicer(options, { count: YIELD_LINES, bytes: YIELD_BYTES });
+  // Small files get a small buffer; fstat may under-report, so never below 64 KiB.
+  const chunk = new Uint8Array(Math.min(READ_CHUNK_BYTES, options.maxBytes + 1, Math.max(size + 1, 65_536)));
+  const pending = new PendingLine(options.maxBytes + 1);
+  let records: SessionRecord[] = [];
+  let invalid = false;
+  let length = 0;
+  let lines = 0;
+  let intactLength = 0;
+  for (;;) {
+    const count = await handle.read(chunk.subarray(0, Math.min(chunk.length, options.maxBytes + 1 - length)), length);
+    if (count === 0) break;
+    const offset = length;
+    length += count;
+    if (length > options.maxBytes) return failed(ErrorCode.historyLimit);
+    const data = chunk.subarray(0, count);
+    let start = 0;
+    for (let end = data.indexOf(LF); end !== -1; end = data.indexOf(LF, start)) {
+      if (++lines > options.maxLines) return failed(ErrorCode.historyLimit);
+      if (!invalid) {
+        let line: Uint8Array = data.subarray(start, end);
+        if (pending.length > 0) {
+          // The line began in an earlier chunk: its first bytes are hashed now, ahead of this chunk's.
+          hash.update(pending.view());
+          pending.append(line);
+          line = pending.view();
+        }
+        const record = parseLine(decoder, line, sessionId, records.length === 0);
+        if (record === null) {
+          invalid = true;
+          records = []; // Nothing of a refused file is returned: let it go now.
+        } else records.push(record);
+      }
+      pending.clear();
+      const lineBytes = offset + end + 1 - intactLength; // the whole line, however many chunks it spans
+      intactLength += lineBytes;
+      start = end + 1;
+      if (slicer.tick(1, lineBytes) && await slicer.pause()) return failed(ErrorCode.operationCancelled);
     }
-    const parsed = parseRecordLine(line, sessionId);
-    // `session` opens the file and nothing else may: a second one would be a splice of two histories.
-    if (!parsed.ok || (parsed.record.type === "session") !== (records.length === 0)) {
-      return failed(ErrorCode.sessionInvalid);
-    }
-    records.push(parsed.record);
-    bytesSinceYield += end + 1 - start;
-    start = end + 1;
-    if (++linesSinceYield >= YIELD_LINES || bytesSinceYield >= YIELD_BYTES) {
-      linesSinceYield = 0;
-      bytesSinceYield = 0;
-      if (await pause(options)) return failed(ErrorCode.operationCancelled);
+    if (!invalid) {
+      hash.update(data.subarray(0, start));
+      pending.append(data.subarray(start));
     }
   }
-  return { ok: true, records, intactLength: start };
+  if (invalid) return failed(ErrorCode.sessionInvalid);
+  return { ok: true, records, intactLength, length, digest: hash.digest() };
+}
+
+/** Decodes and parses one line; null when it is not a valid record in its place. */
+function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8Array, sessionId: string, first: boolean): SessionRecord | null {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return null;
+  }
+  const parsed = parseRecordLine(text, sessionId);
+  // `session` opens the file and nothing else may: a second one would be a splice of two histories.
+  if (!parsed.ok || (parsed.record.type === "session") !== first) return null;
+  return parsed.record;
+}
+
+/**
+ * The bytes of a line begun in an earlier chunk (the read buffer is reused,
+ * so they must be copied). Capacity doubles, so a line spanning many chunks
+ * costs linear copying, and never exceeds `limit`, the most bytes a read may
+ * hold.
+ */
+class PendingLine {
+  readonly #limit: number;
+  #bytes = new Uint8Array(0);
+  /** Bytes held. */
+  length = 0;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  append(part: Uint8Array): void {
+    const needed = this.length + part.length;
+    if (needed > this.#bytes.length) {
+      const grown = new Uint8Array(Math.min(this.#limit, Math.max(needed, this.#bytes.length * 2)));
+      grown.set(this.view());
+      this.#bytes = grown;
+    }
+    this.#bytes.set(part, this.length);
+    this.length = needed;
+  }
+
+  view(): Uint8Array {
+    return this.#bytes.subarray(0, this.length);
+  }
+
+  clear(): void {
+    this.length = 0;
+    // One huge line must not pin its buffer for the rest of the read.
+    if (this.#bytes.length > READ_CHUNK_BYTES) this.#bytes = new Uint8Array(0);
+  }
 }

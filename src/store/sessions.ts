@@ -16,9 +16,10 @@ import { joinPath } from "../util/paths.ts";
 import { uuid7 } from "../util/uuid7.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
-import { type HistorySnapshot, projectHistory } from "./projection.ts";
+import { type HistorySnapshot, projectHistoryAsync } from "./projection.ts";
 import type { SessionRecord } from "./records.ts";
-import { readSessionFile } from "./session-file.ts";
+import { type FileIdentity, readSessionFile } from "./session-file.ts";
+import type { Cooperation } from "./slices.ts";
 
 /** A result as data: the wire result object, or a wire code. */
 export type StoreResult<T extends OutputValue = OutputValue> =
@@ -34,8 +35,8 @@ interface Attachment {
   readonly lease: Lease | null;
   readonly snapshot: HistorySnapshot;
   readonly revision: string;
-  /** File identity and length the snapshot was read from; null for a lazy handle. */
-  readonly file: { readonly dev: number; readonly ino: number; readonly size: number } | null;
+  /** File identity, length and mtime the snapshot was read from; null for a lazy handle. */
+  readonly file: FileIdentity | null;
   /** Set for good once the file changed under the snapshot. */
   stale: boolean;
 }
@@ -108,17 +109,23 @@ export class SessionStore {
       return { ok: false, code };
     };
 
+    // A timer, not a microtask: only a macrotask lets the loop read and answer `status` in between.
+    const cooperation = {
+      signal,
+      now: () => runtime.monotonicNow(),
+      yieldEvery: () => new Promise<void>((resolve) => runtime.setTimer(0, () => resolve())),
+    } satisfies Cooperation;
     const read = await readSessionFile(runtime.fs, this.#sessionPath(sessionId), sessionId, {
+      ...cooperation,
       maxBytes: LIMITS.stored_history_bytes,
       maxLines: LIMITS.stored_history_lines,
-      signal,
-      yieldEvery: () => new Promise((resolve) => runtime.setTimer(0, () => resolve())),
+      createSha256: () => runtime.createSha256(),
     });
     if (!read.ok) return await fail(read.code);
     const scope = await this.#checkCwd(read.records);
     if (!scope.ok) return await fail(scope.code);
     if (signal.aborted) return await fail(ErrorCode.operationCancelled);
-    const projected = projectHistory(read.records, { torn: read.torn, secrets: this.#context.secrets });
+    const projected = await projectHistoryAsync(read.records, { torn: read.torn, secrets: this.#context.secrets }, cooperation);
     if (!projected.ok) return await fail(projected.code);
 
     const revision = revisionId({ digest: read.digest, generation: ++this.#generation });
@@ -163,11 +170,13 @@ export class SessionStore {
     if (previous !== null && previous.lease !== null && previous.lease !== next.lease) await previous.lease.release();
   }
 
+  // The mtime catches a rewrite in place that keeps the length, which dev, ino and size alone would miss.
   async #changed(attachment: Attachment): Promise<boolean> {
     try {
       const info = await this.#context.runtime.fs.lstat(this.#sessionPath(attachment.sessionId));
       const file = attachment.file!;
-      return info.kind !== "file" || info.dev !== file.dev || info.ino !== file.ino || info.size !== file.size;
+      return info.kind !== "file" || info.dev !== file.dev || info.ino !== file.ino || info.size !== file.size ||
+        info.mtimeMs !== file.mtimeMs;
     } catch {
       return true;
     }

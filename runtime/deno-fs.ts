@@ -1,0 +1,164 @@
+/**
+ * The Deno filesystem adapter of the magi-code {@link FileSystem} contract,
+ * and the mapping of Deno errors to {@link RuntimeError} codes that the rest
+ * of the Deno runtime shares. Deno has no `O_NOFOLLOW`, so opens check the
+ * path with `lstat` first and compare the opened handle's identity afterwards.
+ *
+ * @module
+ */
+
+import {
+  type AppendHandle,
+  type DirEntry,
+  type FileInfo,
+  type FileKind,
+  type FileSystem,
+  type ReadHandle,
+  RuntimeError,
+  type RuntimeErrorCode,
+} from "../src/runtime.ts";
+
+const ERROR_CODES: [new (...args: never[]) => Error, RuntimeErrorCode][] = [
+  [Deno.errors.NotFound, "not_found"],
+  [Deno.errors.AlreadyExists, "exists"],
+  [Deno.errors.PermissionDenied, "permission"],
+  [Deno.errors.NotCapable, "permission"],
+  [Deno.errors.NotADirectory, "not_directory"],
+  [Deno.errors.IsADirectory, "is_directory"],
+  [Deno.errors.FilesystemLoop, "symlink"],
+  [Deno.errors.BrokenPipe, "broken_pipe"],
+  [Deno.errors.ConnectionReset, "broken_pipe"],
+  [Deno.errors.BadResource, "closed"],
+];
+
+/** Maps a Deno error to a {@link RuntimeError}; the message never carries a path. */
+export function normalizeError(error: unknown, operation: string): RuntimeError {
+  if (error instanceof RuntimeError) return error;
+  for (const [type, code] of ERROR_CODES) if (error instanceof type) return new RuntimeError(code, operation);
+  return new RuntimeError("io", operation);
+}
+
+async function guard<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw normalizeError(error, operation);
+  }
+}
+
+function fileKind(info: Deno.FileInfo | Deno.DirEntry): FileKind {
+  if (info.isFile) return "file";
+  if (info.isDirectory) return "directory";
+  if (info.isSymlink) return "symlink";
+  if ("isFifo" in info) {
+    if (info.isFifo) return "fifo";
+    if (info.isSocket) return "socket";
+    if (info.isCharDevice || info.isBlockDevice) return "device";
+  }
+  return "other";
+}
+
+function fileInfo(info: Deno.FileInfo): FileInfo {
+  return {
+    kind: fileKind(info),
+    size: info.size,
+    mode: (info.mode ?? 0) & 0o7777,
+    mtimeMs: info.mtime?.getTime() ?? 0,
+    dev: info.dev,
+    ino: info.ino ?? 0,
+    nlink: info.nlink ?? 1,
+  };
+}
+
+/** Opens a regular file without following a final symlink: lstat, open, then compare identity. */
+async function openChecked(path: string, options: Deno.OpenOptions, mayCreate: boolean): Promise<Deno.FsFile> {
+  let before: Deno.FileInfo | null = null;
+  try {
+    before = await Deno.lstat(path);
+  } catch (error) {
+    if (!(mayCreate && error instanceof Deno.errors.NotFound)) throw error;
+  }
+  if (before !== null && before.isSymlink) throw new RuntimeError("symlink", "open");
+  if (before !== null && !before.isFile) throw new RuntimeError("not_file", "open");
+  const file = await Deno.open(path, options);
+  const after = await file.stat();
+  const swapped = before !== null && (after.dev !== before.dev || after.ino !== before.ino);
+  if (swapped || !after.isFile) {
+    file.close();
+    throw new RuntimeError(swapped ? "symlink" : "not_file", "open");
+  }
+  return file;
+}
+
+async function readAt(file: Deno.FsFile, buffer: Uint8Array, position: number): Promise<number> {
+  await file.seek(position, Deno.SeekMode.Start);
+  return (await file.read(buffer)) ?? 0;
+}
+
+/** The Deno filesystem adapter. */
+export const denoFileSystem: FileSystem = {
+  lstat: (path) => guard("lstat", async () => fileInfo(await Deno.lstat(path))),
+  stat: (path) => guard("stat", async () => fileInfo(await Deno.stat(path))),
+  realpath: (path) => guard("realpath", () => Deno.realPath(path)),
+  readDir: (path) =>
+    guard("readdir", async () => {
+      const entries: DirEntry[] = [];
+      for await (const entry of Deno.readDir(path)) entries.push({ name: entry.name, kind: fileKind(entry) });
+      return entries;
+    }),
+  mkdir: (path, mode) => guard("mkdir", () => Deno.mkdir(path, { recursive: true, mode })),
+  readFile: (path, maxBytes) =>
+    guard("readFile", async () => {
+      const file = await openChecked(path, { read: true }, false);
+      try {
+        const buffer = new Uint8Array(Math.min((await file.stat()).size, maxBytes) + 1);
+        let length = 0;
+        for (;;) {
+          if (length === buffer.length) throw new RuntimeError("too_large", "readFile");
+          const read = await file.read(buffer.subarray(length));
+          if (read === null || read === 0) break;
+          length += read;
+        }
+        return buffer.subarray(0, length);
+      } finally {
+        file.close();
+      }
+    }),
+  openRead: (path) =>
+    guard("open", async (): Promise<ReadHandle> => {
+      const file = await openChecked(path, { read: true }, false);
+      return {
+        stat: () => guard("fstat", async () => fileInfo(await file.stat())),
+        read: (buffer, position) => guard("read", () => readAt(file, buffer, position)),
+        close: () => guard("close", () => Promise.resolve(file.close())),
+      };
+    }),
+  createExclusive: (path, bytes, mode) =>
+    guard("create", async () => {
+      const file = await Deno.open(path, { write: true, createNew: true, mode });
+      try {
+        let written = 0;
+        while (written < bytes.length) written += await file.write(bytes.subarray(written));
+        await file.sync();
+      } finally {
+        file.close();
+      }
+    }),
+  openAppend: (path, options) =>
+    guard("open", async (): Promise<AppendHandle> => {
+      const file = await openChecked(path, { append: true, create: options.create, mode: options.mode }, options.create);
+      return {
+        stat: () => guard("fstat", async () => fileInfo(await file.stat())),
+        append: (bytes) =>
+          guard("append", async () => {
+            let written = 0;
+            while (written < bytes.length) written += await file.write(bytes.subarray(written));
+          }),
+        truncate: (length) => guard("truncate", () => file.truncate(length)),
+        sync: () => guard("fsync", () => file.sync()),
+        close: () => guard("close", () => Promise.resolve(file.close())),
+      };
+    }),
+  rename: (from, to) => guard("rename", () => Deno.rename(from, to)),
+  unlink: (path) => guard("unlink", () => Deno.remove(path)),
+};

@@ -1,0 +1,83 @@
+/**
+ * The scalar checks every stored record runs on open, written so they
+ * allocate nothing: a 64 MiB history holds ~100,000 records, and the
+ * straightforward forms (`TextEncoder` to count bytes, two `Date`s per
+ * timestamp) cost a fifth of the parse. Each function answers exactly what
+ * the straightforward form would; `tests/record-checks.test.ts` checks that
+ * against the originals.
+ *
+ * @module
+ */
+
+/**
+ * The UTF-8 length `new TextEncoder().encode(text).length` would report,
+ * counted from UTF-16 code units. A lone surrogate counts 3 bytes because the
+ * encoder writes U+FFFD in its place.
+ */
+export function utf8ByteCount(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * Whether `text` encodes to between `min` and `max` UTF-8 bytes. A string of
+ * n code units encodes to between n and 3n bytes, so most strings are
+ * decided by their length alone and never counted.
+ */
+export function utf8BytesWithin(text: string, min: number, max: number): boolean {
+  const units = text.length;
+  if (units > max || units * 3 < min) return false;
+  if (units >= min && units * 3 <= max) return true;
+  const bytes = utf8ByteCount(text);
+  return bytes >= min && bytes <= max;
+}
+
+// Proleptic Gregorian, as `Date` computes it; February is settled separately.
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+// The fixed characters of the format in place; each `d` stands for one ASCII digit.
+const TIMESTAMP_SHAPE = "dddd-dd-ddTdd:dd:dd.dddZ";
+const DIGIT_SLOT = 0x64; // "d"
+
+/** The value of `count` ASCII digits at `at`; the caller has checked they are digits. */
+function digits(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) value = value * 10 + text.charCodeAt(i) - 0x30;
+  return value;
+}
+
+/** Whether `year` has a 29 February in the proleptic Gregorian calendar (year 0 does). */
+function isLeapYear(year: number): boolean {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+}
+
+/**
+ * Whether `text` is exactly what `Date.prototype.toISOString` writes for some
+ * instant in years 0000–9999: `YYYY-MM-DDTHH:MM:SS.sssZ` naming a real
+ * calendar day and a time before 24:00 without a leap second. This is the
+ * same answer as `new Date(Date.parse(text)).toISOString() === text`.
+ */
+export function isIsoTimestamp(text: string): boolean {
+  if (text.length !== TIMESTAMP_SHAPE.length) return false;
+  for (let i = 0; i < TIMESTAMP_SHAPE.length; i++) {
+    const unit = text.charCodeAt(i);
+    const shape = TIMESTAMP_SHAPE.charCodeAt(i);
+    if (shape === DIGIT_SLOT ? unit < 0x30 || unit > 0x39 : unit !== shape) return false;
+  }
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  if (month < 1 || month > 12 || day < 1 || day > DAYS_IN_MONTH[month - 1]!) return false;
+  if (month === 2 && day === 29 && !isLeapYear(digits(text, 0, 4))) return false;
+  return digits(text, 11, 2) < 24 && digits(text, 14, 2) < 60 && digits(text, 17, 2) < 60;
+}
