@@ -18,8 +18,10 @@ const STALE = { ok: false, code: ErrorCode.staleRevision } as const;
 
 const user = (text: string): ProjectionRecord => ({ type: "user_input", turn_id: "t", message_id: "u", text });
 
+/** Projects `records` as one finished turn "t", so completeness depends on `torn` alone. */
 function project(records: readonly ProjectionRecord[], torn = false): HistorySnapshot {
-  const result = projectHistory(records, { torn, secrets: [] });
+  const ended: ProjectionRecord = { type: "turn_finished", turn_id: "t", outcome: "completed" };
+  const result = projectHistory([...records, ended], { torn, secrets: [] });
   assert.ok(result.ok, "projection failed");
   return result.snapshot;
 }

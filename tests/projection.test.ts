@@ -293,7 +293,7 @@ describe("projectHistory rules", () => {
   });
 
   it("message ids are opaque, in the id grammar, shared by a message's parts and distinct across messages", () => {
-    const snapshot = snapshotOf([user("t", "x".repeat(40_000), "not/a safe id!"), ...turn("t1", "q", "r")]);
+    const snapshot = snapshotOf([user("t", "x".repeat(40_000), "not/a safe id!"), finished("t"), ...turn("t1", "q", "r")]);
     const ids = snapshot.entries.map((e) => e.message_id);
     for (const id of ids) assert.match(id, IDENTIFIER_PATTERN);
     assert.equal(new Set(ids.slice(0, 3)).size, 1);
@@ -302,7 +302,7 @@ describe("projectHistory rules", () => {
   });
 
   it("an empty text is one empty part", () => {
-    const snapshot = snapshotOf([user("t", "")]);
+    const snapshot = snapshotOf([user("t", ""), finished("t")]);
     assert.deepEqual(snapshot.entries.map((e) => [e.text, e.part, e.last_part]), [["", 0, true]]);
   });
 
@@ -314,7 +314,7 @@ describe("projectHistory rules", () => {
 });
 
 describe("projectHistory chunking", () => {
-  const parts = (text: string) => snapshotOf([user("t", text)]).entries.map((e) => e.text);
+  const parts = (text: string) => snapshotOf([user("t", text), finished("t")]).entries.map((e) => e.text);
 
   it("cuts at 16,384 bytes without splitting a multibyte character across the cut", () => {
     const cases: Array<[string, string, number[]]> = [
@@ -363,9 +363,23 @@ describe("projectHistory chunking", () => {
   });
 });
 
+describe("projectHistory turns without a recorded end", () => {
+  it("content of a turn with no turn_finished, started or not, makes the snapshot incomplete", () => {
+    for (const records of [
+      [user("t", "q"), reply("t", "a", "r")],
+      [...turn("t", "q", "r"), user("t2", "late")],
+    ]) {
+      const snapshot = snapshotOf(records);
+      assert.equal(snapshot.complete, false);
+      assert.equal(snapshot.entries.at(-1)!.kind, "diagnostic");
+      assert.equal(snapshot.entries.at(-1)!.partial, true);
+    }
+  });
+});
+
 describe("projectHistory snapshot bounds", () => {
   it("accepts 10,000 parts and rejects 10,001 with history_limit", () => {
-    const records = (count: number) => Array.from({ length: count }, (_, i) => user("t", `m${i}`));
+    const records = (count: number) => [...Array.from({ length: count }, (_, i) => user("t", `m${i}`)), finished("t")];
     const ok = projectHistory(records(LIMITS.history_snapshot_parts), NO_SECRETS);
     assert.ok(ok.ok);
     assert.equal(ok.snapshot.entries.length, LIMITS.history_snapshot_parts);
@@ -385,7 +399,7 @@ describe("projectHistory snapshot bounds", () => {
         sizes[i] = base + add;
         extra -= add;
       }
-      return sizes.map((size) => user("t", "a".repeat(size)));
+      return [...sizes.map((size) => user("t", "a".repeat(size))), finished("t")];
     };
     const probe = projectHistory(build(0), NO_SECRETS);
     assert.ok(probe.ok);

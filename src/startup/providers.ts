@@ -147,7 +147,10 @@ export function configuredSecrets(settings: Settings, env: (name: string) => str
   const secrets = new Set<string>();
   for (const endpoint of resolveEndpoints(settings).values()) {
     const value = endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv);
-    if (value !== undefined && /\S/.test(value)) secrets.add(value);
+    if (value === undefined || !/\S/.test(value)) continue;
+    // HTTP clients trim header values, so the trimmed key is what a provider may echo back.
+    secrets.add(value);
+    secrets.add(value.trim());
   }
   return [...secrets];
 }

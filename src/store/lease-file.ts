@@ -94,7 +94,9 @@ export function isLeaseStale(
   if (holder.state === "unparseable") return nowMs - holder.mtimeMs > LEASE_STALE_MS;
   const { body } = holder;
   if (host !== null && body.host === host && !isAlive(body.pid)) return true;
-  return nowMs - Date.parse(body.heartbeat_at) > LEASE_STALE_MS;
+  // A heartbeat from more than the stale bound in the future (a skewed or forged clock) would
+  // otherwise hold the session for ever; it counts as stale like an old one.
+  return Math.abs(nowMs - Date.parse(body.heartbeat_at)) > LEASE_STALE_MS;
 }
 
 function parseBody(bytes: Uint8Array): LeaseBody | null {

@@ -178,9 +178,15 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
     interrupted = true;
   };
 
+  // Turns that carried content: one with no recorded end never finished durably,
+  // whether or not its start was recorded, so the projection cannot be complete.
+  const contentTurns = new Set<string>();
   let seen = 0;
   for (const record of records) {
     if (++seen % RECORDS_PER_STEP === 0) yield RECORDS_PER_STEP;
+    if ("turn_id" in record && record.type !== "turn_started" && record.type !== "turn_finished") {
+      contentTurns.add(record.turn_id as string);
+    }
     switch (record.type) {
       case "turn_started":
         // A new turn while another is open means the open one lost its end
@@ -240,7 +246,8 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
         break; // session, preferences, internal prompts and usage never show
     }
   }
-  if (openTurn !== null || options.torn) interruption();
+  const unfinished = [...contentTurns].some((turn) => !outcomes.has(turn));
+  if (openTurn !== null || options.torn || (unfinished && !interrupted)) interruption();
 
   for (const copies of assistants.values()) {
     reconcile(copies, outcomes.get(copies.turnId) === "completed");
@@ -264,13 +271,36 @@ function reconcile(copies: AssistantCopies, turnCompleted: boolean): void {
   copies.slot.partial = gap || !turnCompleted;
 }
 
+/** Kinds whose text is a summary, bounded to 1,024 UTF-8 bytes after redaction (a marker can lengthen it). */
+const SUMMARY_KINDS: ReadonlySet<HistoryKind> = new Set(["activity", "diagnostic"]);
+
+/** Cuts `text` to at most `maxBytes` UTF-8 bytes at a code-point boundary, ending with an ellipsis when cut. */
+function clampUtf8(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text;
+  const encoder = new TextEncoder();
+  if (encoder.encode(text).length <= maxBytes) return text;
+  let cut = "";
+  let bytes = 0;
+  for (const char of text) {
+    const size = encoder.encode(char).length;
+    if (bytes + size > maxBytes - 3) break;
+    cut += char;
+    bytes += size;
+  }
+  return `${cut}…`;
+}
+
 /** Redacts, sanitizes and chunks every slot, enforcing the snapshot bounds as it goes; yields after each slot. */
 function* chunkSlots(slots: readonly Slot[], secrets: readonly string[], complete: boolean): Generator<number, ProjectionResult> {
   const entries: HistoryEntry[] = [];
   let bytes = 2; // the array's brackets
   for (const [ordinal, slot] of slots.entries()) {
     const messageId = `m${ordinal.toString(36)}`;
-    const text = sanitizeText(redactSecrets(slot.text, secrets));
+    // Redaction is one synchronous pass; a text that could not fit the snapshot even after
+    // shrinking every byte into a marker is refused before it can hold the loop for long.
+    if (slot.text.length > LIMITS.history_snapshot_bytes) return { ok: false, code: ErrorCode.historyLimit };
+    const redacted = sanitizeText(redactSecrets(slot.text, secrets));
+    const text = SUMMARY_KINDS.has(slot.kind) ? clampUtf8(redacted, LIMITS.summary_bytes) : redacted;
     // Escaped bytes never undercount UTF-16 units, so this rejects a huge
     // text before the work of splitting it.
     if (bytes + text.length > LIMITS.history_snapshot_bytes) return { ok: false, code: ErrorCode.historyLimit };

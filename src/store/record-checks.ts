@@ -81,3 +81,28 @@ export function isIsoTimestamp(text: string): boolean {
   if (month === 2 && day === 29 && !isLeapYear(digits(text, 0, 4))) return false;
   return digits(text, 11, 2) < 24 && digits(text, 14, 2) < 60 && digits(text, 17, 2) < 60;
 }
+
+/**
+ * Whether `line` is a JSON text whose containers never nest: one object of
+ * scalars, the shape of every record. A linear scan that skips strings, run
+ * before `JSON.parse`, which would otherwise build millions of nested arrays
+ * from a hostile line before the schema could refuse it.
+ */
+export function isFlatJson(line: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < line.length; i++) {
+    const unit = line.charCodeAt(i);
+    if (inString) {
+      if (unit === 0x5c /* \ */) i++;
+      else if (unit === 0x22 /* " */) inString = false;
+    } else if (unit === 0x22) {
+      inString = true;
+    } else if (unit === 0x7b /* { */ || unit === 0x5b /* [ */) {
+      if (++depth > 1) return false;
+    } else if (unit === 0x7d /* } */ || unit === 0x5d /* ] */) {
+      depth--;
+    }
+  }
+  return true;
+}

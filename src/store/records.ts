@@ -14,7 +14,7 @@ import * as v from "valibot";
 import { LIMITS } from "../protocol/limits.ts";
 import { EFFORTS } from "../startup/settings.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
-import { isIsoTimestamp, utf8BytesWithin } from "./record-checks.ts";
+import { isFlatJson, isIsoTimestamp, utf8BytesWithin } from "./record-checks.ts";
 
 /** The record format version this code reads and writes. */
 export const RECORD_VERSION = 1;
@@ -256,6 +256,7 @@ const REFUSED: ParsedRecord = Object.freeze({ ok: false });
  * an unknown `type`, fails its schema, or belongs to another session.
  */
 export function parseRecordLine(line: string, sessionId: string): ParsedRecord {
+  if (!isFlatJson(line)) return REFUSED;
   let value: unknown;
   try {
     value = JSON.parse(line);

@@ -93,7 +93,10 @@ export class SessionStore {
       return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
     }
     const runtime = this.#context.runtime;
-    const reuse = current !== null && current.sessionId === sessionId ? current.lease : null;
+    // Reuse our lease only while it is still ours: after a long stall another child may have
+    // taken it over as stale, and reopening must then contend like any other open.
+    const held = current !== null && current.sessionId === sessionId ? current.lease : null;
+    const reuse = held !== null && held.state === "held" && (await held.verify()).ok ? held : null;
     let lease = reuse;
     if (lease === null) {
       const acquired = await Lease.acquire(runtime, leasePath(this.#directory, sessionId, "writer"), {
