@@ -25,7 +25,7 @@ import type { Runtime } from "./runtime.ts";
 import { Lifecycle } from "./startup/lifecycle.ts";
 import { configuredSecrets } from "./startup/providers.ts";
 import { runStartup, type StartupOutcome, type StartupSnapshot } from "./startup/startup.ts";
-import { type SessionTask, SessionWorker } from "./store/session-worker.ts";
+import { type SessionTask, SessionWorker, type WorkerReplies } from "./store/session-worker.ts";
 import { SessionStore } from "./store/sessions.ts";
 import { LineFramer } from "./transport/line-reader.ts";
 import { OrderedWriter } from "./transport/writer.ts";
@@ -65,7 +65,7 @@ class Connection {
   readonly #framer = new LineFramer(LIMITS.input_frame_bytes);
   readonly #lifecycle = new Lifecycle();
   readonly #dispatcher: Dispatcher;
-  readonly #reply: { result(id: string, result: OutputValue): void; error(id: string, code: ErrorCode): void };
+  readonly #reply: WorkerReplies;
   readonly #cleanups = new Set<Promise<unknown>>();
   readonly #exit = deferred<number>();
   #closing = false;
@@ -81,7 +81,7 @@ class Connection {
       { maxPending: LIMITS.pending_output_frames, deadlineMs: LIMITS.output_deadline_ms },
       () => this.#close("transport"),
     );
-    const reply = {
+    const reply: WorkerReplies = {
       result: (id: string, result: OutputValue) => this.#send(() => this.#encoder.result(id, result)),
       error: (id: string, code: ErrorCode) => this.#send(() => this.#encoder.error(id, code)),
     };
