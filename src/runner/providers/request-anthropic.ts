@@ -1,0 +1,101 @@
+/**
+ * Anthropic Messages request builder: the neutral conversation as a streaming
+ * `POST /messages` body.
+ *
+ * History: thinking blocks (with their signatures) are replayed before the
+ * assistant's text and `tool_use` blocks, because Anthropic requires the
+ * signed thinking that preceded a tool call when its result is sent back;
+ * tool results travel as `tool_result` blocks in the following user turn.
+ *
+ * @module
+ */
+
+import type { Endpoint } from "../../startup/providers.ts";
+import type { Effort } from "../../startup/settings.ts";
+import {
+  type AssistantMessage,
+  baseHeaders,
+  type BuiltRequest,
+  joinUrl,
+  normalizeHistory,
+  type RequestParams,
+} from "./conversation.ts";
+
+/** The API version header value this builder's body shape follows. */
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+const THINKING_BUDGET: Readonly<Record<Exclude<Effort, "default">, number>> = {
+  low: 2_048,
+  medium: 8_192,
+  high: 16_384,
+  xhigh: 32_000,
+  max: 48_000,
+};
+
+type Block = Record<string, unknown>;
+type Turn = { role: "user" | "assistant"; content: Block[] };
+
+function parseInput(argumentsJson: string): Record<string, unknown> {
+  // `input` must be an object; "" (no arguments) and broken JSON both become {}.
+  try {
+    const value: unknown = JSON.parse(argumentsJson);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {};
+  } catch {
+    return {};
+  }
+}
+
+function assistantBlocks(message: AssistantMessage): Block[] {
+  const blocks: Block[] = [];
+  for (const item of message.replay) {
+    if (item.kind === "anthropic.thinking") blocks.push({ type: "thinking", thinking: item.thinking, signature: item.signature });
+    if (item.kind === "anthropic.redacted_thinking") blocks.push({ type: "redacted_thinking", data: item.data });
+  }
+  if (message.text !== "") blocks.push({ type: "text", text: message.text });
+  for (const call of message.toolCalls) blocks.push({ type: "tool_use", id: call.id, name: call.name, input: parseInput(call.argumentsJson) });
+  return blocks;
+}
+
+function toTurns(params: RequestParams): { system: string | null; turns: Turn[] } {
+  const { system, messages } = normalizeHistory(params.messages);
+  const turns: Turn[] = [];
+  for (const message of messages) {
+    const role = message.role === "assistant" ? "assistant" : "user";
+    let blocks: Block[];
+    if (message.role === "assistant") blocks = assistantBlocks(message);
+    else if (message.role === "tool") {
+      blocks = [{ type: "tool_result", tool_use_id: message.callId, content: message.output, ...(message.isError ? { is_error: true } : {}) }];
+    } else blocks = message.text === "" ? [] : [{ type: "text", text: message.text }]; // empty text blocks are rejected
+    if (blocks.length === 0) continue;
+    // Roles must alternate: tool results and a following user text share one user turn.
+    const last = turns[turns.length - 1];
+    if (last !== undefined && last.role === role) last.content.push(...blocks);
+    else turns.push({ role, content: blocks });
+  }
+  return { system, turns };
+}
+
+/**
+ * Builds the streaming Messages request. Effort becomes extended thinking
+ * with a fixed budget; `max_tokens` is the budget plus `maxOutputTokens`, so
+ * thinking never eats the room meant for the answer.
+ */
+export function buildAnthropicRequest(endpoint: Endpoint, params: RequestParams): BuiltRequest {
+  const headers = baseHeaders();
+  if (params.apiKey !== null) headers["x-api-key"] = params.apiKey;
+  headers["anthropic-version"] = ANTHROPIC_VERSION;
+  const { system, turns } = toTurns(params);
+  const budget = params.effort === "default" ? null : THINKING_BUDGET[params.effort];
+  const body: Record<string, unknown> = {
+    model: params.model,
+    stream: true,
+    max_tokens: params.maxOutputTokens + (budget ?? 0),
+  };
+  if (system !== null) body.system = system;
+  body.messages = turns;
+  if (params.tools.length > 0) {
+    body.tools = params.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters }));
+  }
+  if (budget !== null) body.thinking = { type: "enabled", budget_tokens: budget };
+  return { url: joinUrl(endpoint, "messages"), headers, body: JSON.stringify(body) };
+}
