@@ -1,0 +1,299 @@
+/**
+ * The bounded channel between a turn worker and the protocol writer: the
+ * spec's separate 32-event turn channel. Best-effort `message.delta` text may
+ * coalesce or drop under pressure; every other event is critical, waits at
+ * most 2,000 ms for room and is never dropped; after the terminal event
+ * nothing more is accepted.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import type { Disposable } from "../runtime.ts";
+import type { SetTimer } from "../util/async.ts";
+
+/** What every run event's `data` carries. */
+export interface RunScope {
+  /** The attached session. */
+  readonly session_id: string;
+  /** The run the event belongs to. */
+  readonly run_id: string;
+}
+
+/** A run event named `Name` whose `data` is `Data` plus the run's scope. */
+export type ScopedEvent<Name extends string, Data> = { readonly event: Name; readonly data: RunScope & Readonly<Data> };
+
+/** One run event as the spec's event table defines it, before framing. */
+export type RunEvent =
+  | ScopedEvent<"input.persisted", { message_id: string; durable: true; revision: string }>
+  | ScopedEvent<"message.delta", { message_id: string; part: number; text: string }>
+  | ScopedEvent<"message.reconcile", { message_id: string; part: number; text: string; last_part: boolean; partial: boolean }>
+  | ScopedEvent<"activity", {
+    activity_id: string;
+    kind: "tool" | "subagent" | "compaction";
+    state: "started" | "completed" | "failed";
+    name: string;
+    summary: string;
+  }>
+  | ScopedEvent<"approval.requested", { approval_id: string; summary: string; expires_in_ms: number }>
+  | ScopedEvent<"diagnostic", { code: string; summary: string }>
+  | ScopedEvent<"run.finished", {
+    outcome: "completed" | "cancelled" | "failed";
+    persistence: "durable" | "degraded" | "not_started";
+    revision: string | null;
+    error_code: string | null;
+  }>;
+
+/** The one terminal event of a run. */
+export type TerminalEvent = Extract<RunEvent, { readonly event: "run.finished" }>;
+
+/** Events that wait for room and are never dropped; the terminal one goes through {@link RunEventChannel.finish}. */
+export type CriticalEvent = Exclude<RunEvent, { readonly event: "message.delta" | "run.finished" }>;
+
+/** How a critical event fared: accepted in order, undeliverable within the wait bound, or refused after the terminal event. */
+export type CriticalResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly code: typeof ErrorCode.outputUnavailable }
+  | { readonly ok: false; readonly code: "closed" };
+
+/**
+ * Where accepted events go: in production, the ordered writer (room is its
+ * free pending slots). `whenRoom` must resolve only once `room()` is positive,
+ * or the channel would wait again at once; an adapter over a failed writer
+ * reports room so the channel drains into its refusing `enqueue`.
+ */
+export interface RunEventSink {
+  /** Events `send` may take now without blocking. */
+  room(): number;
+  /** Resolves once `room()` is positive. */
+  whenRoom(): Promise<void>;
+  /** Takes one event; only called while `room()` is positive. */
+  send(event: RunEvent): void;
+}
+
+/** Options of a {@link RunEventChannel}. */
+export interface RunEventChannelOptions {
+  /** The consumer. */
+  readonly sink: RunEventSink;
+  /** The runtime's timers, which bound the critical wait. */
+  readonly setTimer: SetTimer;
+  /** The run the channel's own `message.delta` events are stamped with. */
+  readonly scope: RunScope;
+}
+
+/** Counters for benches and tests. */
+export interface RunEventStats {
+  /** Events handed to the sink. */
+  readonly delivered: number;
+  /** Delta parts appended to an already queued delta instead of taking a slot. */
+  readonly coalesced: number;
+  /** Delta parts dropped for lack of room (their part numbers stay unused, a visible gap). */
+  readonly dropped: number;
+}
+
+/** Splits `text` into parts of at most `maxBytes` UTF-8 bytes (≥ 4), never inside a code point; empty text has no parts. */
+export function splitUtf8(text: string, maxBytes: number): { text: string; bytes: number }[] {
+  const parts: { text: string; bytes: number }[] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let index = 0; index < text.length;) {
+    const unit = text.charCodeAt(index);
+    const pair = unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00;
+    // A lone surrogate encodes as U+FFFD: 3 bytes, as TextEncoder writes it.
+    const size = pair ? 4 : unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3;
+    if (bytes + size > maxBytes && index > start) {
+      parts.push({ text: text.slice(start, index), bytes });
+      start = index;
+      bytes = 0;
+    }
+    bytes += size;
+    index += pair ? 2 : 1;
+  }
+  if (start < text.length) parts.push({ text: text.slice(start), bytes });
+  return parts;
+}
+
+type DeltaData = { session_id: string; run_id: string; message_id: string; part: number; text: string };
+
+type Waiter = { readonly event: RunEvent; readonly timer: Disposable; readonly resolve: (result: CriticalResult) => void };
+
+const OK: CriticalResult = Object.freeze({ ok: true });
+const UNAVAILABLE: CriticalResult = Object.freeze({ ok: false, code: ErrorCode.outputUnavailable });
+const CLOSED: CriticalResult = Object.freeze({ ok: false, code: "closed" });
+
+/** The bounded, ordered event channel of one run. */
+export class RunEventChannel {
+  readonly #sink: RunEventSink;
+  readonly #setTimer: SetTimer;
+  readonly #scope: RunScope;
+  readonly #queue: RunEvent[] = [];
+  // Critical events waiting for a slot, oldest first; they are ahead of anything produced later.
+  readonly #waiters: Waiter[] = [];
+  readonly #nextPart = new Map<string, number>();
+  // The queue's tail when it is a delta that later text of its message may still join.
+  #open: { data: DeltaData; bytes: number } | null = null;
+  #waitingForRoom = false;
+  #closed = false;
+  #failed = false;
+  #delivered = 0;
+  #coalesced = 0;
+  #dropped = 0;
+
+  /** Creates the channel for one run. */
+  constructor(options: RunEventChannelOptions) {
+    this.#sink = options.sink;
+    this.#setTimer = options.setTimer;
+    this.#scope = options.scope;
+  }
+
+  /** Counters so far. */
+  get stats(): RunEventStats {
+    return { delivered: this.#delivered, coalesced: this.#coalesced, dropped: this.#dropped };
+  }
+
+  /** Events accepted and not yet handed to the sink (never more than `LIMITS.worker_events`). */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /** Whether the terminal event was offered, after which nothing more is accepted. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Offers assistant text for `messageId`, best effort: parts of at most
+   * `LIMITS.event_chunk_bytes` get per-message part numbers from 0. Under
+   * pressure a part joins the queued tail delta of the same message, or is
+   * dropped; a drop also stops later text joining that tail, so a gap in
+   * part numbers is the client's only (and reliable) sign of missing text.
+   */
+  delta(messageId: string, text: string): void {
+    if (this.#closed || this.#failed) return;
+    // Room the sink has right now counts, even before its whenRoom continuation has run.
+    this.#drain();
+    for (const piece of splitUtf8(text, LIMITS.event_chunk_bytes)) {
+      const part = this.#nextPart.get(messageId) ?? 0;
+      if (this.#hasRoom()) {
+        this.#nextPart.set(messageId, part + 1);
+        const data: DeltaData = { ...this.#scope, message_id: messageId, part, text: piece.text };
+        this.#push({ event: "message.delta", data });
+        this.#open = { data, bytes: piece.bytes };
+        continue;
+      }
+      const open = this.#open;
+      if (open !== null && open.data.message_id === messageId && this.#waiters.length === 0 && open.bytes + piece.bytes <= LIMITS.event_chunk_bytes) {
+        open.data.text += piece.text;
+        open.bytes += piece.bytes;
+        this.#coalesced++;
+        continue;
+      }
+      this.#nextPart.set(messageId, part + 1);
+      this.#dropped++;
+      if (open?.data.message_id === messageId) this.#open = null;
+    }
+    this.#drain();
+  }
+
+  /**
+   * Offers a critical event. Resolves `ok` once it holds its place in order
+   * (delivery follows as the sink makes room); `output_unavailable` when no
+   * room appeared within `LIMITS.critical_event_wait_ms`, or when an earlier
+   * critical event already failed, since the client's view has a hole then;
+   * `closed` after the terminal event.
+   */
+  critical(event: CriticalEvent): Promise<CriticalResult> {
+    if (this.#closed) return Promise.resolve(CLOSED);
+    if (this.#failed) return Promise.resolve(UNAVAILABLE);
+    return this.#offer(event);
+  }
+
+  /**
+   * Offers the terminal event, critically, and closes the channel at once so
+   * nothing produced meanwhile can follow it. After a failed critical event
+   * the terminal is still tried: it is what tells the client the run failed.
+   */
+  finish(event: TerminalEvent): Promise<CriticalResult> {
+    if (this.#closed) return Promise.resolve(CLOSED);
+    this.#closed = true;
+    return this.#offer(event);
+  }
+
+  #hasRoom(): boolean {
+    return this.#waiters.length === 0 && this.#queue.length < LIMITS.worker_events;
+  }
+
+  #offer(event: RunEvent): Promise<CriticalResult> {
+    this.#drain();
+    if (this.#hasRoom()) {
+      this.#push(event);
+      this.#drain();
+      return Promise.resolve(OK);
+    }
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        event,
+        resolve,
+        timer: this.#setTimer(LIMITS.critical_event_wait_ms, () => this.#expire(waiter)),
+      };
+      this.#waiters.push(waiter);
+    });
+  }
+
+  #expire(waiter: Waiter): void {
+    const index = this.#waiters.indexOf(waiter);
+    if (index < 0) return;
+    this.#waiters.splice(index, 1);
+    this.#failed = true;
+    waiter.resolve(UNAVAILABLE);
+    // Later non-terminal events would reach the client past the hole; only the terminal may still go.
+    for (const other of this.#waiters.splice(0)) {
+      if (other.event.event === "run.finished") this.#waiters.push(other);
+      else {
+        other.timer.dispose();
+        other.resolve(UNAVAILABLE);
+      }
+    }
+  }
+
+  #push(event: RunEvent): void {
+    this.#queue.push(event);
+    this.#open = null;
+  }
+
+  /** Hands queued events to the sink while it has room, admitting waiters as slots free up. */
+  #drain(): void {
+    while (this.#queue.length > 0) {
+      if (this.#sink.room() <= 0) {
+        this.#awaitRoom();
+        return;
+      }
+      const event = this.#queue.shift()!;
+      // Once sent the event is the sink's; appending to it then would change a delivered frame.
+      if (this.#open !== null && this.#open.data === event.data) this.#open = null;
+      this.#delivered++;
+      this.#sink.send(event);
+      this.#admitWaiters();
+    }
+  }
+
+  #admitWaiters(): void {
+    while (this.#waiters.length > 0 && this.#queue.length < LIMITS.worker_events) {
+      const waiter = this.#waiters.shift()!;
+      waiter.timer.dispose();
+      this.#push(waiter.event);
+      waiter.resolve(OK);
+    }
+  }
+
+  #awaitRoom(): void {
+    if (this.#waitingForRoom) return;
+    this.#waitingForRoom = true;
+    // A sink that rejects is broken: stop here, and waiting critical events run out their bound.
+    this.#sink.whenRoom().then(() => {
+      this.#waitingForRoom = false;
+      this.#drain();
+    }, () => undefined);
+  }
+}
