@@ -7,6 +7,9 @@ import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** ANSI colour escapes, stripped from tool output before it is quoted. */
+export const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const PROTOCOL = "magi-code.local-agent";
 
@@ -48,7 +51,7 @@ export function compileDeno(directory) {
     timeout: 180_000,
   });
   if (result.status === 0 && existsSync(output)) return { name: "deno-compiled", command: output, prefix: [] };
-  const text = `${result.stderr ?? ""}\n${result.stdout ?? ""}`.replace(/\x1b\[[0-9;]*m/g, "");
+  const text = `${result.stderr ?? ""}\n${result.stdout ?? ""}`.replace(ANSI_COLOUR, "");
   if (/denort/.test(text) && /dns error|Connect|error sending request/i.test(text)) {
     return { error: "it downloads denort from dl.deno.land, which this machine cannot reach (dns error); set DENORT_BIN to a local denort to include it" };
   }
@@ -113,7 +116,7 @@ export function readLines(stream, callback) {
   stream.setEncoding("utf8");
   stream.on("data", (chunk) => {
     const now = performance.now();
-    let text = rest + chunk;
+    const text = rest + chunk;
     let newline = text.indexOf("\n");
     let start = 0;
     while (newline !== -1) {

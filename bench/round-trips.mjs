@@ -67,7 +67,7 @@ async function segment(launcher, window, count, latencies, offset) {
   let end = 0;
   let rest = "";
   let hwmKiB = null;
-  let childCpu = [null, null];
+  const childCpu = [null, null];
   let clientCpu = null;
   let timer;
   const done = new Promise((resolve, reject) => {

@@ -21,6 +21,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  ANSI_COLOUR,
   childEnv,
   denoBinary,
   describeTree,
@@ -113,7 +114,7 @@ if (flags["no-what-if"] !== true) {
     const bundle = (entry, output, cwd = ROOT) =>
       spawnSync(deno, ["bundle", "--quiet", "--platform", "deno", "-o", output, entry], { cwd, encoding: "utf8", timeout: 180_000 });
     const firstError = (result) =>
-      `${result.stderr ?? ""}`.replace(/\x1b\[[0-9;]*m/g, "").split("\n").map((line) => line.trim()).find((line) => /error/i.test(line)) ?? `exit ${result.status}`;
+      `${result.stderr ?? ""}`.replace(ANSI_COLOUR, "").split("\n").map((line) => line.trim()).find((line) => /error/i.test(line)) ?? `exit ${result.status}`;
     const variants = [
       { key: "node", label: "node dist/magi-code.mjs (current)", launcher: nodeLauncher },
       { key: "deno", label: "deno run runtime/deno.ts (current)", launcher: denoLauncher },

@@ -11,7 +11,7 @@ const SESSIONS = "/home/user/.magi-code/sessions";
 const at = "2026-11-29T10:00:00.000Z";
 const ALL = ["session.create", "session.open", "history.page", "status", "shutdown"];
 
-function sessionFile(id: string, records: SessionRecord[]): string {
+function sessionFile(records: SessionRecord[]): string {
   return records.map((record) => decoder.decode(encodeRecord(record)!)).join("");
 }
 
@@ -88,7 +88,7 @@ describe("sessions over the protocol", () => {
   it("session.open of a stored session pages its projection and holds the writer lease until exit", async () => {
     const run = startServer();
     const id = "session-a";
-    run.runtime.fs.writeFile(`${SESSIONS}/${id}.jsonl`, sessionFile(id, conversation(id, CWD, 2)), 0o600);
+    run.runtime.fs.writeFile(`${SESSIONS}/${id}.jsonl`, sessionFile(conversation(id, CWD, 2)), 0o600);
     await ready(run);
     const opened = await call(run, "o1", "session.open", { session_id: id });
     assert.equal(opened.result!.durable, true);
@@ -110,8 +110,8 @@ describe("sessions over the protocol", () => {
 
   it("session.open answers session_missing, invalid_params, cwd_mismatch and a cwd_unverified notice", async () => {
     const run = startServer();
-    run.runtime.fs.writeFile(`${SESSIONS}/elsewhere.jsonl`, sessionFile("elsewhere", conversation("elsewhere", "/other/dir")), 0o600);
-    run.runtime.fs.writeFile(`${SESSIONS}/legacy.jsonl`, sessionFile("legacy", conversation("legacy", null)), 0o600);
+    run.runtime.fs.writeFile(`${SESSIONS}/elsewhere.jsonl`, sessionFile(conversation("elsewhere", "/other/dir")), 0o600);
+    run.runtime.fs.writeFile(`${SESSIONS}/legacy.jsonl`, sessionFile(conversation("legacy", null)), 0o600);
     await ready(run);
     assert.equal((await call(run, "o1", "session.open", { session_id: "nope" })).error?.code, "session_missing");
     assert.equal((await call(run, "o2", "session.open", { session_id: "../etc" })).error?.code, "invalid_params");
@@ -125,7 +125,7 @@ describe("sessions over the protocol", () => {
 
   it("a failed open leaves the previous attachment intact", async () => {
     const run = startServer();
-    run.runtime.fs.writeFile(`${SESSIONS}/good.jsonl`, sessionFile("good", conversation("good")), 0o600);
+    run.runtime.fs.writeFile(`${SESSIONS}/good.jsonl`, sessionFile(conversation("good")), 0o600);
     run.runtime.fs.writeFile(`${SESSIONS}/bad.jsonl`, "{not json}\n", 0o600);
     await ready(run);
     const good = await call(run, "o1", "session.open", { session_id: "good" });
@@ -139,7 +139,7 @@ describe("sessions over the protocol", () => {
 
   it("history.page answers session_missing, stale_session and stale_revision", async () => {
     const run = startServer();
-    run.runtime.fs.writeFile(`${SESSIONS}/s.jsonl`, sessionFile("s", conversation("s")), 0o600);
+    run.runtime.fs.writeFile(`${SESSIONS}/s.jsonl`, sessionFile(conversation("s")), 0o600);
     await ready(run);
     assert.equal((await call(run, "h0", "history.page", { session_id: "s", revision: "r1-00" })).error?.code, "session_missing");
     const opened = await call(run, "o1", "session.open", { session_id: "s" });
@@ -153,13 +153,13 @@ describe("sessions over the protocol", () => {
 
   it("a change to the file between pages makes the revision stale for good, even once restored", async () => {
     const run = startServer();
-    const original = sessionFile("m", conversation("m", CWD, 1));
+    const original = sessionFile(conversation("m", CWD, 1));
     run.runtime.fs.writeFile(`${SESSIONS}/m.jsonl`, original, 0o600);
     await ready(run);
     const opened = await call(run, "o1", "session.open", { session_id: "m" });
     const revision = opened.result!.revision;
     assert.ok((await call(run, "h1", "history.page", { session_id: "m", revision })).result);
-    const appended = original + sessionFile("m", [{ v: 1, type: "diagnostic", session_id: "m", at, code: "x", summary: "y" }]);
+    const appended = original + sessionFile([{ v: 1, type: "diagnostic", session_id: "m", at, code: "x", summary: "y" }]);
     run.runtime.fs.writeFile(`${SESSIONS}/m.jsonl`, appended, 0o600);
     assert.equal((await call(run, "h2", "history.page", { session_id: "m", revision })).error?.code, "stale_revision");
     run.runtime.fs.writeFile(`${SESSIONS}/m.jsonl`, original, 0o600);
@@ -171,7 +171,7 @@ describe("sessions over the protocol", () => {
   it("a same-length rewrite in place with a later mtime makes the revision stale, though dev, ino and size match", async () => {
     const clock = new ManualClock();
     const run = startServer({ clock });
-    const original = sessionFile("w", conversation("w", CWD, 1));
+    const original = sessionFile(conversation("w", CWD, 1));
     const path = `${SESSIONS}/w.jsonl`;
     run.runtime.fs.writeFile(path, original, 0o600);
     await ready(run);
@@ -199,7 +199,7 @@ describe("sessions over the protocol", () => {
   it("a second session operation while one runs answers busy, and shutdown cancels the running one", async () => {
     const run = startServer();
     const big = conversation("big", CWD, 400);
-    run.runtime.fs.writeFile(`${SESSIONS}/big.jsonl`, sessionFile("big", big), 0o600);
+    run.runtime.fs.writeFile(`${SESSIONS}/big.jsonl`, sessionFile(big), 0o600);
     await ready(run);
     run.runtime.input.push(
       line("o1", "session.open", { session_id: "big" }) + line("o2", "session.open", { session_id: "big" }) +
@@ -220,7 +220,7 @@ describe("sessions over the protocol", () => {
     const clock = new ManualClock();
     const livePids = new Set([4242, 5151]);
     const run = startServer({ clock, livePids });
-    run.runtime.fs.writeFile(`${SESSIONS}/held.jsonl`, sessionFile("held", conversation("held")), 0o600);
+    run.runtime.fs.writeFile(`${SESSIONS}/held.jsonl`, sessionFile(conversation("held")), 0o600);
     await ready(run);
     assert.ok((await call(run, "o1", "session.open", { session_id: "held" })).result);
     const rival = createMemoryRuntime({ clock, livePids, pid: 5151, fs: run.runtime.fs });
