@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { ManualClock } from "../runtime/memory.ts";
-import { type CriticalResult, RunEventChannel, splitUtf8 } from "../src/runner/event-channel.ts";
+import { type CriticalResult, RunEventChannel } from "../src/runner/event-channel.ts";
+import { splitUtf8 } from "../src/util/utf8.ts";
 import { activity, deltas, HeldSink, microtasks, SCOPE, terminal } from "./support/event-sink.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 

@@ -8,6 +8,7 @@ import {
   invalidFrameFor,
   type InvalidFrame,
   request,
+  splitAt,
   validRequest,
   validStream,
 } from "../src/fuzz/mod.ts";
@@ -81,17 +82,6 @@ function interestingCuts(bytes: Uint8Array): number[] {
   return cuts;
 }
 
-function cutAt(bytes: Uint8Array, cuts: Iterable<number>): Uint8Array[] {
-  const sorted = [...new Set(cuts)].filter((cut) => cut > 0 && cut < bytes.length).sort((a, b) => a - b);
-  const chunks: Uint8Array[] = [];
-  let start = 0;
-  for (const cut of [...sorted, bytes.length]) {
-    chunks.push(bytes.subarray(start, cut));
-    start = cut;
-  }
-  return chunks;
-}
-
 /**
  * The kit's chunking() (uniform cuts) plus at least one forced cut inside a
  * UTF-8 sequence or between CR and LF when the bytes have such a spot.
@@ -104,7 +94,7 @@ function chunkingWithInterestingCuts(bytes: Uint8Array): fc.Arbitrary<Uint8Array
       const cuts: number[] = [...forced];
       let offset = 0;
       for (const chunk of chunks.slice(0, -1)) cuts.push((offset += chunk.length));
-      return cutAt(bytes, cuts);
+      return splitAt(bytes, cuts);
     });
 }
 
@@ -314,8 +304,8 @@ async function checkBoundary(c: BoundaryCase): Promise<number> {
   const later = oversize ? `${JSON.stringify(request("after", "shutdown"))}\n` : statusLine("after");
   const stream = concatBytes([frame, later]);
   const offsets = new Set([LIMIT - 2, LIMIT - 1, LIMIT, LIMIT + 1, LIMIT + 2, c.frame.length, ...c.cuts]);
-  const splits: Uint8Array[][] = [[stream], cutAt(stream, offsets)];
-  for (const offset of offsets) if (offset > 0 && offset < stream.length) splits.push(cutAt(stream, [offset]));
+  const splits: Uint8Array[][] = [[stream], splitAt(stream, [...offsets])];
+  for (const offset of offsets) if (offset > 0 && offset < stream.length) splits.push(splitAt(stream, [offset]));
   for (const chunks of splits) {
     const where = `${c.name}, split at ${chunks.slice(0, -1).map((chunk) => chunk.length).join("+") || "nothing"}`;
     const served = await serve(chunks, false);
@@ -386,10 +376,10 @@ describe("framing: the 65,536-byte input bound", () => {
 
   it("server answers EOF after 65,536 unterminated bytes with incomplete_frame, and after 65,537 with frame_too_large", async () => {
     const exact = paddedStatus("big", LIMIT);
-    const atBound = await serve(cutAt(exact, [LIMIT - 1]), false);
+    const atBound = await serve(splitAt(exact, [LIMIT - 1]), false);
     assert.equal(atBound.code, 0);
     assert.deepEqual(atBound.frames.map(outcome), [[null, "incomplete_frame"]]);
-    const over = await serve(cutAt(paddedStatus("big", LIMIT + 1), [LIMIT]), false);
+    const over = await serve(splitAt(paddedStatus("big", LIMIT + 1), [LIMIT]), false);
     assert.equal(over.code, 0);
     assert.deepEqual(over.frames.map(outcome), [[null, "frame_too_large"]]);
   });
@@ -652,7 +642,7 @@ describe("framing: invalid UTF-8 through the server", () => {
         statusLine("u1"),
         statusLine("u2"),
       ]);
-      for (const chunks of [[stream], cutAt(stream, interestingCuts(stream))]) {
+      for (const chunks of [[stream], splitAt(stream, interestingCuts(stream))]) {
         const served = await serve(chunks, false);
         assert.equal(served.code, 0);
         assert.deepEqual(served.frames.map(outcome), [
@@ -670,7 +660,7 @@ describe("framing: invalid UTF-8 through the server", () => {
     const bom = new Uint8Array([0xef, 0xbb, 0xbf]);
     const stream = concatBytes([bom, statusLine("b1"), statusLine("b1")]);
     for (let cut = 1; cut <= 3; cut++) {
-      const served = await serve(cutAt(stream, [cut]), false);
+      const served = await serve(splitAt(stream, [cut]), false);
       assert.deepEqual(served.frames.map(outcome), [[null, "invalid_request"], ["b1", "not_initialized"]]);
     }
   });

@@ -166,16 +166,20 @@ export function invalidFrame(): fc.Arbitrary<InvalidFrame> {
  */
 export function chunking(bytes: Uint8Array, maxCuts = 32): fc.Arbitrary<Uint8Array[]> {
   if (bytes.length < 2) return fc.constant([bytes]);
-  return fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: maxCuts }).map((cuts) => {
-    const sorted = [...cuts].sort((a, b) => a - b);
-    const chunks: Uint8Array[] = [];
-    let start = 0;
-    for (const cut of [...sorted, bytes.length]) {
-      chunks.push(bytes.subarray(start, cut));
-      start = cut;
-    }
-    return chunks;
-  });
+  return fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: maxCuts })
+    .map((cuts) => splitAt(bytes, cuts));
+}
+
+/** Splits `bytes` at the given offsets (any order, duplicates ignored) into chunks that concatenate to `bytes`. */
+export function splitAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
+  const sorted = [...new Set(cuts)].filter((cut) => cut > 0 && cut < bytes.length).sort((a, b) => a - b);
+  const chunks: Uint8Array[] = [];
+  let start = 0;
+  for (const cut of [...sorted, bytes.length]) {
+    chunks.push(bytes.subarray(start, cut));
+    start = cut;
+  }
+  return chunks;
 }
 
 /** Frame lengths at and around the input bound: 65,535 to 65,538 bytes. */

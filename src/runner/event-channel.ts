@@ -12,6 +12,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { Disposable } from "../runtime.ts";
 import type { SetTimer } from "../util/async.ts";
+import { splitUtf8 } from "../util/utf8.ts";
 
 /** What every run event's `data` carries. */
 export interface RunScope {
@@ -92,27 +93,6 @@ export interface RunEventStats {
   readonly dropped: number;
 }
 
-/** Splits `text` into parts of at most `maxBytes` UTF-8 bytes (≥ 4), never inside a code point; empty text has no parts. */
-export function splitUtf8(text: string, maxBytes: number): { text: string; bytes: number }[] {
-  const parts: { text: string; bytes: number }[] = [];
-  let start = 0;
-  let bytes = 0;
-  for (let index = 0; index < text.length;) {
-    const unit = text.charCodeAt(index);
-    const pair = unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00;
-    // A lone surrogate encodes as U+FFFD: 3 bytes, as TextEncoder writes it.
-    const size = pair ? 4 : unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3;
-    if (bytes + size > maxBytes && index > start) {
-      parts.push({ text: text.slice(start, index), bytes });
-      start = index;
-      bytes = 0;
-    }
-    bytes += size;
-    index += pair ? 2 : 1;
-  }
-  if (start < text.length) parts.push({ text: text.slice(start), bytes });
-  return parts;
-}
 
 type DeltaData = { session_id: string; run_id: string; message_id: string; part: number; text: string };
 

@@ -13,6 +13,7 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/safe-names.ts";
+import { splitUtf8, utf8ByteCount } from "../util/utf8.ts";
 import { type Cooperation, Slicer } from "./slices.ts";
 import { sanitizeText, splitText } from "./text-parts.ts";
 
@@ -276,18 +277,9 @@ const SUMMARY_KINDS: ReadonlySet<HistoryKind> = new Set(["activity", "diagnostic
 
 /** Cuts `text` to at most `maxBytes` UTF-8 bytes at a code-point boundary, ending with an ellipsis when cut. */
 function clampUtf8(text: string, maxBytes: number): string {
-  if (text.length * 3 <= maxBytes) return text;
-  const encoder = new TextEncoder();
-  if (encoder.encode(text).length <= maxBytes) return text;
-  let cut = "";
-  let bytes = 0;
-  for (const char of text) {
-    const size = encoder.encode(char).length;
-    if (bytes + size > maxBytes - 3) break;
-    cut += char;
-    bytes += size;
-  }
-  return `${cut}…`;
+  if (utf8ByteCount(text) <= maxBytes) return text;
+  // The ellipsis is 3 bytes in UTF-8.
+  return `${splitUtf8(text, maxBytes - 3)[0]!.text}…`;
 }
 
 /** Redacts, sanitizes and chunks every slot, enforcing the snapshot bounds as it goes; yields after each slot. */

@@ -9,27 +9,7 @@
  * @module
  */
 
-/**
- * The UTF-8 length `new TextEncoder().encode(text).length` would report,
- * counted from UTF-16 code units. A lone surrogate counts 3 bytes because the
- * encoder writes U+FFFD in its place.
- */
-export function utf8ByteCount(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
-}
+import { utf8ByteCount } from "../util/utf8.ts";
 
 /**
  * Whether `text` encodes to between `min` and `max` UTF-8 bytes. A string of

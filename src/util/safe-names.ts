@@ -10,6 +10,7 @@
  * @module
  */
 
+import { utf8ByteCount } from "./utf8.ts";
 /** Longest display name, in UTF-8 bytes, that the wire contract admits. */
 export const MAX_DISPLAY_NAME_BYTES = 256;
 
@@ -19,7 +20,6 @@ export const REDACTION_MARKER = "[redacted]";
 /** Known secrets shorter than this are ignored: redacting "abc" everywhere would shred text. */
 export const MIN_KNOWN_SECRET_LENGTH = 8;
 
-const encoder = new TextEncoder();
 
 // deno-lint-ignore no-control-regex -- matching controls is the point
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
@@ -56,7 +56,7 @@ function isSecretRun(run: string): boolean {
 
 /** Returns the UTF-8 byte length of `text` (unpaired surrogates count as U+FFFD). */
 export function utf8ByteLength(text: string): number {
-  return encoder.encode(text).length;
+  return utf8ByteCount(text);
 }
 
 /**
