@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import type { ModelMessage, RequestParams, ToolSpec } from "../src/runner/providers/conversation.ts";
 import type { ProviderEvent } from "../src/runner/providers/events.ts";
+import { type ClaudeModel, parseClaudeModel } from "../src/runner/providers/request-anthropic.ts";
 import { assistantFromEvents, buildRequest } from "../src/runner/providers/request.ts";
 import { decodeStream } from "../src/runner/providers/stream.ts";
 import type { Endpoint } from "../src/startup/providers.ts";
@@ -165,6 +166,104 @@ describe("effort mapping", () => {
   }
 });
 
+describe("anthropic model ids", () => {
+  const cases: [string, ClaudeModel | null][] = [
+    ["claude-opus-4-6", { family: "opus", major: 4, minor: 6 }],
+    ["claude-sonnet-4-6-20260215", { family: "sonnet", major: 4, minor: 6 }],
+    ["claude-sonnet-4-5", { family: "sonnet", major: 4, minor: 5 }],
+    ["claude-opus-4-10", { family: "opus", major: 4, minor: 10 }],
+    ["claude-haiku-5", { family: "haiku", major: 5, minor: 0 }],
+    ["claude-sonnet-5", { family: "sonnet", major: 5, minor: 0 }],
+    ["claude-haiku-5-5", { family: "haiku", major: 5, minor: 5 }],
+    ["claude-fable-5", { family: "fable", major: 5, minor: 0 }],
+    // An 8-digit snapshot date is not a minor version.
+    ["claude-opus-4-20250514", { family: "opus", major: 4, minor: 0 }],
+    ["claude-opus-4-1-20250805", { family: "opus", major: 4, minor: 1 }],
+    ["claude-opus-4-7-latest", { family: "opus", major: 4, minor: 7 }],
+    // Versions before Claude 4 come first in the id.
+    ["claude-3-7-sonnet-latest", { family: "sonnet", major: 3, minor: 7 }],
+    ["claude-3-5-haiku-20241022", { family: "haiku", major: 3, minor: 5 }],
+    ["claude-3-opus-20240229", { family: "opus", major: 3, minor: 0 }],
+    // Gateway and cloud spellings.
+    ["us.anthropic.claude-opus-4-6-v1:0", { family: "opus", major: 4, minor: 6 }],
+    ["anthropic/claude-sonnet-4.6", { family: "sonnet", major: 4, minor: 6 }],
+    ["claude-opus-4-7@20260101", { family: "opus", major: 4, minor: 7 }],
+    ["Claude-Opus-4-6", { family: "opus", major: 4, minor: 6 }],
+    ["", null],
+    ["m-1", null],
+    ["gpt-5.4", null],
+    ["claude", null],
+    ["claude-opus", null],
+    ["claude-opus-latest", null],
+    ["claude-mythos-preview", null],
+    ["claude-opus-4x", null],
+    ["claude-opus-4-6x", null],
+    ["claude-opus-4-6-", null],
+    ["claude-opus-4-6 ", null],
+    ["claude-4-6", null],
+    ["my-claude-opus-4-6", null],
+    ["claude-opus-4-6/other", null],
+  ];
+  for (const [model, expected] of cases) {
+    it(`${JSON.stringify(model)} reads as ${expected === null ? "unknown" : `${expected.family} ${expected.major}.${expected.minor}`}`, () => {
+      assert.deepEqual(parseClaudeModel(model), expected);
+    });
+  }
+});
+
+describe("anthropic adaptive thinking (Claude 4.6 and later)", () => {
+  const SENT: Record<"4.6" | "4.7+", Record<Exclude<Effort, "default">, string>> = {
+    "4.6": { low: "low", medium: "medium", high: "high", xhigh: "high", max: "max" },
+    "4.7+": { low: "low", medium: "medium", high: "high", xhigh: "xhigh", max: "max" },
+  };
+  const ROOM: Record<Exclude<Effort, "default">, number> = { low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_000, max: 48_000 };
+  const models: [string, "4.6" | "4.7+" | "budget"][] = [
+    ["claude-opus-4-6", "4.6"],
+    ["claude-sonnet-4-6-20260215", "4.6"],
+    ["claude-opus-4-7", "4.7+"],
+    ["claude-opus-4-10", "4.7+"],
+    ["claude-haiku-5", "4.7+"],
+    ["claude-sonnet-5", "4.7+"],
+    ["claude-sonnet-4-5", "budget"],
+    ["claude-opus-4-5-20251101", "budget"],
+    ["claude-haiku-4-5", "budget"],
+    ["claude-3-7-sonnet-latest", "budget"],
+    ["m-1", "budget"],
+    ["claude-mythos-preview", "budget"],
+  ];
+  for (const [model, kind] of models) {
+    it(`${model}: ${kind === "budget" ? "fixed budget" : `adaptive, as Claude ${kind}`}`, () => {
+      for (const effort of EFFORTS) {
+        const sent = body("anthropic-messages", { model, effort });
+        // Thinking rejects a non-default temperature; none is ever sent.
+        for (const key of ["temperature", "top_p", "top_k"]) assert.ok(!(key in sent), `${model} ${effort}: ${key}`);
+        if (effort === "default") {
+          assert.ok(!("thinking" in sent) && !("output_config" in sent), `${model}: default sends no thinking settings`);
+          assert.equal(sent.max_tokens, 4096);
+          continue;
+        }
+        assert.equal(sent.max_tokens, 4096 + ROOM[effort], `${model} ${effort}`);
+        if (kind === "budget") {
+          assert.deepEqual(sent.thinking, { type: "enabled", budget_tokens: ROOM[effort] });
+          assert.ok(!("output_config" in sent));
+        } else {
+          assert.deepEqual(sent.thinking, { type: "adaptive", display: "summarized" });
+          assert.deepEqual(sent.output_config, { effort: SENT[kind][effort] }, `${model} ${effort}`);
+        }
+      }
+    });
+  }
+
+  it("keeps the rest of the body unchanged", () => {
+    const adaptive = body("anthropic-messages", { model: "claude-opus-4-7", effort: "high" });
+    const plain = body("anthropic-messages", { model: "claude-opus-4-7" });
+    const { thinking: _thinking, output_config: _config, max_tokens: _max, ...rest } = adaptive;
+    const { max_tokens: _plainMax, ...plainRest } = plain;
+    assert.deepEqual(rest, plainRest);
+    assert.deepEqual(Object.keys(adaptive), ["model", "stream", "max_tokens", "system", "messages", "tools", "thinking", "output_config"]);
+  });
+});
+
 describe("headers and URLs", () => {
   it("sends the key in the API's header, and no auth header without a key", () => {
     for (const api of APIS) {
@@ -213,13 +312,16 @@ const message: fc.Arbitrary<ModelMessage> = fc.oneof(
   fc.record({ role: fc.constant("tool" as const), callId, name: text, output: text, isError: fc.boolean() }),
 );
 
+// One model per Anthropic thinking shape: unknown (budget), Claude 4.6 and 4.7 (adaptive).
+const MODELS = ["m-1", "claude-sonnet-4-6", "claude-opus-4-7"] as const;
+
 describe("properties", () => {
   it("invents no text, never leaks the key, and pairs every call with its result", () => {
     fc.assert(
-      fc.property(fc.array(message, { maxLength: 12 }), fc.constantFrom(...EFFORTS), (messages, effort) => {
-        const allowed = given(messages, ["m-1", READ_FILE.name, READ_FILE.description, "object", "string", "path"]);
+      fc.property(fc.array(message, { maxLength: 12 }), fc.constantFrom(...EFFORTS), fc.constantFrom(...MODELS), (messages, effort, model) => {
+        const allowed = given(messages, [model, "adaptive", "summarized", READ_FILE.name, READ_FILE.description, "object", "string", "path"]);
         for (const api of APIS) {
-          const built = buildRequest(endpoint(api), params({ messages, effort }));
+          const built = buildRequest(endpoint(api), params({ messages, effort, model }));
           assert.ok(!built.body.includes(KEY));
           const sent = JSON.parse(built.body) as Record<string, unknown>;
           for (const value of leaves(sent)) assert.ok(allowed.has(value), `${api} invented ${JSON.stringify(value)}`);

@@ -7,6 +7,13 @@
  * signed thinking that preceded a tool call when its result is sent back;
  * tool results travel as `tool_result` blocks in the following user turn.
  *
+ * Effort: Claude 4.6 and later take adaptive thinking (`thinking.type:
+ * "adaptive"` plus `output_config.effort`) and Opus 4.7 and later reject the
+ * older fixed budget, so the model id decides the shape; every other model,
+ * an unrecognised id included, keeps `thinking.type: "enabled"` with a
+ * budget. The rules and their sources are in
+ * docs/decisions/provider-library.md.
+ *
  * @module
  */
 
@@ -24,6 +31,8 @@ import {
 /** The API version header value this builder's body shape follows. */
 export const ANTHROPIC_VERSION = "2023-06-01";
 
+// Thinking room per effort: the fixed budget on older models, and on adaptive
+// models the same room added to `max_tokens`, where thinking also counts.
 const THINKING_BUDGET: Readonly<Record<Exclude<Effort, "default">, number>> = {
   low: 2_048,
   medium: 8_192,
@@ -31,6 +40,56 @@ const THINKING_BUDGET: Readonly<Record<Exclude<Effort, "default">, number>> = {
   xhigh: 32_000,
   max: 48_000,
 };
+
+/** A Claude model id read as family and version: `claude-opus-4-6-20260101` is opus 4.6. */
+export interface ClaudeModel {
+  /** Lower-case family name, such as `opus`, `sonnet` or `haiku`. */
+  readonly family: string;
+  /** Major version: 4 in `claude-opus-4-6`. */
+  readonly major: number;
+  /** Minor version; 0 when the id names only a major version (`claude-haiku-5`). */
+  readonly minor: number;
+}
+
+// Gateway prefixes (`anthropic.`, `us.anthropic.`, `anthropic/`) before
+// `claude-`. The minor is one or two digits, so an 8-digit snapshot date is
+// not read as one, and a 1-2 digit group that cannot be the minor (as in
+// `claude-opus-4-6x`) makes the id unknown instead of version 4.0. The tail
+// takes snapshots and platform suffixes (`-20260215`, `-latest`, `-v1:0`,
+// `@20260101`). Current ids put the family first, ids before Claude 4 put
+// the version first (`claude-3-7-sonnet-latest`).
+const PREFIX = String.raw`^(?:[a-z0-9_-]+[./])*claude-`;
+const VERSION = String.raw`(\d+)(?:[-.](\d{1,2})(?!\d)|(?![-.]\d{1,2}(?!\d)))`;
+const TAIL = String.raw`(?:[-@][a-z0-9][a-z0-9.:_-]*)?$`;
+const FAMILY_FIRST = new RegExp(`${PREFIX}([a-z]+)-${VERSION}${TAIL}`, "i");
+const VERSION_FIRST = new RegExp(`${PREFIX}${VERSION}-([a-z]+)${TAIL}`, "i");
+
+/**
+ * Reads family and version from a Claude model id, or `null` when the id has
+ * no recognisable `claude-<family>-<major>[-<minor>]` (or older
+ * `claude-<major>[-<minor>]-<family>`) shape.
+ */
+export function parseClaudeModel(model: string): ClaudeModel | null {
+  const current = FAMILY_FIRST.exec(model);
+  if (current !== null) return version(current[1]!, current[2]!, current[3]);
+  const legacy = VERSION_FIRST.exec(model);
+  return legacy === null ? null : version(legacy[3]!, legacy[1]!, legacy[2]);
+}
+
+function version(family: string, major: string, minor: string | undefined): ClaudeModel {
+  return { family: family.toLowerCase(), major: Number(major), minor: minor === undefined ? 0 : Number(minor) };
+}
+
+function atLeast(model: ClaudeModel, major: number, minor: number): boolean {
+  return model.major > major || (model.major === major && model.minor >= minor);
+}
+
+// Opus/Sonnet 4.6 know low..high and max but not xhigh (added with Opus 4.7);
+// like Anthropic's own client we run it at the highest level below, `high`,
+// rather than jump to the unbounded `max`.
+function adaptiveEffort(effort: Exclude<Effort, "default">, model: ClaudeModel): string {
+  return effort === "xhigh" && !atLeast(model, 4, 7) ? "high" : effort;
+}
 
 type Block = Record<string, unknown>;
 type Turn = { role: "user" | "assistant"; content: Block[] };
@@ -76,26 +135,38 @@ function toTurns(params: RequestParams): { system: string | null; turns: Turn[] 
 }
 
 /**
- * Builds the streaming Messages request. Effort becomes extended thinking
- * with a fixed budget; `max_tokens` is the budget plus `maxOutputTokens`, so
- * thinking never eats the room meant for the answer.
+ * Builds the streaming Messages request. `default` effort sends no thinking
+ * settings. Otherwise Claude 4.6+ gets adaptive thinking with
+ * `output_config.effort` (`xhigh` runs as `high` on 4.6) and summarized
+ * thinking text, which Opus 4.7+ would otherwise omit; other models get
+ * extended thinking with a fixed budget. Either way `max_tokens` is
+ * `maxOutputTokens` plus the effort's thinking room, because thinking counts
+ * toward it and would otherwise cut the answer short. No sampling parameters
+ * are sent: thinking rejects a non-default temperature.
  */
 export function buildAnthropicRequest(endpoint: Endpoint, params: RequestParams): BuiltRequest {
   const headers = baseHeaders();
   if (params.apiKey !== null) headers["x-api-key"] = params.apiKey;
   headers["anthropic-version"] = ANTHROPIC_VERSION;
   const { system, turns } = toTurns(params);
-  const budget = params.effort === "default" ? null : THINKING_BUDGET[params.effort];
+  const effort = params.effort === "default" ? null : params.effort;
+  const budget = effort === null ? 0 : THINKING_BUDGET[effort];
   const body: Record<string, unknown> = {
     model: params.model,
     stream: true,
-    max_tokens: params.maxOutputTokens + (budget ?? 0),
+    max_tokens: params.maxOutputTokens + budget,
   };
   if (system !== null) body.system = system;
   body.messages = turns;
   if (params.tools.length > 0) {
     body.tools = params.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters }));
   }
-  if (budget !== null) body.thinking = { type: "enabled", budget_tokens: budget };
+  if (effort !== null) {
+    const claude = parseClaudeModel(params.model);
+    if (claude !== null && atLeast(claude, 4, 6)) {
+      body.thinking = { type: "adaptive", display: "summarized" };
+      body.output_config = { effort: adaptiveEffort(effort, claude) };
+    } else body.thinking = { type: "enabled", budget_tokens: budget };
+  }
   return { url: joinUrl(endpoint, "messages"), headers, body: JSON.stringify(body) };
 }
