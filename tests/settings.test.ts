@@ -36,10 +36,14 @@ const endpoints = fc.tuple(
   optional({ openai: override, anthropic: override, ollama: override }),
   fc.dictionary(customName, custom, { maxKeys: 3, noNullPrototype: true }),
 ).map(([builtins, customs]): Record<string, EndpointSettings> => ({ ...builtins, ...customs }));
+const toolName = fc.stringMatching(/^[a-z][a-z0-9_]{0,63}$/).filter((n) => !RESERVED.includes(n));
+const tools = fc.dictionary(toolName, fc.constantFrom("allow", "ask", "deny" as const), { maxKeys: 4, noNullPrototype: true });
 const settingsArb: fc.Arbitrary<Settings> = optional({
   $schema: fc.string(),
   model: optional({ provider: providerName, model: modelId, effort: fc.constantFrom(...EFFORTS) }),
   providers: optional({ endpoints }),
+  tools,
+  agent: optional({ max_steps: fc.integer({ min: 1, max: 200 }) }),
 });
 
 // ---- parseSettingsText()
@@ -157,6 +161,8 @@ test("mergeSettings() lets the project value win for every field", () => {
     const merged = mergeSettings(global, project);
     assert.equal(merged.$schema, project.$schema ?? global.$schema);
     for (const f of modelFields) assert.equal(merged.model?.[f], project.model?.[f] ?? global.model?.[f]);
+    assert.equal(merged.agent?.max_steps, project.agent?.max_steps ?? global.agent?.max_steps);
+    assert.deepEqual(merged.tools, global.tools === undefined && project.tools === undefined ? undefined : { ...global.tools, ...project.tools });
     const g = global.providers?.endpoints ?? {};
     const p = project.providers?.endpoints ?? {};
     const names = new Set([...Object.keys(g), ...Object.keys(p)]);

@@ -6,7 +6,8 @@ import * as v from "valibot";
 import { editFileTool } from "../src/runner/tools/edit-file.ts";
 import { compileGlob } from "../src/runner/tools/glob-match.ts";
 import { describeCall, invokeTool } from "../src/runner/tools/invoke.ts";
-import { builtinTools, findBuiltinTool, resolvePolicy } from "../src/runner/tools/registry.ts";
+import { DEFAULT_POLICIES, resolvePolicy } from "../src/runner/tools/policies.ts";
+import { builtinTools, findBuiltinTool } from "../src/runner/tools/registry.ts";
 import { clampUtf8, tailUtf8 } from "../src/runner/tools/text.ts";
 import { type AnyTool, MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type ToolContext, type ToolResult } from "../src/runner/tools/tool.ts";
 import { exactObject } from "../src/util/exact-object.ts";
@@ -29,9 +30,9 @@ function assertBounded(result: ToolResult): void {
 }
 
 describe("tool definitions", () => {
-  it("builtinTools() offers the seven tools with reads allowed and writes and shell asking", () => {
-    const policies = Object.fromEntries(builtinTools().map((t) => [t.name, t.defaultPolicy]));
-    assert.deepEqual(policies, {
+  it("builtinTools() offers the seven tools, each with a default policy: reads allowed, writes and shell asking", () => {
+    assert.deepEqual(builtinTools().map((t) => t.name), Object.keys(DEFAULT_POLICIES));
+    assert.deepEqual(DEFAULT_POLICIES, {
       read_file: "allow",
       list_directory: "allow",
       glob: "allow",
@@ -439,7 +440,6 @@ describe("invokeTool() and describeCall()", () => {
     description: "A tool that misbehaves, for testing the safety net.",
     schema: Params as never,
     parameters: {},
-    defaultPolicy: "allow",
     describe: () => `${SECRET} ${"d".repeat(5000)}`,
     run: () => (fail ? Promise.reject(new Error(`boom at /etc/shadow ${SECRET}`)) : Promise.resolve({ ok: true, output, summary })),
   });

@@ -1,7 +1,8 @@
 /**
  * Named provider endpoints and local readiness.
  *
- * Readiness is decided from settings and the environment alone: no request is
+ * Readiness is decided from settings, the environment and the credentials
+ * file alone: no request is
  * ever made here, so `ready` means "configured", not "reachable". The spec
  * forbids provider generation, catalog fetches and OAuth exchanges during
  * initialization, and a local check keeps startup fast and offline-safe.
@@ -10,6 +11,7 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
+import type { Credentials } from "./credentials.ts";
 import {
   BUILTIN_PROVIDER_NAMES,
   type BuiltinProviderName,
@@ -26,7 +28,10 @@ export interface Endpoint {
   readonly api: ProviderApi;
   /** Absolute http(s) base URL. */
   readonly baseUrl: string;
-  /** Environment variable that must hold a non-empty key, or `null` when none is needed. */
+  /**
+   * Environment variable holding the key, or `null` when none is needed. A
+   * credentials-file entry under {@link Endpoint.name} stands in for it.
+   */
   readonly apiKeyEnv: string | null;
   /** Model used when settings name none; custom endpoints have none. */
   readonly defaultModel: string | null;
@@ -110,43 +115,70 @@ export function resolveEndpoints(settings: Settings): Map<string, Endpoint> {
 }
 
 /**
+ * The API key for `endpoint`: the variable its `apiKeyEnv` names when that is
+ * set and not blank (so a key exported for one shell session overrides the
+ * stored one), else the credentials-file entry under the endpoint's name,
+ * else `null`. A stored key is used even when `apiKeyEnv` is `null`: a local
+ * server started with `--api-key` needs no variable. Project files cannot
+ * claim a credential's name for a new endpoint (`project-trust.ts`), so a
+ * stored key only reaches endpoints the user configured.
+ */
+export function apiKeyFor(
+  endpoint: Endpoint,
+  env: (name: string) => string | undefined,
+  credentials: Credentials,
+): string | null {
+  const exported = endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv);
+  if (exported !== undefined && /\S/.test(exported)) return exported;
+  const stored = credentials.get(endpoint.name);
+  return stored !== undefined && /\S/.test(stored) ? stored : null;
+}
+
+/**
  * Resolves the startup selection and decides readiness locally. An unknown
- * provider, or a custom one without a model, is `configuration_invalid`; a
- * required key variable that is unset or blank is `provider_unavailable`.
- * The key's value is only tested for a non-blank character and is never kept
- * or returned.
+ * provider, or a custom one without a model, is `configuration_invalid`; an
+ * endpoint with a key variable is `provider_unavailable` unless
+ * {@link apiKeyFor} finds a key in the variable or in `credentials`. The key
+ * is only tested for presence and is never kept or returned.
  */
 export function resolveSelection(
   settings: Settings,
   env: (name: string) => string | undefined,
+  credentials: Credentials = new Map(),
 ): SelectionResult {
   const provider = settings.model?.provider ?? DEFAULT_PROVIDER;
   const endpoint = resolveEndpoints(settings).get(provider);
   if (endpoint === undefined) return { ok: false, code: ErrorCode.configurationInvalid };
   const model = settings.model?.model ?? endpoint.defaultModel;
   if (model === null) return { ok: false, code: ErrorCode.configurationInvalid };
-  if (endpoint.apiKeyEnv !== null && !hasNonBlankValue(env, endpoint.apiKeyEnv)) {
+  if (endpoint.apiKeyEnv !== null && !hasKey(endpoint, env, credentials)) {
     return { ok: false, code: ErrorCode.providerUnavailable };
   }
   return { ok: true, selection: { provider, model, effort: settings.model?.effort ?? "default", endpoint } };
 }
 
-// Kept separate so the value never shares a scope with anything returned.
-function hasNonBlankValue(env: (name: string) => string | undefined, name: string): boolean {
-  const value = env(name);
-  return value !== undefined && /\S/.test(value);
+// Kept separate so the key never shares a scope with anything returned.
+function hasKey(endpoint: Endpoint, env: (name: string) => string | undefined, credentials: Credentials): boolean {
+  return apiKeyFor(endpoint, env, credentials) !== null;
 }
 
 /**
- * The values of every configured key variable that is set, for redaction:
- * whatever a provider, a tool or a stored history echoes back, these strings
- * never reach the client. Values shorter than the redactor's minimum are
- * still returned; `redactSecrets` decides what it can safely match.
+ * The values of every configured key variable that is set, and of every
+ * credentials-file entry (used or not), for redaction: whatever a provider,
+ * a tool or a stored history echoes back, these strings never reach the
+ * client. Values shorter than the redactor's minimum are still returned;
+ * `redactSecrets` decides what it can safely match.
  */
-export function configuredSecrets(settings: Settings, env: (name: string) => string | undefined): string[] {
+export function configuredSecrets(
+  settings: Settings,
+  env: (name: string) => string | undefined,
+  credentials: Credentials = new Map(),
+): string[] {
   const secrets = new Set<string>();
-  for (const endpoint of resolveEndpoints(settings).values()) {
-    const value = endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv);
+  const values = [...resolveEndpoints(settings).values()].map((endpoint) =>
+    endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv)
+  );
+  for (const value of [...values, ...credentials.values()]) {
     if (value === undefined || !/\S/.test(value)) continue;
     // HTTP clients trim header values, so the trimmed key is what a provider may echo back.
     secrets.add(value);

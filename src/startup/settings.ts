@@ -17,6 +17,7 @@ import * as v from "valibot";
 // interop expose as named ESM exports, so this form works unchanged on both.
 import { parseTree, type Node, type ParseError } from "jsonc-parser";
 import { ErrorCode } from "../protocol/errors.ts";
+import { type ApprovalPolicy, ApprovalPolicySchema } from "../runner/tools/tool.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
@@ -43,7 +44,15 @@ export const BUILTIN_PROVIDER_NAMES = ["openai", "anthropic", "ollama"] as const
 /** One built-in provider name. */
 export type BuiltinProviderName = typeof BUILTIN_PROVIDER_NAMES[number];
 
-const PROVIDER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** Model requests per turn when `agent.max_steps` is unset. */
+export const DEFAULT_MAX_STEPS = 50;
+/** Largest `agent.max_steps` accepted. */
+export const MAX_STEPS_LIMIT = 200;
+
+/** Provider names, in settings and in the credentials file. */
+export const PROVIDER_NAME: RegExp = /^[A-Za-z0-9._-]{1,64}$/;
+/** Tool names a `tools` entry may use: the built-ins' snake_case, and room for MCP tools. */
+export const TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,63}$/;
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const described = v.description;
 
@@ -123,6 +132,30 @@ const EndpointsSchema = v.pipe(
   described("Named endpoints: partial overrides of openai/anthropic/ollama, or complete custom ones."),
 );
 
+// A record keyed by pattern; names that match no tool are accepted (MCP tools
+// are named at run time) and have no effect.
+const ToolsSchema = v.pipe(
+  notArray,
+  v.record(
+    v.pipe(v.string(), v.regex(TOOL_NAME)),
+    v.pipe(ApprovalPolicySchema, described("allow: run without asking; ask: ask the user first; deny: refuse.")),
+  ),
+  described("Approval policy per tool name. A project file may only make a policy stricter (allow < ask < deny)."),
+);
+
+const AgentSchema = v.pipe(
+  exactObject({
+    max_steps: v.exactOptional(v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.maxValue(MAX_STEPS_LIMIT),
+      described(`Model requests per turn, 1-${MAX_STEPS_LIMIT}; default ${DEFAULT_MAX_STEPS}.`),
+    )),
+  }),
+  described("Limits of one turn."),
+);
+
 /** The valibot schema of one `settings.jsonc` file. Unknown keys are errors at every level. */
 export const SettingsSchema = exactObject({
   $schema: v.exactOptional(v.pipe(v.string(), described("JSON Schema URL for editors; ignored at runtime."))),
@@ -135,6 +168,8 @@ export const SettingsSchema = exactObject({
     described("Startup selection; omitted fields use the provider's defaults."),
   )),
   providers: v.exactOptional(exactObject({ endpoints: v.exactOptional(EndpointsSchema) })),
+  tools: v.exactOptional(ToolsSchema),
+  agent: v.exactOptional(AgentSchema),
 });
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
@@ -152,11 +187,20 @@ export interface ModelSettings {
   readonly effort?: Effort;
 }
 
+/** The `agent` section. */
+export interface AgentSettings {
+  /** Model requests per turn; the runner applies {@link DEFAULT_MAX_STEPS} when unset. */
+  readonly max_steps?: number;
+}
+
 /** A validated settings file, or the merge of two. `$schema` is an editor hint, ignored at runtime. */
 export interface Settings {
   readonly $schema?: string;
   readonly model?: ModelSettings;
   readonly providers?: { readonly endpoints?: Readonly<Record<string, EndpointSettings>> };
+  /** Approval policy per tool name; tools not named keep their built-in default. */
+  readonly tools?: Readonly<Record<string, ApprovalPolicy>>;
+  readonly agent?: AgentSettings;
 }
 
 /** Outcome of parsing one settings text. */
@@ -171,8 +215,12 @@ const RESERVED_KEYS = new Set(["__proto__", "prototype", "constructor"]);
 // The deepest valid settings value is 4 containers down; anything far deeper is invalid anyway.
 const MAX_DEPTH = 8;
 
-/** Converts a parse tree to plain data, or `undefined` on duplicate/reserved keys or excess depth. */
-function treeToValue(node: Node, depth: number): unknown {
+/**
+ * Converts a JSONC parse tree to plain data, or `undefined` on duplicate or
+ * reserved (`__proto__`, `prototype`, `constructor`) keys or excess depth.
+ * Shared with the credentials file, whose names follow the same rules.
+ */
+export function treeToValue(node: Node, depth: number): unknown {
   if (node.type === "object" || node.type === "array") {
     if (depth >= MAX_DEPTH) return undefined;
     const children = node.children ?? [];
@@ -218,9 +266,11 @@ export function parseSettingsText(text: string): ParseSettingsResult {
 }
 
 /**
- * Merges global and project settings; the project wins. `model` merges field
- * by field, `providers.endpoints` per name and, within a name, field by field.
- * A section present on either side is present in the result.
+ * Merges global and project settings; the project wins. `model` and `agent`
+ * merge field by field, `tools` per tool name, `providers.endpoints` per name
+ * and, within a name, field by field. A section present on either side is
+ * present in the result. Whether the project may win is decided before this,
+ * in `project-trust.ts`.
  */
 export function mergeSettings(global: Settings, project: Settings): Settings {
   const own = (map: Readonly<Record<string, EndpointSettings>> | undefined, name: string) =>
@@ -237,5 +287,10 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     const endpoints = Object.fromEntries(names.map((name) => [name, { ...own(g, name), ...own(p, name) }]));
     out.providers = g === undefined && p === undefined ? {} : { endpoints };
   }
+  if (global.tools !== undefined || project.tools !== undefined) {
+    // Own entries only, through fromEntries, for the same prototype reason as endpoints.
+    out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
+  }
+  if (global.agent !== undefined || project.agent !== undefined) out.agent = { ...global.agent, ...project.agent };
   return out;
 }

@@ -1,7 +1,8 @@
 /**
  * The single startup task behind `initialize`: resolve and create `MC_HOME`,
- * capture the context identity, load settings and decide the effective
- * provider and model, all locally. No network request is ever made here, and
+ * capture the context identity, load the credentials file and settings,
+ * decide the effective provider and model and read the `AGENTS.md`
+ * instructions, all locally. No network request is ever made here, and
  * no provider SDK is loaded.
  *
  * @module
@@ -11,6 +12,8 @@ import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, type Runtime } from "../runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { isAbsolute, joinPath } from "../util/paths.ts";
+import { CREDENTIALS_FILE, type Credentials, loadCredentials } from "./credentials.ts";
+import { type Instruction, loadInstructions } from "./instructions.ts";
 import { resolveSelection, type Selection } from "./providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "./settings.ts";
 import { loadSettings } from "./settings-load.ts";
@@ -30,6 +33,10 @@ export interface StartupSnapshot {
   readonly settings: Settings;
   /** The effective provider, model and effort. */
   readonly selection: Selection;
+  /** Provider name to key, from `$MC_HOME/credentials.json`; empty without one. Never logged or sent. */
+  readonly credentials: Credentials;
+  /** `AGENTS.md` texts, global first and workspace last (the workspace wins on conflicts). */
+  readonly instructions: readonly Instruction[];
 }
 
 /** The outcome of {@link runStartup}. */
@@ -123,14 +130,23 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (signal.aborted) return cancelled;
   const contextId = await contextIdentity(cwd, home);
 
+  // Credentials come first: the project trust check needs their provider names.
+  const stored = await loadCredentials(runtime.fs, joinPath(home, CREDENTIALS_FILE), signal);
+  if (signal.aborted) return cancelled;
+  if (!stored.ok) return { ok: false, code: stored.code, contextId };
+  const credentials = stored.credentials;
+
   const loaded = await loadSettings(runtime.fs, {
     global: joinPath(home, GLOBAL_SETTINGS_FILE),
     project: await projectSettingsPath(runtime, cwd, home),
-  }, signal);
+  }, signal, new Set(credentials.keys()));
   if (signal.aborted) return cancelled;
   if (!loaded.ok) return { ok: false, code: loaded.code, contextId };
 
-  const selected = resolveSelection(loaded.settings, (name) => runtime.env(name));
+  const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials);
   if (!selected.ok) return { ok: false, code: selected.code, contextId };
-  return { ok: true, snapshot: { home, cwd, contextId, settings: loaded.settings, selection: selected.selection } };
+  const instructions = await loadInstructions(runtime.fs, { home, cwd }, signal);
+  if (signal.aborted) return cancelled;
+  const snapshot = { home, cwd, contextId, settings: loaded.settings, selection: selected.selection, credentials, instructions };
+  return { ok: true, snapshot };
 }

@@ -120,7 +120,6 @@ export const editFileTool: Tool<EditFileParams> = {
     required: ["path", "old_text", "new_text"],
     additionalProperties: false,
   },
-  defaultPolicy: "ask",
   describe: (params) => `Edit ${quote(params.path)} (${params.replace_all === true ? "replace every occurrence" : "replace one occurrence"})`,
   run,
 };

@@ -94,7 +94,6 @@ export const globTool: Tool<GlobParams> = {
     required: ["pattern"],
     additionalProperties: false,
   },
-  defaultPolicy: "allow",
   describe: (params) => `Find ${quote(params.pattern)}${params.path === undefined ? "" : ` in ${quote(params.path)}`}`,
   run,
 };

@@ -158,7 +158,6 @@ export const grepTool: Tool<GrepParams> = {
     required: ["pattern"],
     additionalProperties: false,
   },
-  defaultPolicy: "allow",
   describe: (params) => `Search for ${label(params).slice("grep ".length)}`,
   run,
 };

@@ -87,7 +87,6 @@ export const listDirectoryTool: Tool<ListDirectoryParams> = {
     required: [],
     additionalProperties: false,
   },
-  defaultPolicy: "allow",
   describe: (params) => `List ${quote(params.path ?? ".")}`,
   run,
 };

@@ -173,7 +173,6 @@ export const readFileTool: Tool<ReadFileParams> = {
     required: ["path"],
     additionalProperties: false,
   },
-  defaultPolicy: "allow",
   describe: (params) => `Read ${quote(params.path)}${range(params)}`,
   run,
 };

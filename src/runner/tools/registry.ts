@@ -1,7 +1,7 @@
 /**
- * The built-in tool set and how a call's approval policy is chosen: a policy
- * named in settings wins, then the tool's default (reads `allow`, writes and
- * shell `ask`), and a tool that is not built in (an MCP tool, say) asks.
+ * The built-in tool set, in the order it is offered to the model. Approval
+ * policies live apart, in `policies.ts`, so startup can check them without
+ * loading any tool.
  *
  * @module
  */
@@ -12,7 +12,7 @@ import { grepTool } from "./grep.ts";
 import { listDirectoryTool } from "./list-directory.ts";
 import { readFileTool } from "./read-file.ts";
 import { shellTool } from "./shell.ts";
-import { APPROVAL_POLICIES, type AnyTool, type ApprovalPolicy } from "./tool.ts";
+import type { AnyTool } from "./tool.ts";
 import { writeFileTool } from "./write-file.ts";
 
 const BUILTINS: readonly AnyTool[] = Object.freeze([
@@ -33,17 +33,4 @@ export function builtinTools(): readonly AnyTool[] {
 /** The built-in tool called `name`, if any. */
 export function findBuiltinTool(name: string): AnyTool | undefined {
   return BUILTINS.find((tool) => tool.name === name);
-}
-
-/**
- * The policy for calls to `toolName`: `settingsPolicies[toolName]` when it is
- * an own property holding a valid policy (settings validation should have
- * refused anything else), else the built-in default, else `ask`.
- */
-export function resolvePolicy(toolName: string, settingsPolicies?: Readonly<Record<string, ApprovalPolicy>>): ApprovalPolicy {
-  if (settingsPolicies !== undefined && Object.prototype.hasOwnProperty.call(settingsPolicies, toolName)) {
-    const configured = settingsPolicies[toolName];
-    if (APPROVAL_POLICIES.includes(configured as ApprovalPolicy)) return configured as ApprovalPolicy;
-  }
-  return findBuiltinTool(toolName)?.defaultPolicy ?? "ask";
 }

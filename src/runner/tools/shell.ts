@@ -193,7 +193,6 @@ export const shellTool: Tool<ShellParams> = {
     required: ["command"],
     additionalProperties: false,
   },
-  defaultPolicy: "ask",
   describe: (params) => `Run ${quote(params.command, 900)} (timeout ${params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS} s)`,
   run,
 };

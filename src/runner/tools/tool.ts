@@ -19,9 +19,6 @@ import type { Runtime } from "../../runtime.ts";
 /** What happens when the model calls a tool: run it, ask the user first, or refuse. */
 export type ApprovalPolicy = "allow" | "ask" | "deny";
 
-/** Every {@link ApprovalPolicy}, for validating settings. */
-export const APPROVAL_POLICIES: readonly ApprovalPolicy[] = Object.freeze(["allow", "ask", "deny"]);
-
 /** Validates one {@link ApprovalPolicy}, for the settings schema. */
 export const ApprovalPolicySchema = v.picklist(["allow", "ask", "deny"]);
 
@@ -71,8 +68,6 @@ export interface Tool<P> {
   readonly schema: v.GenericSchema<Record<string, unknown>, P>;
   /** The same schema as JSON Schema, for providers; a test keeps it equal to {@link Tool.schema}. */
   readonly parameters: JsonSchema;
-  /** The policy when settings name none. */
-  readonly defaultPolicy: ApprovalPolicy;
   /** Safe one-line description for approval prompts and the started activity, ≤ 1,024 bytes, no file contents. */
   describe(params: P): string;
   /** Runs the call; never throws for bad input or failed operations. */

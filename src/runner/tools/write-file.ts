@@ -67,7 +67,6 @@ export const writeFileTool: Tool<WriteFileParams> = {
     required: ["path", "content"],
     additionalProperties: false,
   },
-  defaultPolicy: "ask",
   describe: (params) => `Write ${formatBytes(new TextEncoder().encode(params.content).length)} to ${quote(params.path)}`,
   run,
 };

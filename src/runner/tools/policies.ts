@@ -1,0 +1,44 @@
+/**
+ * Approval policies of tool calls: the built-in defaults, their order of
+ * strictness, and how a call's policy is chosen. Kept apart from the tools
+ * themselves so startup (the project trust rule) can use it without loading
+ * any tool code, which is only loaded with the first turn.
+ *
+ * @module
+ */
+
+import type { ApprovalPolicy } from "./tool.ts";
+
+/** The policy of each built-in tool when settings name none: reads run, writes and shell ask. */
+export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({
+  read_file: "allow",
+  list_directory: "allow",
+  glob: "allow",
+  grep: "allow",
+  write_file: "ask",
+  edit_file: "ask",
+  shell: "ask",
+});
+
+const STRICTNESS: Readonly<Record<ApprovalPolicy, number>> = Object.freeze({ allow: 0, ask: 1, deny: 2 });
+
+/** Whether `candidate` lets at most as much run unattended as `baseline` (allow < ask < deny). */
+export function isAtLeastAsStrict(candidate: ApprovalPolicy, baseline: ApprovalPolicy): boolean {
+  return STRICTNESS[candidate] >= STRICTNESS[baseline];
+}
+
+const own = (table: object, key: string) => Object.prototype.hasOwnProperty.call(table, key);
+
+/**
+ * The policy for calls to `toolName`: `settingsPolicies[toolName]` when it is
+ * an own property holding a valid policy (settings validation should have
+ * refused anything else), else the built-in default, else `ask` (a tool that
+ * is not built in, an MCP tool say).
+ */
+export function resolvePolicy(toolName: string, settingsPolicies?: Readonly<Record<string, ApprovalPolicy>>): ApprovalPolicy {
+  if (settingsPolicies !== undefined && own(settingsPolicies, toolName)) {
+    const configured = settingsPolicies[toolName];
+    if (configured !== undefined && own(STRICTNESS, configured)) return configured;
+  }
+  return own(DEFAULT_POLICIES, toolName) ? DEFAULT_POLICIES[toolName]! : "ask";
+}
