@@ -220,6 +220,7 @@ export function createDenoRuntime(): Runtime {
     pid: Deno.pid,
     isProcessAlive,
     hostname,
+    fetch: (url, init) => globalThis.fetch(url, init),
     platform: Deno.build.os,
     exit: (code) => Deno.exit(code),
   };

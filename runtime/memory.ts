@@ -96,6 +96,8 @@ export interface MemoryRuntimeOptions {
    * to several runtimes to simulate children on one host (default: only `pid`).
    */
   readonly livePids?: Set<number>;
+  /** The HTTP client (default: the global `fetch`; tests reach loopback servers with it). */
+  readonly fetch?: Runtime["fetch"];
   /** What {@link Runtime.hostname} answers (default `"memory"`). */
   readonly hostname?: string | null;
   /** A filesystem to share with other runtimes (default: a fresh one). */
@@ -180,6 +182,7 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     pid,
     isProcessAlive: (candidate) => livePids.has(candidate),
     hostname: () => hostname,
+    fetch: options.fetch ?? ((url, init) => globalThis.fetch(url, init)),
     platform: "linux",
     exit: (code) => {
       throw new MemoryExit(code);

@@ -275,6 +275,7 @@ export function createNodeRuntime(): Runtime {
     pid: process.pid,
     isProcessAlive,
     hostname,
+    fetch: (url, init) => globalThis.fetch(url, init),
     platform: process.platform === "win32" ? "windows" : process.platform,
     exit: (code) => process.exit(code),
   };

@@ -1,19 +1,27 @@
 #!/usr/bin/env node
-// Bundles the Node entry point into one ESM file, dist/magi-code.mjs, the npm
-// `bin`. Node 20 has no compile cache and pays per module for resolution and
-// (for jsonc-parser's UMD build) its CommonJS loader: one tree-shaken file
-// starts about 30 ms faster (see bench/README.md). Deno runs the sources.
+// Bundles the Node entry point into dist/magi-code.mjs, the npm `bin`. Node 20
+// has no compile cache and pays per module for resolution and (for
+// jsonc-parser's UMD build) its CommonJS loader: one tree-shaken file starts
+// about 30 ms faster (see bench/README.md). Code splitting keeps what only
+// turns need (provider clients, tools, re2js) in chunks under dist/chunks/,
+// loaded by the dynamic import behind the turn worker's warm-up, so cold
+// start does not parse it. Deno runs the sources.
 import { build } from "esbuild";
-import { chmod } from "node:fs/promises";
+import { chmod, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const outfile = join(root, "dist", "magi-code.mjs");
+const outdir = join(root, "dist");
 
+// Chunk names carry content hashes; stale ones from earlier builds would pile up.
+await rm(join(outdir, "chunks"), { recursive: true, force: true });
 await build({
-  entryPoints: [join(root, "runtime", "node.ts")],
-  outfile,
+  entryPoints: { "magi-code": join(root, "runtime", "node.ts") },
+  outdir,
+  outExtension: { ".js": ".mjs" },
+  chunkNames: "chunks/[name]-[hash]",
+  splitting: true,
   bundle: true,
   platform: "node",
   format: "esm",
@@ -25,4 +33,4 @@ await build({
   alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   logLevel: "warning",
 });
-await chmod(outfile, 0o755);
+await chmod(join(outdir, "magi-code.mjs"), 0o755);

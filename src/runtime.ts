@@ -280,6 +280,11 @@ export interface Runtime {
   hostname(): string | null;
   /** `"linux"`, `"darwin"`, `"windows"` or another platform name. */
   readonly platform: string;
+  /**
+   * HTTP requests (provider calls): the Web `fetch`, which Node 20 and Deno
+   * both provide, passed in so an embedder or test can route requests.
+   */
+  fetch(url: string, init: RequestInit): Promise<Response>;
   /** Ends the process with `code`, abandoning pending I/O. */
   exit(code: number): never;
 }

@@ -14,14 +14,20 @@ import { parseFrame } from "./protocol/json.ts";
 import { IdLedger } from "./protocol/ledger.ts";
 import { LIMITS } from "./protocol/limits.ts";
 import {
+  ApprovalAnswerParamsSchema,
   EmptyParamsSchema,
   type HistoryPageParams,
   HistoryPageParamsSchema,
   type InitializeParams,
   InitializeParamsSchema,
   SessionOpenParamsSchema,
+  TurnCancelParamsSchema,
+  TurnStartParamsSchema,
 } from "./protocol/schemas.ts";
 import type { Runtime } from "./runtime.ts";
+import type { RunEventSink } from "./runner/event-channel.ts";
+import { runConfig } from "./runner/config.ts";
+import { TurnWorker } from "./runner/turns.ts";
 import { Lifecycle } from "./startup/lifecycle.ts";
 import { configuredSecrets } from "./startup/providers.ts";
 import { runStartup, type StartupOutcome, type StartupSnapshot } from "./startup/startup.ts";
@@ -55,6 +61,10 @@ function isBlank(bytes: Uint8Array): boolean {
 /** Pending output frames at which the read loop waits for the writer (half the bound). */
 const FLOW_CONTROL_PENDING = LIMITS.pending_output_frames / 2;
 
+/** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
+const RESPONSE_RESERVE = 4;
+const EVENT_SLOTS = LIMITS.pending_output_frames - RESPONSE_RESERVE;
+
 const STARTUP_CRASHED: StartupOutcome = { ok: false, code: Codes.startupFailed, contextId: null };
 
 class Connection {
@@ -71,6 +81,7 @@ class Connection {
   #closing = false;
   #pendingInitialize: string | null = null;
   #sessions: SessionWorker | null = null;
+  #turns: TurnWorker | null = null;
 
   constructor(runtime: Runtime) {
     this.#runtime = runtime;
@@ -100,6 +111,12 @@ class Connection {
           "history.page",
           method(HistoryPageParamsSchema, (id, params: HistoryPageParams) =>
             this.#session(id, (store) => store.page(params.session_id, params.revision, params.cursor ?? null))),
+        ],
+        ["turn.start", method(TurnStartParamsSchema, (id, params) => this.#turn(id, (turns) => turns.start(id, params)))],
+        ["turn.cancel", method(TurnCancelParamsSchema, (id, params) => this.#turn(id, (turns) => turns.cancel(id, params)))],
+        [
+          "approval.answer",
+          method(ApprovalAnswerParamsSchema, (id, params) => this.#turn(id, (turns) => turns.answer(id, params))),
         ],
       ]),
       reply.error,
@@ -194,7 +211,7 @@ class Connection {
       this.#pendingInitialize = null;
       this.#lifecycle.settle(outcome);
       if (!outcome.ok) return this.#sendError(id, outcome.code);
-      this.#sessions = this.#createSessions(outcome.snapshot);
+      this.#createWorkers(outcome.snapshot);
       this.#send(() =>
         this.#encoder.result(id, {
           capabilities: this.#dispatcher.methods,
@@ -202,6 +219,8 @@ class Connection {
           status: this.#lifecycle.status(),
         })
       );
+      // Warm-up: the first turn should not pay for loading the provider clients and tools.
+      void this.#turns?.warm().catch(() => {});
     });
   }
 
@@ -209,18 +228,45 @@ class Connection {
     if (this.#lifecycle.phase.kind === "new") return this.#sendError(id, Codes.notInitialized);
     const status = this.#lifecycle.status();
     const sessionId = this.#sessions?.sessionId ?? null;
-    this.#send(() => this.#encoder.result(id, sessionId === null ? status : { ...status, session_id: sessionId }));
+    const runId = this.#turns?.runId ?? null;
+    if (sessionId === null && runId === null) return this.#send(() => this.#encoder.result(id, status));
+    const running = runId === null ? {} : { state: "running", run_id: runId };
+    this.#send(() => this.#encoder.result(id, { ...status, session_id: sessionId, ...running }));
   }
 
-  #createSessions(snapshot: StartupSnapshot): SessionWorker {
-    const store = new SessionStore({
-      runtime: this.#runtime,
-      home: snapshot.home,
-      cwd: snapshot.cwd,
-      instanceId: this.#encoder.instanceId,
-      secrets: configuredSecrets(snapshot.settings, (name) => this.#runtime.env(name)),
+  #createWorkers(snapshot: StartupSnapshot): void {
+    const runtime = this.#runtime;
+    const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
+    const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: this.#encoder.instanceId, secrets });
+    const sessions = new SessionWorker(store, this.#reply, () => this.#turns?.runId !== null);
+    this.#sessions = sessions;
+    this.#turns = new TurnWorker({
+      runtime,
+      store,
+      sessionsBusy: () => sessions.busy,
+      replies: this.#reply,
+      sink: this.#eventSink(),
+      config: runConfig(runtime, snapshot, secrets),
     });
-    return new SessionWorker(store, this.#reply);
+  }
+
+  /** Run events go to the writer while it has room beyond the response reserve. */
+  #eventSink(): RunEventSink {
+    const writer = this.#writer;
+    return {
+      // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
+      room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),
+      whenRoom: () => writer.whenPendingBelow(EVENT_SLOTS),
+      send: (event) => this.#send(() => this.#encoder.event(event.event, event.data)),
+    };
+  }
+
+  /** Turn operations need a ready startup; a failed one answers its own code. */
+  #turn(id: string, operation: (turns: TurnWorker) => void): void {
+    const phase = this.#lifecycle.phase;
+    if (phase.kind === "failed") return this.#sendError(id, phase.code);
+    if (this.#turns === null) return this.#sendError(id, Codes.notInitialized);
+    operation(this.#turns);
   }
 
   /** Session and history operations need a ready startup; a failed one answers its own code. */
@@ -251,9 +297,13 @@ class Connection {
       this.#pendingInitialize = null;
       if (reason !== "transport") this.#sendError(pending, Codes.startupCancelled);
     }
+    this.#turns?.cancelForClose();
     if (this.#sessions !== null) {
-      this.#sessions.cancel(reason !== "transport");
-      this.#track(this.#sessions.close());
+      const sessions = this.#sessions;
+      sessions.cancel(reason !== "transport");
+      // The run uses the store until its cleanup ends; leases are released after both.
+      const turnDone = this.#turns?.idle() ?? Promise.resolve();
+      this.#track(turnDone.then(() => sessions.close()));
     }
     void this.#finish(reason);
   }
@@ -263,7 +313,9 @@ class Connection {
     const setTimer = (ms: number, callback: () => void) => this.#runtime.setTimer(ms, callback);
     let code = 1;
     if (reason !== "transport") {
-      const drained = await settlesWithin(this.#writer.whenIdle(), LIMITS.closing_deadline_ms, setTimer);
+      // A cancelled run's terminal event is part of what drains; its cleanup counts against this deadline.
+      const turnDone = this.#turns?.idle() ?? Promise.resolve();
+      const drained = await settlesWithin(turnDone.then(() => this.#writer.whenIdle()), LIMITS.closing_deadline_ms, setTimer);
       if (drained && this.#writer.failure === null && this.#writer.pending === 0) code = 0;
     }
     await settlesWithin(Promise.allSettled([...this.#cleanups]), LIMITS.cleanup_wait_ms, setTimer);

@@ -47,6 +47,33 @@ export const ErrorCode = {
   outputUnavailable: "output_unavailable",
 } as const;
 
+/**
+ * Codes of `diagnostic` run events and `diagnostic` history records: what
+ * went wrong, more precisely than a run's `error_code`, and never carrying
+ * provider text.
+ */
+export const DiagnosticCode = {
+  providerAuth: "provider_auth",
+  providerRateLimited: "provider_rate_limited",
+  providerServerError: "provider_server_error",
+  providerBadRequest: "provider_bad_request",
+  providerHttpError: "provider_http_error",
+  providerUnreachable: "provider_unreachable",
+  providerStreamTruncated: "provider_stream_truncated",
+  providerStreamMalformed: "provider_stream_malformed",
+  providerStreamError: "provider_stream_error",
+  providerConnectionLost: "provider_connection_lost",
+  outputTokenLimit: "output_token_limit",
+  contentFiltered: "content_filtered",
+  stepLimit: "step_limit",
+  activityLimit: "activity_limit",
+  persistenceDegraded: "persistence_degraded",
+  historyUnavailable: "history_unavailable",
+} as const;
+
+/** One diagnostic code. */
+export type DiagnosticCode = typeof DiagnosticCode[keyof typeof DiagnosticCode];
+
 /** One wire error code. */
 export type ErrorCode = typeof ErrorCode[keyof typeof ErrorCode];
 

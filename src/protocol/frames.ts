@@ -58,6 +58,11 @@ export class FrameEncoder {
     return this.#frame("response", `"id":${JSON.stringify(id)},"error":{"code":${JSON.stringify(code)}}`);
   }
 
+  /** Encodes a run event: `{ …, "type": "event", …, "event": name, "data": data }`. */
+  event(name: string, data: OutputValue): Uint8Array {
+    return this.#frame("event", `"event":${JSON.stringify(name)},"data":${JSON.stringify(data)}`);
+  }
+
   #frame(type: string, body: string): Uint8Array {
     const seq = this.#seq + 1;
     const text = `${this.#prefix}"type":"${type}","instance_id":"${this.#instanceId}","seq":${seq},${body}}\n`;

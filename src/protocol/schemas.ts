@@ -50,3 +50,36 @@ export const HistoryPageParamsSchema = exactObject({
 
 /** The output of {@link HistoryPageParamsSchema}. */
 export type HistoryPageParams = v.InferOutput<typeof HistoryPageParamsSchema>;
+
+/**
+ * A prompt: at most `prompt_bytes` UTF-8 bytes with at least one character
+ * that is not whitespace (JavaScript's `\s`, which covers Unicode spaces).
+ */
+const PromptSchema = v.pipe(
+  v.string(),
+  v.maxBytes(LIMITS.prompt_bytes),
+  v.check((prompt) => /\S/u.test(prompt)),
+);
+
+/** `turn.start` params: exactly `{ session_id, prompt }`. */
+export const TurnStartParamsSchema = exactObject({ session_id: SessionIdSchema, prompt: PromptSchema });
+
+/** The output of {@link TurnStartParamsSchema}. */
+export type TurnStartParams = v.InferOutput<typeof TurnStartParamsSchema>;
+
+/** `turn.cancel` params: exactly `{ session_id, run_id }`. */
+export const TurnCancelParamsSchema = exactObject({ session_id: SessionIdSchema, run_id: OpaqueIdSchema });
+
+/** The output of {@link TurnCancelParamsSchema}. */
+export type TurnCancelParams = v.InferOutput<typeof TurnCancelParamsSchema>;
+
+/** `approval.answer` params: exactly `{ session_id, run_id, approval_id, allow }`. */
+export const ApprovalAnswerParamsSchema = exactObject({
+  session_id: SessionIdSchema,
+  run_id: OpaqueIdSchema,
+  approval_id: OpaqueIdSchema,
+  allow: v.boolean(),
+});
+
+/** The output of {@link ApprovalAnswerParamsSchema}. */
+export type ApprovalAnswerParams = v.InferOutput<typeof ApprovalAnswerParamsSchema>;

@@ -15,12 +15,12 @@ import type { SetTimer } from "../util/async.ts";
 import { splitUtf8 } from "../util/utf8.ts";
 
 /** What every run event's `data` carries. */
-export interface RunScope {
+export type RunScope = {
   /** The attached session. */
   readonly session_id: string;
   /** The run the event belongs to. */
   readonly run_id: string;
-}
+};
 
 /** A run event named `Name` whose `data` is `Data` plus the run's scope. */
 export type ScopedEvent<Name extends string, Data> = { readonly event: Name; readonly data: RunScope & Readonly<Data> };

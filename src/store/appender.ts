@@ -124,12 +124,29 @@ export class SessionAppender {
    * refuses every later append: reopening it repairs the tail first. The
    * caller issues one append at a time, as it does for every byte sink.
    */
-  async append(record: SessionRecord): Promise<AppendResult> {
-    if (!this.#usable) return PERSISTENCE_FAILED;
-    // `session` opens a history and nothing else may: the reader would refuse the file for good.
-    if (record.session_id !== this.#sessionId || (record.type === "session") !== (this.#length === 0)) return PERSISTENCE_FAILED;
-    const line = encodeRecord(record);
-    if (line === null) return PERSISTENCE_FAILED;
+  append(record: SessionRecord): Promise<AppendResult> {
+    return this.appendAll([record]);
+  }
+
+  /**
+   * Appends `records` as one write of their complete lines and one fsync:
+   * all are durable, or (on failure) none is acknowledged. A crash in
+   * between leaves a prefix of whole lines plus at most one torn fragment,
+   * which readers handle like any torn append.
+   */
+  async appendAll(records: readonly SessionRecord[]): Promise<AppendResult> {
+    if (!this.#usable || records.length === 0) return PERSISTENCE_FAILED;
+    const lines: Uint8Array[] = [];
+    for (const [index, record] of records.entries()) {
+      // `session` opens a history and nothing else may: the reader would refuse the file for good.
+      if (record.session_id !== this.#sessionId || (record.type === "session") !== (this.#length === 0 && index === 0)) {
+        return PERSISTENCE_FAILED;
+      }
+      const line = encodeRecord(record);
+      if (line === null) return PERSISTENCE_FAILED;
+      lines.push(line);
+    }
+    const bytes = concatLines(lines);
     try {
       // A replaced or removed file would take acknowledged records with it.
       const current = await this.#fs.lstat(this.#path);
@@ -138,13 +155,13 @@ export class SessionAppender {
       return PERSISTENCE_FAILED;
     }
     try {
-      await this.#handle.append(line);
+      await this.#handle.append(bytes);
       await this.#handle.sync();
     } catch {
       this.#usable = false;
       return PERSISTENCE_FAILED;
     }
-    this.#length += line.length;
+    this.#length += bytes.length;
     return { ok: true };
   }
 
@@ -178,12 +195,7 @@ async function createFile(
     lines.push(line);
   }
   if (lines.length === 0) return failed(ErrorCode.persistenceFailed);
-  const bytes = new Uint8Array(lines.reduce((sum, line) => sum + line.length, 0));
-  let offset = 0;
-  for (const line of lines) {
-    bytes.set(line, offset);
-    offset += line.length;
-  }
+  const bytes = concatLines(lines);
   try {
     await fs.createExclusive(path, bytes, FILE_MODE);
   } catch {
@@ -245,4 +257,15 @@ async function intactLength(fs: FileSystem, path: string, file: FileInfo): Promi
   } finally {
     await reader.close().catch(() => {});
   }
+}
+
+function concatLines(lines: readonly Uint8Array[]): Uint8Array {
+  if (lines.length === 1) return lines[0]!;
+  const bytes = new Uint8Array(lines.reduce((sum, line) => sum + line.length, 0));
+  let offset = 0;
+  for (const line of lines) {
+    bytes.set(line, offset);
+    offset += line.length;
+  }
+  return bytes;
 }

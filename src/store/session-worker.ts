@@ -27,12 +27,18 @@ export class SessionWorker {
   readonly #store: SessionStore;
   readonly #replies: WorkerReplies;
   #running: { readonly id: string; readonly abort: AbortController } | null = null;
+  readonly #blocked: () => boolean;
   #last: Promise<unknown> = Promise.resolve();
 
-  /** Creates the worker for `store`. */
-  constructor(store: SessionStore, replies: WorkerReplies) {
+  /**
+   * Creates the worker for `store`. While `blocked()` is true (a turn runs
+   * or cleans up) every operation is answered `busy`, as the spec's single
+   * session-or-turn worker requires.
+   */
+  constructor(store: SessionStore, replies: WorkerReplies, blocked: () => boolean = () => false) {
     this.#store = store;
     this.#replies = replies;
+    this.#blocked = blocked;
   }
 
   /** The attached session id, as `status` reports it. */
@@ -51,7 +57,7 @@ export class SessionWorker {
    * with `fallback`, a code that reveals nothing about it.
    */
   submit(id: string, task: SessionTask, fallback: ErrorCode): void {
-    if (this.#running !== null) return this.#replies.error(id, Codes.busy);
+    if (this.#running !== null || this.#blocked()) return this.#replies.error(id, Codes.busy);
     const abort = new AbortController();
     const done = task(this.#store, abort.signal)
       .catch((): StoreResult => ({ ok: false, code: fallback }))

@@ -12,12 +12,15 @@ import { ErrorCode } from "../protocol/errors.ts";
 import type { OutputValue } from "../protocol/frames.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { Runtime } from "../runtime.ts";
+import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { joinPath } from "../util/paths.ts";
 import { uuid7 } from "../util/uuid7.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
 import { type HistorySnapshot, projectHistoryAsync } from "./projection.ts";
+import { type ConversationRecord, isConversationRecord } from "./conversation-records.ts";
 import type { SessionRecord } from "./records.ts";
+import { TurnJournal } from "./turn-journal.ts";
 import { type FileIdentity, readSessionFile } from "./session-file.ts";
 import type { Cooperation } from "./slices.ts";
 
@@ -25,6 +28,16 @@ import type { Cooperation } from "./slices.ts";
 export type StoreResult<T extends OutputValue = OutputValue> =
   | { readonly ok: true; readonly result: T }
   | { readonly ok: false; readonly code: ErrorCode };
+
+/** What {@link SessionStore.beginTurn} hands the turn. */
+export interface TurnStart {
+  /** The turn's leases and appender. */
+  readonly journal: TurnJournal;
+  /** The session's conversation so far, for the provider. */
+  readonly conversation: readonly ConversationRecord[];
+  /** The projected message id the input will have. */
+  readonly inputMessageId: string;
+}
 
 /** Notice when a durable session's history records no cwd, so its workspace is unverified. */
 export const CWD_UNVERIFIED = "cwd_unverified";
@@ -37,6 +50,10 @@ interface Attachment {
   readonly revision: string;
   /** File identity, length and mtime the snapshot was read from; null for a lazy handle. */
   readonly file: FileIdentity | null;
+  /** End of the last complete line when read (appends continue there); null for a lazy handle. */
+  readonly intactLength: number | null;
+  /** The records a next turn replays to the provider. */
+  readonly conversation: readonly ConversationRecord[];
   /** Set for good once the file changed under the snapshot. */
   stale: boolean;
 }
@@ -80,7 +97,17 @@ export class SessionStore {
     const runtime = this.#context.runtime;
     const sessionId = uuid7(runtime.wallNow(), runtime.randomUUID());
     const revision = revisionId({ digest: "0".repeat(64), generation: ++this.#generation });
-    await this.#replace({ sessionId, durable: false, lease: null, snapshot: EMPTY_SNAPSHOT, revision, file: null, stale: false });
+    await this.#replace({
+      sessionId,
+      durable: false,
+      lease: null,
+      snapshot: EMPTY_SNAPSHOT,
+      revision,
+      file: null,
+      intactLength: null,
+      conversation: [],
+      stale: false,
+    });
     return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
   }
 
@@ -112,36 +139,13 @@ export class SessionStore {
       return { ok: false, code };
     };
 
-    // A timer, not a microtask: only a macrotask lets the loop read and answer `status` in between.
-    const cooperation = {
-      signal,
-      now: () => runtime.monotonicNow(),
-      yieldEvery: () => new Promise<void>((resolve) => runtime.setTimer(0, () => resolve())),
-    } satisfies Cooperation;
-    const read = await readSessionFile(runtime.fs, this.#sessionPath(sessionId), sessionId, {
-      ...cooperation,
-      maxBytes: LIMITS.stored_history_bytes,
-      maxLines: LIMITS.stored_history_lines,
-      createSha256: () => runtime.createSha256(),
-    });
-    if (!read.ok) return await fail(read.code);
-    const scope = await this.#checkCwd(read.records);
-    if (!scope.ok) return await fail(scope.code);
-    if (signal.aborted) return await fail(ErrorCode.operationCancelled);
-    const projected = await projectHistoryAsync(read.records, { torn: read.torn, secrets: this.#context.secrets }, cooperation);
-    if (!projected.ok) return await fail(projected.code);
-
-    const revision = revisionId({ digest: read.digest, generation: ++this.#generation });
-    await this.#replace({
-      sessionId,
-      durable: true,
-      lease,
-      snapshot: projected.snapshot,
-      revision,
-      file: read.identity,
-      stale: false,
-    });
-    return { ok: true, result: { session_id: sessionId, durable: true, revision, notices: scope.notices } };
+    const loaded = await this.#load(sessionId, signal, true);
+    if (!loaded.ok) return await fail(loaded.code);
+    await this.#replace({ ...loaded.attachment, lease });
+    return {
+      ok: true,
+      result: { session_id: sessionId, durable: true, revision: loaded.attachment.revision, notices: loaded.notices },
+    };
   }
 
   /** `history.page` over the attachment's snapshot; a changed file makes the revision stale for good. */
@@ -156,11 +160,105 @@ export class SessionStore {
     return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
   }
 
+  /** Why a turn cannot start on `sessionId` now (`session_missing`, `stale_session`), or null. */
+  turnRefusal(sessionId: string): ErrorCode | null {
+    const attachment = this.#attachment;
+    if (attachment === null) return ErrorCode.sessionMissing;
+    return attachment.sessionId === sessionId ? null : ErrorCode.staleSession;
+  }
+
+  /**
+   * Starts the durable side of a turn on the attached session, which
+   * {@link turnRefusal} accepted. Returns the journal, what the turn replays,
+   * and the input's projected message id (`m` + its ordinal: every earlier
+   * message keeps its place, so the new input is the next one).
+   */
+  beginTurn(): TurnStart {
+    const attachment = this.#attachment!;
+    const journal = new TurnJournal({
+      runtime: this.#context.runtime,
+      directory: this.#directory,
+      path: this.#sessionPath(attachment.sessionId),
+      sessionId: attachment.sessionId,
+      instanceId: this.#context.instanceId,
+      cwd: this.#context.cwd,
+      intactLength: attachment.durable ? attachment.intactLength : null,
+    });
+    const messages = attachment.snapshot.entries.reduce((count, entry) => count + (entry.last_part ? 1 : 0), 0);
+    return { journal, conversation: attachment.conversation, inputMessageId: `m${messages.toString(36)}` };
+  }
+
+  /** A fresh revision naming the history right after a turn's input append; never pageable (history is busy meanwhile). */
+  async inputRevision(turnId: string): Promise<string> {
+    const digest = await sha256Hex(lengthPrefixed(["magi-code.input.v1", this.#attachment?.revision ?? "", turnId]));
+    return revisionId({ digest, generation: ++this.#generation });
+  }
+
+  /**
+   * Ends a turn: closes its journal and, when its input became durable,
+   * re-reads the file for a fresh snapshot and revision. A session made
+   * durable by this turn keeps the journal's writer lease. Returns the new
+   * revision, or null when the history could not be read back (the client
+   * must reopen to page it).
+   */
+  async completeTurn(journal: TurnJournal, durable: boolean): Promise<string | null> {
+    const attachment = this.#attachment;
+    await journal.close(durable && attachment !== null);
+    if (attachment === null || !durable) return null;
+    const lease = attachment.lease ?? journal.newWriterLease;
+    const loaded = await this.#load(attachment.sessionId, new AbortController().signal, false);
+    if (!loaded.ok) {
+      this.#attachment = { ...attachment, durable: true, lease, stale: true };
+      return null;
+    }
+    this.#attachment = { ...loaded.attachment, lease };
+    return loaded.attachment.revision;
+  }
+
   /** Releases the attachment's leases; called at teardown. */
   async close(): Promise<void> {
     const attachment = this.#attachment;
     this.#attachment = null;
     await attachment?.lease?.release();
+  }
+
+  /** Reads, checks and projects the session file into an attachment (without its lease). */
+  async #load(
+    sessionId: string,
+    signal: AbortSignal,
+    checkCwd: boolean,
+  ): Promise<{ ok: true; attachment: Attachment; notices: string[] } | { ok: false; code: ErrorCode }> {
+    const runtime = this.#context.runtime;
+    // A timer, not a microtask: only a macrotask lets the loop read and answer `status` in between.
+    const cooperation = {
+      signal,
+      now: () => runtime.monotonicNow(),
+      yieldEvery: () => new Promise<void>((resolve) => runtime.setTimer(0, () => resolve())),
+    } satisfies Cooperation;
+    const read = await readSessionFile(runtime.fs, this.#sessionPath(sessionId), sessionId, {
+      ...cooperation,
+      maxBytes: LIMITS.stored_history_bytes,
+      maxLines: LIMITS.stored_history_lines,
+      createSha256: () => runtime.createSha256(),
+    });
+    if (!read.ok) return read;
+    const scope = checkCwd ? await this.#checkCwd(read.records) : { ok: true as const, notices: [] };
+    if (!scope.ok) return scope;
+    if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
+    const projected = await projectHistoryAsync(read.records, { torn: read.torn, secrets: this.#context.secrets }, cooperation);
+    if (!projected.ok) return projected;
+    const attachment: Attachment = {
+      sessionId,
+      durable: true,
+      lease: null,
+      snapshot: projected.snapshot,
+      revision: revisionId({ digest: read.digest, generation: ++this.#generation }),
+      file: read.identity,
+      intactLength: read.intactLength,
+      conversation: read.records.filter(isConversationRecord),
+      stale: false,
+    };
+    return { ok: true, attachment, notices: scope.notices };
   }
 
   #sessionPath(sessionId: string): string {

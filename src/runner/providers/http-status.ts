@@ -6,18 +6,20 @@
  * @module
  */
 
-/** Failure codes for a provider request that got an HTTP error status. */
+import { DiagnosticCode } from "../../protocol/errors.ts";
+
+/** Failure codes for a provider request that got an HTTP error status (diagnostic codes). */
 export const HttpFailureCode = {
   /** 401/403: the key is missing, wrong or lacks access. */
-  auth: "provider_auth",
+  auth: DiagnosticCode.providerAuth,
   /** 429: slow down; see `retryAfterMs`. */
-  rateLimited: "provider_rate_limited",
+  rateLimited: DiagnosticCode.providerRateLimited,
   /** 5xx: the provider failed; retrying may help. */
-  server: "provider_server_error",
+  server: DiagnosticCode.providerServerError,
   /** 400/404/413/422: our request was refused; retrying will not help. */
-  badRequest: "provider_bad_request",
+  badRequest: DiagnosticCode.providerBadRequest,
   /** Any other status. */
-  other: "provider_http_error",
+  other: DiagnosticCode.providerHttpError,
 } as const;
 
 /** One of {@link HttpFailureCode}'s values. */

@@ -1,0 +1,32 @@
+/**
+ * The configuration every run of a child uses, derived once from the
+ * admitted startup snapshot: one settings snapshot per child, as the spec
+ * requires, so a run never rereads settings or credentials.
+ *
+ * @module
+ */
+
+import type { Runtime } from "../runtime.ts";
+import { apiKeyFor } from "../startup/providers.ts";
+import { DEFAULT_MAX_STEPS } from "../startup/settings.ts";
+import type { StartupSnapshot } from "../startup/startup.ts";
+import type { RunConfig } from "./run.ts";
+import { systemPrompt } from "./system-prompt.ts";
+
+/** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
+export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
+  const { selection } = snapshot;
+  return {
+    runtime,
+    endpoint: selection.endpoint,
+    model: selection.model,
+    effort: selection.effort,
+    apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
+    instructions: systemPrompt(snapshot.instructions, snapshot.cwd),
+    policies: snapshot.settings.tools ?? {},
+    maxSteps: snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS,
+    secrets,
+    workspace: snapshot.cwd,
+    home: snapshot.home,
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * One streaming provider request: send the built request with `fetch`, and
+ * turn the answer into normalized events or a diagnostic code. Nothing the
+ * provider says in an error body, and nothing a network exception carries,
+ * leaves this function: failures are classified from the status alone.
+ *
+ * @module
+ */
+
+import { DiagnosticCode } from "../../protocol/errors.ts";
+import type { Endpoint } from "../../startup/providers.ts";
+import type { BuiltRequest } from "./conversation.ts";
+import type { ProviderEvent } from "./events.ts";
+import { classifyHttpFailure } from "./http-status.ts";
+import { decodeStream } from "./stream.ts";
+
+/** The `fetch` the client uses; the runtime's, so tests and embedders can route it. */
+export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
+
+/** The outcome of {@link openProviderStream}. */
+export type ProviderStream =
+  | { readonly ok: true; readonly events: AsyncGenerator<ProviderEvent, void, undefined> }
+  | { readonly ok: false; readonly code: DiagnosticCode; readonly aborted: boolean };
+
+/**
+ * Sends `request` and, on a 2xx answer with a body, returns its decoded
+ * events. An aborted `signal` stops both the request and the stream.
+ */
+export async function openProviderStream(
+  fetch: Fetch,
+  endpoint: Endpoint,
+  model: string,
+  request: BuiltRequest,
+  signal: AbortSignal,
+): Promise<ProviderStream> {
+  let response: Response;
+  try {
+    response = await fetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal, redirect: "error" });
+  } catch {
+    return { ok: false, code: DiagnosticCode.providerUnreachable, aborted: signal.aborted };
+  }
+  if (!response.ok || response.body === null) {
+    // The body is never read: providers echo keys and prompts in error messages.
+    await response.body?.cancel().catch(() => {});
+    const code = response.ok ? DiagnosticCode.providerStreamTruncated : classifyHttpFailure(response.status, response.headers.get("retry-after")).code;
+    return { ok: false, code, aborted: signal.aborted };
+  }
+  return { ok: true, events: decodeStream(endpoint.api, response.body, { signal, model }) };
+}

@@ -1,0 +1,139 @@
+/**
+ * What one run does to the outside world besides calling the provider and
+ * tools: critical events to the client, records to the session file, and
+ * diagnostics to both. It keeps the run's persistence state, so the
+ * terminal event can say truthfully whether history is durable.
+ *
+ * @module
+ */
+
+import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
+import type { SessionRecord } from "../store/records.ts";
+import type { TurnJournal } from "../store/turn-journal.ts";
+import type { CriticalEvent, RunEventChannel, RunScope } from "./event-channel.ts";
+
+/** How a run ended, as `run.finished` reports it. */
+export type RunOutcome = "completed" | "cancelled" | "failed";
+
+/**
+ * Unwinds the run loop to its cleanup: thrown by the helpers below and the
+ * loop itself, caught once in `executeRun`. Never escapes a run.
+ */
+export class RunStop extends Error {
+  /** The outcome to report. */
+  readonly outcome: RunOutcome;
+  /** The wire error code, or null for a cancellation. */
+  readonly code: ErrorCode | null;
+
+  /** Creates a stop with `outcome` and `code`. */
+  constructor(outcome: RunOutcome, code: ErrorCode | null) {
+    super(`Run stopped: ${outcome}`);
+    this.name = "RunStop";
+    this.outcome = outcome;
+    this.code = code;
+  }
+}
+
+/** The fixed, safe summary of each diagnostic code a run emits. */
+const DIAGNOSTIC_TEXT: Readonly<Record<DiagnosticCode, string>> = {
+  [DiagnosticCode.providerAuth]: "The provider refused the credentials (HTTP 401/403). Check the API key.",
+  [DiagnosticCode.providerRateLimited]: "The provider is rate limiting requests (HTTP 429). Try again later.",
+  [DiagnosticCode.providerServerError]: "The provider failed with a server error (HTTP 5xx).",
+  [DiagnosticCode.providerBadRequest]: "The provider refused the request (HTTP 400/404/413/422). Check the model name.",
+  [DiagnosticCode.providerHttpError]: "The provider answered with an unexpected HTTP status.",
+  [DiagnosticCode.providerUnreachable]: "The provider could not be reached. Check the base URL and the network.",
+  [DiagnosticCode.providerStreamTruncated]: "The provider's stream ended before the reply was complete.",
+  [DiagnosticCode.providerStreamMalformed]: "The provider's stream could not be understood.",
+  [DiagnosticCode.providerStreamError]: "The provider reported an error while streaming the reply.",
+  [DiagnosticCode.providerConnectionLost]: "The connection to the provider was lost during the reply.",
+  [DiagnosticCode.outputTokenLimit]: "The reply reached the output token limit and may be cut short.",
+  [DiagnosticCode.contentFiltered]: "The provider's content filter stopped the reply.",
+  [DiagnosticCode.stepLimit]: "The turn reached its limit of model requests before the model finished.",
+  [DiagnosticCode.activityLimit]: "The turn reached its limit of tool activities.",
+  [DiagnosticCode.persistenceDegraded]: "Saving this turn's history failed; what follows is not durable.",
+  [DiagnosticCode.historyUnavailable]: "The saved history could not be read back; reopen the session to page it.",
+};
+
+/** Events, records and diagnostics of one run. */
+export class RunIO {
+  /** The run's scope, stamped on every event. */
+  readonly scope: RunScope;
+  /** The turn id stored records carry. */
+  readonly turnId: string;
+  /** Known secret values, redacted from everything the run shows or stores. */
+  readonly secrets: readonly string[];
+  readonly #channel: RunEventChannel;
+  readonly #journal: TurnJournal;
+  readonly #now: () => number;
+  #durable = false;
+  #degraded = false;
+
+  /** Creates the run's I/O. */
+  constructor(options: {
+    readonly scope: RunScope;
+    readonly turnId: string;
+    readonly secrets: readonly string[];
+    readonly channel: RunEventChannel;
+    readonly journal: TurnJournal;
+    readonly wallNow: () => number;
+  }) {
+    this.scope = options.scope;
+    this.turnId = options.turnId;
+    this.secrets = options.secrets;
+    this.#channel = options.channel;
+    this.#journal = options.journal;
+    this.#now = options.wallNow;
+  }
+
+  /** Whether the input append succeeded. */
+  get inputDurable(): boolean {
+    return this.#durable;
+  }
+
+  /** `durable`, `degraded` (a later append failed) or `not_started` (the input never became durable). */
+  get persistence(): "durable" | "degraded" | "not_started" {
+    return !this.#durable ? "not_started" : this.#degraded ? "degraded" : "durable";
+  }
+
+  /** A record timestamp for now. */
+  at(): string {
+    return new Date(this.#now()).toISOString();
+  }
+
+  /** Appends the turn's opening records; a failure stops the run with `persistence_failed`. */
+  async persistInput(records: readonly SessionRecord[]): Promise<void> {
+    const appended = await this.#journal.appendInput(records);
+    if (!appended.ok) throw new RunStop("failed", ErrorCode.persistenceFailed);
+    this.#durable = true;
+  }
+
+  /**
+   * Appends `records`. A failure degrades the run's persistence (reported
+   * once, as a diagnostic) but does not stop it: the reply is still useful.
+   */
+  async persist(records: readonly SessionRecord[]): Promise<void> {
+    if (!this.#durable || this.#degraded || records.length === 0) return;
+    const appended = await this.#journal.append(records);
+    if (appended.ok) return;
+    this.#degraded = true;
+    await this.diagnostic(DiagnosticCode.persistenceDegraded);
+  }
+
+  /** Emits a critical event; stops the run with `output_unavailable` when it cannot be delivered. */
+  async emit(event: CriticalEvent): Promise<void> {
+    const result = await this.#channel.critical(event);
+    if (!result.ok) throw new RunStop("failed", ErrorCode.outputUnavailable);
+  }
+
+  /** Emits a `diagnostic` event and records it in history (unless persistence already failed). */
+  async diagnostic(code: DiagnosticCode): Promise<void> {
+    const summary = DIAGNOSTIC_TEXT[code];
+    await this.persist([{ v: 1, type: "diagnostic", session_id: this.scope.session_id, at: this.at(), turn_id: this.turnId, code, summary }]);
+    await this.notify(code);
+  }
+
+  /** Emits a `diagnostic` event without recording it. */
+  async notify(code: DiagnosticCode): Promise<void> {
+    await this.emit({ event: "diagnostic", data: { ...this.scope, code, summary: DIAGNOSTIC_TEXT[code] } });
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * One turn, from the durable input to `run.finished`: append the input,
+ * acknowledge it, then alternate provider requests and tool calls until the
+ * model answers without calling a tool, the step limit is reached, the run
+ * is cancelled or something fails. Cleanup (approvals denied, tools
+ * stopped, closing records appended, leases released, history re-read)
+ * always runs, and exactly one terminal event follows it.
+ *
+ * @module
+ */
+
+import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import type { Runtime } from "../runtime.ts";
+import type { Endpoint } from "../startup/providers.ts";
+import type { Effort } from "../startup/settings.ts";
+import type { TurnStart } from "../store/sessions.ts";
+import type { ApprovalBroker } from "./approvals.ts";
+import type { RunEventChannel } from "./event-channel.ts";
+import { replayConversation } from "./replay.ts";
+import { RunIO, type RunOutcome, RunStop } from "./run-io.ts";
+import { ContentBudget } from "./segment.ts";
+import { runStep } from "./step.ts";
+import type { ModelMessage } from "./providers/conversation.ts";
+import type { Usage } from "./providers/events.ts";
+import type { ApprovalPolicy } from "./tools/tool.ts";
+
+/** The admitted configuration a run works with: one startup snapshot's worth. */
+export interface RunConfig {
+  /** The runtime. */
+  readonly runtime: Runtime;
+  /** The provider endpoint. */
+  readonly endpoint: Endpoint;
+  /** Model id. */
+  readonly model: string;
+  /** Requested effort. */
+  readonly effort: Effort;
+  /** The key, or null for a keyless endpoint. */
+  readonly apiKey: string | null;
+  /** The system prompt (base instructions and AGENTS.md files). */
+  readonly instructions: string;
+  /** Tool approval policies from settings. */
+  readonly policies: Readonly<Record<string, ApprovalPolicy>>;
+  /** Most model requests per turn. */
+  readonly maxSteps: number;
+  /** Known secret values to redact. */
+  readonly secrets: readonly string[];
+  /** Canonical workspace (the child's cwd). */
+  readonly workspace: string;
+  /** Canonical `MC_HOME`. */
+  readonly home: string;
+}
+
+/** One admitted run. */
+export interface RunRequest {
+  /** The session. */
+  readonly sessionId: string;
+  /** The run id `turn.start` returned. */
+  readonly runId: string;
+  /** The stored turn id. */
+  readonly turnId: string;
+  /** The user's prompt. */
+  readonly prompt: string;
+  /** The durable side and replayed conversation. */
+  readonly start: TurnStart;
+  /** Names the history right after the input append. */
+  inputRevision(): Promise<string>;
+  /** Ends the durable side; returns the new revision or null. */
+  complete(durable: boolean): Promise<string | null>;
+  /** The run's event channel. */
+  readonly channel: RunEventChannel;
+  /** The run's approvals. */
+  readonly broker: ApprovalBroker;
+  /** Aborted by `turn.cancel`, shutdown, EOF or an output failure. */
+  readonly signal: AbortSignal;
+}
+
+/** Runs the turn to its terminal event; never throws. */
+export async function executeRun(config: RunConfig, request: RunRequest): Promise<void> {
+  const scope = { session_id: request.sessionId, run_id: request.runId };
+  const io = new RunIO({
+    scope,
+    turnId: request.turnId,
+    secrets: config.secrets,
+    channel: request.channel,
+    journal: request.start.journal,
+    wallNow: () => config.runtime.wallNow(),
+  });
+  const usage = new UsageTotal();
+  let outcome: RunOutcome = "completed";
+  let code: ErrorCode | null = null;
+  try {
+    await converse(config, request, io, usage);
+  } catch (error) {
+    const stop = error instanceof RunStop ? error : new RunStop("failed", ErrorCode.executionFailed);
+    outcome = request.signal.aborted && stop.code !== ErrorCode.outputUnavailable ? "cancelled" : stop.outcome;
+    code = outcome === "cancelled" ? null : stop.code;
+  }
+  request.broker.cancel(request.signal.aborted ? "cancelled" : "disconnected");
+  let revision: string | null = null;
+  try {
+    if (io.inputDurable) {
+      const closing = usage.record(io);
+      await io.persist([
+        ...(closing === null ? [] : [closing]),
+        { v: 1, type: "turn_finished", session_id: scope.session_id, at: io.at(), turn_id: io.turnId, outcome, error_code: code },
+      ]);
+    }
+  } finally {
+    revision = await request.complete(io.inputDurable).catch(() => null);
+  }
+  // The journal is closed by now, so this one is shown but cannot be stored.
+  if (io.inputDurable && revision === null) await io.notify(DiagnosticCode.historyUnavailable).catch(() => {});
+  await request.channel.finish({
+    event: "run.finished",
+    data: { ...scope, outcome, persistence: io.persistence, revision, error_code: code },
+  });
+}
+
+async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage: UsageTotal): Promise<void> {
+  if (request.signal.aborted) throw new RunStop("cancelled", null);
+  const at = io.at();
+  await io.persistInput([
+    { v: 1, type: "turn_started", session_id: request.sessionId, at, turn_id: request.turnId, run_id: request.runId },
+    { v: 1, type: "user_input", session_id: request.sessionId, at, turn_id: request.turnId, message_id: "input", text: request.prompt },
+  ]);
+  const revision = await request.inputRevision();
+  await io.emit({
+    event: "input.persisted",
+    data: { ...io.scope, message_id: request.start.inputMessageId, durable: true, revision },
+  });
+
+  const messages: ModelMessage[] = [
+    { role: "system", text: config.instructions },
+    ...replayConversation(request.start.conversation),
+    { role: "user", text: request.prompt },
+  ];
+  let activities = 0;
+  const budget = new ContentBudget();
+  for (let step = 1; step <= config.maxSteps; step++) {
+    const result = await runStep(config, {
+      io,
+      step,
+      messages,
+      channel: request.channel,
+      broker: request.broker,
+      signal: request.signal,
+      budget,
+      usage: (reported) => usage.add(reported),
+      nextActivityId: () => (activities < LIMITS.run_activities ? `t${(++activities).toString(36)}` : null),
+    });
+    if (!result.calledTools) return;
+  }
+  await io.diagnostic(DiagnosticCode.stepLimit);
+  throw new RunStop("failed", ErrorCode.executionFailed);
+}
+
+/** Token counts summed over a turn's requests. */
+class UsageTotal {
+  #input = 0;
+  #output = 0;
+  #reasoning: number | null = null;
+  #reported = false;
+
+  add(usage: Usage): void {
+    this.#reported = true;
+    this.#input += usage.input ?? 0;
+    this.#output += usage.output ?? 0;
+    if (usage.reasoning !== null) this.#reasoning = (this.#reasoning ?? 0) + usage.reasoning;
+  }
+
+  record(io: RunIO) {
+    if (!this.#reported) return null;
+    return {
+      v: 1 as const,
+      type: "usage" as const,
+      session_id: io.scope.session_id,
+      at: io.at(),
+      turn_id: io.turnId,
+      input_tokens: this.#input,
+      output_tokens: this.#output,
+      ...(this.#reasoning === null ? {} : { reasoning_tokens: this.#reasoning }),
+    };
+  }
+}

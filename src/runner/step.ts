@@ -1,0 +1,147 @@
+/**
+ * One step of a turn: one streaming provider request, its assistant
+ * segment shown and reconciled, its records appended, and the tool calls it
+ * asked for executed. The step extends the conversation in place, so the
+ * next request replays the calls paired with their results.
+ *
+ * @module
+ */
+
+import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
+import type { ApprovalBroker } from "./approvals.ts";
+import type { RunEventChannel } from "./event-channel.ts";
+import { openProviderStream } from "./providers/client.ts";
+import type { ModelMessage } from "./providers/conversation.ts";
+import { type ProviderEvent, StreamErrorCode, type Usage } from "./providers/events.ts";
+import { assistantFromEvents, buildRequest } from "./providers/request.ts";
+import { accumulate } from "./providers/accumulate.ts";
+import type { RunConfig } from "./run.ts";
+import { type RunIO, RunStop } from "./run-io.ts";
+import { AssistantSegment, type ContentBudget } from "./segment.ts";
+import { runToolCalls } from "./tool-calls.ts";
+import { builtinTools } from "./tools/registry.ts";
+import { redactSecrets } from "../util/safe-names.ts";
+
+/** What a step needs from its run. */
+export interface StepContext {
+  /** The run's events and records. */
+  readonly io: RunIO;
+  /** 1 for the first request of the turn. */
+  readonly step: number;
+  /** The conversation so far; the step appends its assistant message and tool results. */
+  readonly messages: ModelMessage[];
+  /** The run's events. */
+  readonly channel: RunEventChannel;
+  /** The run's approvals. */
+  readonly broker: ApprovalBroker;
+  /** The run's cancellation. */
+  readonly signal: AbortSignal;
+  /** The run's content budget. */
+  readonly budget: ContentBudget;
+  /** Receives each usage report. */
+  usage(usage: Usage): void;
+  /** Issues activity ids. */
+  nextActivityId(): string | null;
+}
+
+/** How a step ended when it did not stop the run. */
+export interface StepResult {
+  /** Whether the model called tools, so another request must follow. */
+  readonly calledTools: boolean;
+}
+
+const STREAM_DIAGNOSTIC: Readonly<Record<StreamErrorCode, DiagnosticCode>> = {
+  [StreamErrorCode.truncated]: DiagnosticCode.providerStreamTruncated,
+  [StreamErrorCode.malformed]: DiagnosticCode.providerStreamMalformed,
+  [StreamErrorCode.eventTooLarge]: DiagnosticCode.providerStreamMalformed,
+  [StreamErrorCode.providerError]: DiagnosticCode.providerStreamError,
+  [StreamErrorCode.connectionLost]: DiagnosticCode.providerConnectionLost,
+};
+
+/** Output room the model gets per request, in tokens. */
+const MAX_OUTPUT_TOKENS = 16_384;
+
+const TOOL_SPECS = builtinTools().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+
+/** Runs one step; throws {@link RunStop} when the run must end early. */
+export async function runStep(config: RunConfig, context: StepContext): Promise<StepResult> {
+  const { io, signal } = context;
+  const segment = new AssistantSegment(`a${context.step.toString(36)}`, context.channel, context.budget, config.secrets);
+  // The step's own abort also stops the stream when the content bound is hit.
+  const stream = new AbortController();
+  const stopStream = () => stream.abort();
+  signal.addEventListener("abort", stopStream, { once: true });
+  const events: ProviderEvent[] = [];
+  let overLimit = false;
+  let failure: DiagnosticCode | null = null;
+  try {
+    const request = buildRequest(config.endpoint, {
+      model: config.model,
+      effort: config.effort,
+      messages: context.messages,
+      tools: TOOL_SPECS,
+      apiKey: config.apiKey,
+      maxOutputTokens: MAX_OUTPUT_TOKENS,
+    });
+    const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
+    if (!opened.ok) failure = opened.code;
+    else {
+      for await (const event of opened.events) {
+        events.push(event);
+        if (event.type === "usage") context.usage(event.usage);
+        if ((event.type === "text" || event.type === "refusal") && !segment.push(event.delta)) {
+          overLimit = true;
+          stream.abort();
+          break;
+        }
+        if (event.type === "error") failure = STREAM_DIAGNOSTIC[event.code];
+      }
+    }
+  } finally {
+    signal.removeEventListener("abort", stopStream);
+  }
+
+  const cancelled = signal.aborted;
+  const cut = cancelled || overLimit || failure !== null;
+  const reconciled = await segment.reconcile(io.scope, cut);
+  const folded = accumulate(events);
+  await persistSegment(io, segment, folded.reasoningSummary, cut, context.step);
+  if (!reconciled.ok) throw new RunStop("failed", ErrorCode.outputUnavailable);
+  if (cancelled) throw new RunStop("cancelled", null);
+  if (overLimit) throw new RunStop("failed", ErrorCode.contentLimit);
+  if (failure !== null) {
+    await io.diagnostic(failure);
+    throw new RunStop("failed", ErrorCode.executionFailed);
+  }
+  if (folded.finishReason === "length") await io.diagnostic(DiagnosticCode.outputTokenLimit);
+  if (folded.finishReason === "content_filter") await io.diagnostic(DiagnosticCode.contentFiltered);
+
+  const assistant = assistantFromEvents(events);
+  context.messages.push(assistant);
+  if (assistant.toolCalls.length === 0) return { calledTools: false };
+  const results = await runToolCalls(assistant.toolCalls, {
+    io,
+    broker: context.broker,
+    policies: config.policies,
+    nextActivityId: context.nextActivityId,
+    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets },
+  });
+  context.messages.push(...results);
+  return { calledTools: true };
+}
+
+/** Appends the segment's reconciled text and the step's provider-proven reasoning summary. */
+async function persistSegment(io: RunIO, segment: AssistantSegment, summary: string | null, partial: boolean, step: number): Promise<void> {
+  const at = io.at();
+  const base = { v: 1 as const, session_id: io.scope.session_id, at, turn_id: io.turnId };
+  await io.persist([
+    ...(summary === null || summary === "" ? [] : [{
+      ...base,
+      type: "reasoning_summary" as const,
+      item_id: `r${step.toString(36)}`,
+      text: redactSecrets(summary, io.secrets),
+      provider_summary: true,
+    }]),
+    ...(segment.text === "" ? [] : [{ ...base, type: "assistant_message" as const, message_id: segment.messageId, text: segment.redacted(), partial }]),
+  ]);
+}

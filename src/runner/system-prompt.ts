@@ -1,0 +1,41 @@
+/**
+ * The system prompt of every turn: magi-code's own instructions, then the
+ * user's global `AGENTS.md`, then the workspace's, so the most specific
+ * guidance comes last and wins where they disagree.
+ *
+ * @module
+ */
+
+/** Where an instructions file came from. */
+export type InstructionsSource = "global" | "workspace";
+
+/** One loaded instructions file. */
+export interface InstructionsFile {
+  /** `global` (`$MC_HOME/AGENTS.md`) or `workspace` (`<cwd>/AGENTS.md`). */
+  readonly source: InstructionsSource;
+  /** Its text. */
+  readonly text: string;
+}
+
+const BASE = `You are magi-code, a coding agent working in the user's workspace through tools.
+
+- Use the tools to inspect files before changing them; prefer small, exact edits (edit_file) over rewriting whole files.
+- Paths are relative to the workspace root. Files outside the workspace, inside .git and in magi-code's own storage are off limits.
+- Some tool calls need the user's approval; a denied call means: do not retry it, explain or take another way.
+- Shell commands run without a terminal and with a timeout; do not start interactive or long-running programs.
+- Keep answers concise. Say what you changed and how you checked it.`;
+
+const HEADINGS: Readonly<Record<InstructionsSource, string>> = {
+  global: "The user's global instructions (AGENTS.md):",
+  workspace: "This workspace's instructions (AGENTS.md in the workspace root):",
+};
+
+/** Builds the system prompt from the base instructions and the loaded `files`, in order. */
+export function systemPrompt(files: readonly InstructionsFile[], workspace: string): string {
+  const sections = [BASE, `The workspace root is ${workspace}.`];
+  for (const file of files) {
+    const text = file.text.trim();
+    if (text !== "") sections.push(`${HEADINGS[file.source]}\n\n${text}`);
+  }
+  return sections.join("\n\n");
+}

@@ -1,0 +1,118 @@
+/**
+ * Executes the tool calls of one model step, in the order the model made
+ * them: resolve the tool, apply its approval policy (asking the client when
+ * it is `ask`), run it, and report each call as `activity` events and
+ * records. Every call gets a result the model can read, so the next request
+ * pairs every call with its result even when a call was refused.
+ *
+ * @module
+ */
+
+import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
+import { isSafeDisplayName } from "../util/safe-names.ts";
+import type { ApprovalBroker } from "./approvals.ts";
+import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
+import { type RunIO, RunStop } from "./run-io.ts";
+import { describeCall, invokeTool } from "./tools/invoke.ts";
+import { boundSummary } from "./tools/text.ts";
+import { resolvePolicy } from "./tools/policies.ts";
+import { findBuiltinTool } from "./tools/registry.ts";
+import type { ApprovalPolicy, ToolContext } from "./tools/tool.ts";
+
+/** What tool execution needs from its run. */
+export interface ToolStepContext {
+  /** The run's events and records. */
+  readonly io: RunIO;
+  /** The run's approvals. */
+  readonly broker: ApprovalBroker;
+  /** What tools may touch; its signal is the run's cancellation. */
+  readonly tool: ToolContext;
+  /** Policies from settings, by tool name. */
+  readonly policies: Readonly<Record<string, ApprovalPolicy>>;
+  /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
+  nextActivityId(): string | null;
+}
+
+type ActivityState = "started" | "completed" | "failed";
+
+const DENIED_BY_SETTINGS = "The tool call was denied by the user's settings. Do not retry it.";
+const DENIED_BY_USER = "The user denied this tool call.";
+
+/** Runs `calls` one after another; returns their results in call order. Throws {@link RunStop} on cancellation or output failure. */
+export async function runToolCalls(calls: readonly ModelToolCall[], context: ToolStepContext): Promise<ToolResultMessage[]> {
+  const results: ToolResultMessage[] = [];
+  for (const call of calls) {
+    if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
+    results.push(await runOne(call, context));
+  }
+  return results;
+}
+
+async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<ToolResultMessage> {
+  const { io, broker } = context;
+  const secrets = context.tool.secrets;
+  const result = (output: string, isError: boolean): ToolResultMessage => ({ role: "tool", callId: call.id, name: call.name, output, isError });
+  const activityId = context.nextActivityId();
+  if (activityId === null) {
+    await io.diagnostic(DiagnosticCode.activityLimit);
+    throw new RunStop("failed", ErrorCode.executionFailed);
+  }
+  const tool = findBuiltinTool(call.name);
+  const name = isSafeDisplayName(call.name) ? call.name : "unknown";
+  if (tool === undefined) {
+    await activity(io, activityId, name, "failed", `${name}: no such tool`);
+    return result(`There is no tool named ${JSON.stringify(name)}.`, true);
+  }
+  let args: unknown;
+  try {
+    args = call.argumentsJson.trim() === "" ? {} : JSON.parse(call.argumentsJson);
+  } catch {
+    await activity(io, activityId, name, "failed", `${name}: arguments were not valid JSON`);
+    return result("The arguments were not valid JSON.", true);
+  }
+  const summary = describeCall(tool, args, secrets);
+  const policy = resolvePolicy(tool.name, context.policies);
+  if (policy === "deny") {
+    await activity(io, activityId, name, "failed", `${summary} (denied by settings)`);
+    return result(DENIED_BY_SETTINGS, true);
+  }
+  if (policy === "ask") {
+    const approval = broker.request(summary);
+    await io.emit({
+      event: "approval.requested",
+      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
+    });
+    const decision = await approval.decision;
+    if (context.tool.signal.aborted) {
+      await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
+      throw new RunStop("cancelled", null);
+    }
+    if (decision === "denied") {
+      await activity(io, activityId, name, "failed", `${summary} (denied)`);
+      return result(DENIED_BY_USER, true);
+    }
+  }
+  await activity(io, activityId, name, "started", summary);
+  const outcome = await invokeTool(tool, args, context.tool);
+  await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
+  if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
+  return result(outcome.output, !outcome.ok);
+}
+
+/** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
+async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
+  const bounded = boundSummary(summary, io.secrets);
+  await io.persist([{
+    v: 1,
+    type: "activity",
+    session_id: io.scope.session_id,
+    at: io.at(),
+    turn_id: io.turnId,
+    activity_id: activityId,
+    kind: "tool",
+    name,
+    state,
+    summary: bounded,
+  }]);
+  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded } });
+}

@@ -1,0 +1,168 @@
+/**
+ * The turn worker: admission of `turn.start`, `turn.cancel` and
+ * `approval.answer`, and ownership of the one active run.
+ *
+ * Admission is synchronous, so two `turn.start` requests in one read batch
+ * cannot both pass the `busy` check, and the admission response is enqueued
+ * before the run (which starts on a later tick) can emit anything. The run
+ * module itself (provider clients, tools) is loaded on first use, or warmed
+ * in the background once `initialize` answered (see {@link TurnWorker.warm}).
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import type { ApprovalAnswerParams, TurnCancelParams, TurnStartParams } from "../protocol/schemas.ts";
+import type { Runtime } from "../runtime.ts";
+import type { SessionStore } from "../store/sessions.ts";
+import type { WorkerReplies } from "../store/session-worker.ts";
+import { uuid7 } from "../util/uuid7.ts";
+import { ApprovalBroker } from "./approvals.ts";
+import { RunEventChannel, type RunEventSink } from "./event-channel.ts";
+import type { RunConfig } from "./run.ts";
+
+/** What the worker needs from its connection. */
+export interface TurnHost {
+  /** The runtime (ids, timers). */
+  readonly runtime: Runtime;
+  /** The session store the session worker also uses. */
+  readonly store: SessionStore;
+  /** Whether a session or history operation is running. */
+  sessionsBusy(): boolean;
+  /** Response channel. */
+  readonly replies: WorkerReplies;
+  /** Where run events go (the ordered writer, leaving room for responses). */
+  readonly sink: RunEventSink;
+  /** The admitted configuration of every run. */
+  readonly config: RunConfig;
+}
+
+interface ActiveRun {
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly abort: AbortController;
+  readonly broker: ApprovalBroker;
+  readonly done: Promise<void>;
+}
+
+type RunModule = typeof import("./run.ts");
+
+/** Owns at most one run at a time. */
+export class TurnWorker {
+  readonly #host: TurnHost;
+  #active: ActiveRun | null = null;
+  #module: Promise<RunModule> | null = null;
+
+  /** Creates the worker. */
+  constructor(host: TurnHost) {
+    this.#host = host;
+  }
+
+  /** The active run's id until its terminal event was handed to the writer, else null. */
+  get runId(): string | null {
+    return this.#active?.runId ?? null;
+  }
+
+  /** Loads the run module (providers, tools) ahead of the first turn. */
+  warm(): Promise<RunModule> {
+    this.#module ??= import("./run.ts");
+    return this.#module;
+  }
+
+  /** `turn.start`: admits or refuses at once; the run proceeds off the protocol loop. */
+  start(id: string, params: TurnStartParams): void {
+    const { replies, store, runtime } = this.#host;
+    if (this.#host.sessionsBusy()) return replies.error(id, ErrorCode.busy);
+    const refusal = store.turnRefusal(params.session_id);
+    if (refusal !== null) return replies.error(id, refusal);
+    if (this.#active !== null) return replies.error(id, ErrorCode.busy);
+
+    const runId = runtime.randomUUID();
+    const turnId = uuid7(runtime.wallNow(), runtime.randomUUID());
+    const abort = new AbortController();
+    const broker = new ApprovalBroker(runtime);
+    const start = store.beginTurn();
+    const channel = new RunEventChannel({
+      sink: {
+        room: () => this.#host.sink.room(),
+        whenRoom: () => this.#host.sink.whenRoom(),
+        send: (event) => {
+          this.#host.sink.send(event);
+          // Status reports the run until its terminal event is on its way to the client.
+          if (event.event === "run.finished" && this.#active?.runId === runId) this.#active = null;
+        },
+      },
+      setTimer: (ms, callback) => runtime.setTimer(ms, callback),
+      scope: { session_id: params.session_id, run_id: runId },
+    });
+    const done = this.warm()
+      .then((module) =>
+        module.executeRun(this.#host.config, {
+          sessionId: params.session_id,
+          runId,
+          turnId,
+          prompt: params.prompt,
+          start,
+          inputRevision: () => store.inputRevision(turnId),
+          complete: (durable) => store.completeTurn(start.journal, durable),
+          channel,
+          broker,
+          signal: abort.signal,
+        })
+      )
+      .catch(() => {
+        // executeRun never throws; a failed import leaves only the terminal event to send.
+        void channel.finish({
+          event: "run.finished",
+          data: { session_id: params.session_id, run_id: runId, outcome: "failed", persistence: "not_started", revision: null, error_code: ErrorCode.executionFailed },
+        });
+        return start.journal.close(false);
+      })
+      .finally(() => {
+        if (this.#active?.runId === runId) this.#active = null;
+      });
+    this.#active = { sessionId: params.session_id, runId, abort, broker, done };
+    replies.result(id, { run_id: runId, accepted: true });
+  }
+
+  /** `turn.cancel`: idempotent for the active run; anything else is `stale_run`. */
+  cancel(id: string, params: TurnCancelParams): void {
+    const { replies, store } = this.#host;
+    const refusal = store.turnRefusal(params.session_id);
+    if (refusal !== null) return replies.error(id, refusal);
+    const active = this.#active;
+    if (active === null || active.runId !== params.run_id || active.sessionId !== params.session_id) {
+      return replies.error(id, ErrorCode.staleRun);
+    }
+    active.abort.abort();
+    active.broker.cancel("cancelled");
+    replies.result(id, { cancellation_requested: true });
+  }
+
+  /** `approval.answer`: the first reply for a pending approval of the active run wins. */
+  answer(id: string, params: ApprovalAnswerParams): void {
+    const { replies, store } = this.#host;
+    const refusal = store.turnRefusal(params.session_id);
+    if (refusal !== null) return replies.error(id, refusal);
+    const active = this.#active;
+    if (active === null || active.runId !== params.run_id || active.sessionId !== params.session_id) {
+      return replies.error(id, ErrorCode.staleApproval);
+    }
+    const answered = active.broker.answer(params.approval_id, params.allow);
+    if (!answered.ok) return replies.error(id, answered.code);
+    replies.result(id, { recorded: true });
+  }
+
+  /** Cancels the active run because the connection is closing; its approvals are denied as disconnected. */
+  cancelForClose(): void {
+    const active = this.#active;
+    if (active === null) return;
+    active.broker.cancel("disconnected");
+    active.abort.abort();
+  }
+
+  /** Resolves once no run is active (its cleanup finished and its terminal event was offered). */
+  async idle(): Promise<void> {
+    await this.#active?.done;
+  }
+}

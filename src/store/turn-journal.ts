@@ -1,0 +1,127 @@
+/**
+ * The durable side of one turn: the leases it holds and the appender its
+ * records go through (`docs/storage.md#leases`, `#appends-and-durability`).
+ *
+ * A lazy session (`session.create`) has no file yet: its first append
+ * creates the file exclusively with the `session` record in front, after the
+ * writer lease was taken, which is what makes the session durable. The
+ * `active` lease marks the turn for other children and discovery from before
+ * the first append until {@link TurnJournal.close}.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import type { Runtime } from "../runtime.ts";
+import { type AppendResult, SessionAppender } from "./appender.ts";
+import { Lease, leasePath } from "./leases.ts";
+import type { SessionRecord } from "./records.ts";
+
+/** Where the journal writes and for whom. */
+export interface JournalTarget {
+  /** The runtime. */
+  readonly runtime: Runtime;
+  /** `MC_HOME/sessions`. */
+  readonly directory: string;
+  /** The session's primary history path. */
+  readonly path: string;
+  /** The session id. */
+  readonly sessionId: string;
+  /** This child's instance id, written into leases. */
+  readonly instanceId: string;
+  /** The canonical cwd recorded in a new file's `session` record. */
+  readonly cwd: string;
+  /**
+   * For a durable session, the intact length of the snapshot the attachment
+   * holds: an appender refuses a file that changed since. `null` for a lazy
+   * session, whose file the first append creates.
+   */
+  readonly intactLength: number | null;
+}
+
+/** Why the input could not be made durable. */
+export type JournalFailure = typeof ErrorCode.persistenceFailed | typeof ErrorCode.sessionBusy;
+
+/** Owns one turn's leases and appender; create it per turn and always close it. */
+export class TurnJournal {
+  readonly #target: JournalTarget;
+  #active: Lease | null = null;
+  #writer: Lease | null = null;
+  #appender: SessionAppender | null = null;
+
+  /** Creates the journal; nothing is touched until {@link appendInput}. */
+  constructor(target: JournalTarget) {
+    this.#target = target;
+  }
+
+  /** The writer lease this journal took for a lazy session, handed to the attachment once durable. */
+  get newWriterLease(): Lease | null {
+    return this.#writer;
+  }
+
+  /**
+   * Takes the active lease (and, for a lazy session, the writer lease), then
+   * durably appends the turn's opening `records`, creating the file when the
+   * session is lazy. Nothing is acknowledged unless this returns `ok`.
+   */
+  async appendInput(records: readonly SessionRecord[]): Promise<{ ok: true } | { ok: false; code: JournalFailure }> {
+    const target = this.#target;
+    const { runtime } = target;
+    if (target.intactLength === null) {
+      const writer = await Lease.acquire(runtime, leasePath(target.directory, target.sessionId, "writer"), {
+        instanceId: target.instanceId,
+      });
+      if (!writer.ok) return { ok: false, code: writer.code };
+      this.#writer = writer.lease;
+      writer.lease.startHeartbeat();
+    }
+    const active = await Lease.acquire(runtime, leasePath(target.directory, target.sessionId, "active"), {
+      instanceId: target.instanceId,
+    });
+    if (!active.ok) return { ok: false, code: active.code };
+    this.#active = active.lease;
+    active.lease.startHeartbeat();
+
+    const opened = target.intactLength === null
+      ? await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
+        create: true,
+        firstRecords: [sessionRecord(target, runtime.wallNow()), ...records],
+      })
+      : await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
+        create: false,
+        expectedIntactLength: target.intactLength,
+      });
+    if (!opened.ok) return { ok: false, code: ErrorCode.persistenceFailed };
+    this.#appender = opened.appender;
+    if (target.intactLength === null) return { ok: true };
+    const appended = await opened.appender.appendAll(records);
+    return appended.ok ? appended : { ok: false, code: ErrorCode.persistenceFailed };
+  }
+
+  /** Durably appends `records` (one write, one fsync); fails once the input never became durable. */
+  async append(records: readonly SessionRecord[]): Promise<AppendResult> {
+    if (this.#appender === null) return { ok: false, code: ErrorCode.persistenceFailed };
+    return await this.#appender.appendAll(records);
+  }
+
+  /**
+   * Closes the appender and releases the active lease. A writer lease taken
+   * for a lazy session is released too when `keepWriter` is false (the
+   * session never became durable, or its attachment was replaced).
+   */
+  async close(keepWriter: boolean): Promise<void> {
+    await this.#appender?.close();
+    this.#appender = null;
+    await this.#active?.release();
+    this.#active = null;
+    if (!keepWriter) {
+      await this.#writer?.release();
+      this.#writer = null;
+    }
+  }
+}
+
+function sessionRecord(target: JournalTarget, nowMs: number): SessionRecord {
+  const at = new Date(nowMs).toISOString();
+  return { v: 1, type: "session", session_id: target.sessionId, at, cwd: target.cwd, created_at: at };
+}
