@@ -73,6 +73,10 @@ export class MemoryInput implements ByteReader {
 /** Captured standard output that can stall (a client not reading) or break (a closed pipe). */
 export class MemoryOutput implements ByteWriter {
   readonly #parts: Uint8Array[] = [];
+  readonly #parsed: Record<string, unknown>[] = [];
+  readonly #decoder = new TextDecoder();
+  #parsedParts = 0;
+  #partial = "";
   #stalled = false;
   #broken = false;
   #held: { bytes: Uint8Array; resolve(): void; reject(error: unknown): void }[] = [];
@@ -110,9 +114,18 @@ export class MemoryOutput implements ByteWriter {
     return this.#parts.map((part) => decoder.decode(part, { stream: true })).join("") + decoder.decode();
   }
 
-  /** Every complete line written so far, parsed as JSON. */
+  /**
+   * Every complete line written so far, parsed as JSON. Parsing is
+   * incremental, so tests that look after every write stay linear.
+   */
   frames(): Record<string, unknown>[] {
-    return this.text().split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+    while (this.#parsedParts < this.#parts.length) {
+      this.#partial += this.#decoder.decode(this.#parts[this.#parsedParts++], { stream: true });
+      const lines = this.#partial.split("\n");
+      this.#partial = lines.pop()!;
+      for (const line of lines) if (line !== "") this.#parsed.push(JSON.parse(line));
+    }
+    return this.#parsed.slice();
   }
 
   #flush(): void {

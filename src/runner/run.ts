@@ -96,7 +96,8 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
     outcome = request.signal.aborted && stop.code !== ErrorCode.outputUnavailable ? "cancelled" : stop.outcome;
     code = outcome === "cancelled" ? null : stop.code;
   }
-  request.broker.cancel(request.signal.aborted ? "cancelled" : "disconnected");
+  // Nothing may stay pending past the run: an approval answered now must find it stale.
+  request.broker.cancel("cancelled");
   let revision: string | null = null;
   try {
     if (io.inputDurable) {

@@ -38,7 +38,7 @@ export interface StepContext {
   readonly signal: AbortSignal;
   /** The run's content budget. */
   readonly budget: ContentBudget;
-  /** Receives each usage report. */
+  /** Receives the step's usage, once. */
   usage(usage: Usage): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
@@ -66,6 +66,7 @@ const TOOL_SPECS = builtinTools().map((tool) => ({ name: tool.name, description:
 /** Runs one step; throws {@link RunStop} when the run must end early. */
 export async function runStep(config: RunConfig, context: StepContext): Promise<StepResult> {
   const { io, signal } = context;
+  if (signal.aborted) throw new RunStop("cancelled", null);
   const segment = new AssistantSegment(`a${context.step.toString(36)}`, context.channel, context.budget, config.secrets);
   // The step's own abort also stops the stream when the content bound is hit.
   const stream = new AbortController();
@@ -88,7 +89,6 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     else {
       for await (const event of opened.events) {
         events.push(event);
-        if (event.type === "usage") context.usage(event.usage);
         if ((event.type === "text" || event.type === "refusal") && !segment.push(event.delta)) {
           overLimit = true;
           stream.abort();
@@ -105,6 +105,8 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   const cut = cancelled || overLimit || failure !== null;
   const reconciled = await segment.reconcile(io.scope, cut);
   const folded = accumulate(events);
+  // A stream may report usage more than once (Anthropic: at start and at end); the last report is the total.
+  if (folded.usage !== null) context.usage(folded.usage);
   await persistSegment(io, segment, folded.reasoningSummary, cut, context.step);
   if (!reconciled.ok) throw new RunStop("failed", ErrorCode.outputUnavailable);
   if (cancelled) throw new RunStop("cancelled", null);
