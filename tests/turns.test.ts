@@ -92,6 +92,31 @@ for (const api of APIS) {
       assert.equal(await stop(server), 0);
     });
 
+    for (const [status, code] of [[429, "provider_rate_limited"], [500, "provider_server_error"]] as const) {
+      it(`an HTTP ${status} fails the run with ${code}`, async () => {
+        const server = await startTurnServer(api);
+        server.provider.enqueue(errorScript(api, status, "Slow down, sk-test-openai-0123456789abcdef", "7"));
+        const { runId } = await startTurn(server, "Hi");
+        const events = await runEvents(server, runId);
+        assert.equal((events.find((frame) => frame.event === "diagnostic")!.data as { code: string }).code, code);
+        assert.equal((events.at(-1)!.data as { error_code: string }).error_code, "execution_failed");
+        assert.equal(server.provider.log.length, 1, "no automatic retry");
+        assert.equal(await stop(server), 0);
+      });
+    }
+
+    if (api !== "anthropic-messages") {
+      it("a refusal is shown and stored as the assistant's reply", async () => {
+        const server = await startTurnServer(api);
+        server.provider.enqueue(reply(api, { refusal: "I can't help with that." }));
+        const { runId } = await startTurn(server, "Do something bad");
+        const events = await runEvents(server, runId);
+        assert.deepEqual([...reconciled(events).values()], [{ text: "I can't help with that.", partial: false }]);
+        assert.equal((events.at(-1)!.data as { outcome: string }).outcome, "completed");
+        assert.equal(await stop(server), 0);
+      });
+    }
+
     it("a 401 fails the run with a diagnostic and no provider text", async () => {
       const server = await startTurnServer(api);
       server.provider.enqueue(errorScript(api, 401, "Incorrect API key provided: sk-test-openai-0123456789abcdef"));

@@ -32,6 +32,8 @@ export interface ReplyOptions {
   readonly gates?: ReadonlyMap<number, Gate>;
   /** Leave out the terminal event (a stream that just ends). */
   readonly truncate?: boolean;
+  /** A refusal instead of text (Chat Completions and Responses stream refusals as their own deltas). */
+  readonly refusal?: string;
 }
 
 /** A scripted streaming reply for `api`. */
@@ -57,6 +59,7 @@ function chat(options: ReplyOptions): Event[] {
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
   for (const text of options.text ?? []) out.push(chunk({ content: text }));
+  if (options.refusal !== undefined) out.push(chunk({ refusal: options.refusal }));
   (options.calls ?? []).forEach((call, index) =>
     out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] }))
   );
@@ -117,6 +120,13 @@ function responses(options: ReplyOptions): Event[] {
     for (const text of options.text ?? []) {
       out.push({ type: "response.output_text.delta", item_id: "msg_1", output_index: outputIndex, content_index: 0, delta: text });
     }
+    out.push({ type: "response.output_item.done", output_index: outputIndex, item: { ...item, status: "completed" } });
+    outputIndex++;
+  }
+  if (options.refusal !== undefined) {
+    const item = { id: "msg_r", type: "message", role: "assistant", status: "in_progress", content: [] };
+    out.push({ type: "response.output_item.added", output_index: outputIndex, item });
+    out.push({ type: "response.refusal.delta", item_id: "msg_r", output_index: outputIndex, content_index: 0, delta: options.refusal });
     out.push({ type: "response.output_item.done", output_index: outputIndex, item: { ...item, status: "completed" } });
     outputIndex++;
   }
