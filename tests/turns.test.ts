@@ -4,6 +4,7 @@ import type { ProviderApi } from "../src/startup/settings.ts";
 import { Gate } from "./support/fake-provider.ts";
 import { errorScript } from "./support/provider-fixtures.ts";
 import { reply } from "./support/provider-scripts.ts";
+import { assertPaired } from "./support/request-checks.ts";
 import { HOME, nextEvent, reconciled, request, runEvents, startTurn, startTurnServer } from "./support/turns.ts";
 
 const APIS: ProviderApi[] = ["openai-chat", "openai-responses", "anthropic-messages"];
@@ -66,6 +67,36 @@ for (const api of APIS) {
       assert.deepEqual([...reconciled(events).values()].map((entry) => entry.text), ["Let me write it.", "Done."]);
       assert.equal((events.at(-1)!.data as { outcome: string }).outcome, "completed");
       assert.equal(server.provider.log.length, 2);
+      assert.equal(await stop(server), 0);
+    });
+
+    it("parallel tool calls run in order and every result is paired with its call in the next request", async () => {
+      const server = await startTurnServer(api, { settings: { tools: { write_file: "deny" } } });
+      server.runtime.fs.writeFile("/work/project/a.txt", "alpha\n");
+      server.provider.enqueue(reply(api, {
+        text: ["Looking."],
+        calls: [
+          { id: "call_a", name: "read_file", args: { path: "a.txt" } },
+          { id: "call_b", name: "list_directory", args: { path: "." } },
+          { id: "call_c", name: "write_file", args: { path: "b.txt", content: "no" } },
+        ],
+      }));
+      server.provider.enqueue(reply(api, { text: ["Both done."] }));
+      const { runId } = await startTurn(server, "Look around");
+      const events = await runEvents(server, runId);
+      const activities = events.filter((frame) => frame.event === "activity").map((frame) => {
+        const data = frame.data as { activity_id: string; name: string; state: string };
+        return [data.activity_id, data.name, data.state];
+      });
+      assert.deepEqual(activities, [
+        ["t1", "read_file", "started"],
+        ["t1", "read_file", "completed"],
+        ["t2", "list_directory", "started"],
+        ["t2", "list_directory", "completed"],
+        ["t3", "write_file", "failed"],
+      ]);
+      assertPaired(api, server.provider.log[1]!.body as Record<string, unknown>);
+      assert.match(JSON.stringify(server.provider.log[1]!.body), /alpha/);
       assert.equal(await stop(server), 0);
     });
 
