@@ -25,17 +25,14 @@ import {
   TurnStartParamsSchema,
 } from "./protocol/schemas.ts";
 import type { Runtime } from "./runtime.ts";
-import type { RunEventSink } from "./runner/event-channel.ts";
-import { runConfig } from "./runner/config.ts";
-import { TurnWorker } from "./runner/turns.ts";
+import type { TurnWorker } from "./runner/turns.ts";
 import { Lifecycle } from "./startup/lifecycle.ts";
-import { configuredSecrets } from "./startup/providers.ts";
-import { runStartup, type StartupOutcome, type StartupSnapshot } from "./startup/startup.ts";
-import { type SessionTask, SessionWorker, type WorkerReplies } from "./store/session-worker.ts";
-import { SessionStore } from "./store/sessions.ts";
+import { runStartup, type StartupOutcome } from "./startup/startup.ts";
+import type { SessionTask, SessionWorker, WorkerReplies } from "./store/session-worker.ts";
 import { LineFramer } from "./transport/line-reader.ts";
 import { OrderedWriter } from "./transport/writer.ts";
 import { deferred, settlesWithin } from "./util/async.ts";
+import { createWorkers } from "./workers.ts";
 
 /** Why a connection closes; decides draining and the exit code. */
 export type CloseReason = "eof" | "shutdown" | "protocol" | "transport";
@@ -60,10 +57,6 @@ function isBlank(bytes: Uint8Array): boolean {
 
 /** Pending output frames at which the read loop waits for the writer (half the bound). */
 const FLOW_CONTROL_PENDING = LIMITS.pending_output_frames / 2;
-
-/** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
-const RESPONSE_RESERVE = 4;
-const EVENT_SLOTS = LIMITS.pending_output_frames - RESPONSE_RESERVE;
 
 const STARTUP_CRASHED: StartupOutcome = { ok: false, code: Codes.startupFailed, contextId: null };
 
@@ -211,7 +204,15 @@ class Connection {
       this.#pendingInitialize = null;
       this.#lifecycle.settle(outcome);
       if (!outcome.ok) return this.#sendError(id, outcome.code);
-      this.#createWorkers(outcome.snapshot);
+      const workers = createWorkers({
+        runtime: this.#runtime,
+        instanceId: this.#encoder.instanceId,
+        replies: this.#reply,
+        writer: this.#writer,
+        sendEvent: (event) => this.#send(() => this.#encoder.event(event.event, event.data)),
+      }, outcome.snapshot);
+      this.#sessions = workers.sessions;
+      this.#turns = workers.turns;
       this.#send(() =>
         this.#encoder.result(id, {
           capabilities: this.#dispatcher.methods,
@@ -232,33 +233,6 @@ class Connection {
     if (sessionId === null && runId === null) return this.#send(() => this.#encoder.result(id, status));
     const running = runId === null ? {} : { state: "running", run_id: runId };
     this.#send(() => this.#encoder.result(id, { ...status, session_id: sessionId, ...running }));
-  }
-
-  #createWorkers(snapshot: StartupSnapshot): void {
-    const runtime = this.#runtime;
-    const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
-    const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: this.#encoder.instanceId, secrets });
-    const sessions = new SessionWorker(store, this.#reply, () => this.#turns?.runId !== null);
-    this.#sessions = sessions;
-    this.#turns = new TurnWorker({
-      runtime,
-      store,
-      sessionsBusy: () => sessions.busy,
-      replies: this.#reply,
-      sink: this.#eventSink(),
-      config: runConfig(runtime, snapshot, secrets),
-    });
-  }
-
-  /** Run events go to the writer while it has room beyond the response reserve. */
-  #eventSink(): RunEventSink {
-    const writer = this.#writer;
-    return {
-      // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
-      room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),
-      whenRoom: () => writer.whenPendingBelow(EVENT_SLOTS),
-      send: (event) => this.#send(() => this.#encoder.event(event.event, event.data)),
-    };
   }
 
   /** Turn operations need a ready startup; a failed one answers its own code. */
