@@ -206,8 +206,13 @@ function onReconcile({ message_id, part, text, last_part, partial }) {
   if (!last_part) return; // never show an incomplete authoritative text
   const full = m.parts.join("");
   m.parts = [];
-  // Reconciliation replaces what the deltas showed; it is not appended to it.
-  if (full !== m.text) {
+  // Reconciliation replaces what the deltas showed; it is not appended to it. When the
+  // stream showed an unbroken prefix of it and is still on screen, finishing the line is
+  // the same replacement.
+  if (full !== m.text && !m.gap && m.text !== "" && shown === message_id && full.startsWith(m.text)) {
+    out(full.slice(m.text.length));
+    if (partial) note(`[message ${message_id} is partial]`);
+  } else if (full !== m.text) {
     if (m.text !== "") note(`[message ${message_id} ${m.gap ? "lost streamed text" : "differs from the stream"}; authoritative${partial ? " partial" : ""} text follows]`);
     if (!atLineStart) out("\n");
     out(full);

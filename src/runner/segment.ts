@@ -89,8 +89,10 @@ export class AssistantSegment {
    */
   async reconcile(scope: RunScope, partial: boolean): Promise<CriticalResult> {
     if (this.#text === "") return { ok: true };
-    // Deltas still held back are superseded by the reconciliation; they are never shown.
-    this.#redactor.flush();
+    // The message is over, so the held-back tail can no longer be the start of a secret: a client
+    // rendering deltas then already shows the whole text when the reconciliation confirms it.
+    const rest = this.#redactor.flush();
+    if (rest !== "") this.#channel.delta(this.messageId, rest);
     const parts = splitUtf8(this.redacted(), LIMITS.event_chunk_bytes);
     for (const [part, piece] of parts.entries()) {
       const result = await this.#channel.critical({

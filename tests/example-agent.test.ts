@@ -1,0 +1,153 @@
+/**
+ * The example client (`examples/agent.mjs`) end to end: it spawns the Node
+ * bundle (`dist/magi-code.mjs serve --stdio`) in a temp workspace whose
+ * `MC_HOME` points the keyless `ollama` provider at a loopback fake. The
+ * example is a Node program; under Deno this test spawns `node` for it.
+ */
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
+import { collect, nodeBinary, repoRoot } from "./support/processes.ts";
+import { reply } from "./support/provider-scripts.ts";
+import { guarded, type Workspace, workspace } from "./support/wire-client.ts";
+
+const root = mkdtempSync(join(tmpdir(), "magi-example-agent-"));
+let provider: FakeProvider | null = null;
+after(async () => {
+  await provider?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** The one fake provider every test of this file shares, started on first use. */
+async function fake(): Promise<FakeProvider> {
+  provider ??= await startFakeProvider();
+  return provider;
+}
+
+const PROMPT = "Create notes/hello.txt saying hi";
+const BEFORE_TOOL = "I'll write notes/hello.txt for you.";
+const AFTER_TOOL = "Done: notes/hello.txt now says hi.";
+const CONTENT = "hi\n";
+
+interface AgentRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `node examples/agent.mjs <args>` with the workspace's environment and closed stdin. */
+async function agent(ws: Workspace, args: readonly string[]): Promise<AgentRun> {
+  const child = spawn(nodeBinary(), [join(repoRoot(), "examples", "agent.mjs"), ...args], {
+    cwd: root,
+    env: ws.env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  child.stdin.end();
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  const [code, stdout, stderr] = await guarded(Promise.all([exited, collect(child.stdout), collect(child.stderr)]), "examples/agent.mjs to exit");
+  return { code, stdout, stderr };
+}
+
+/** Queues a write_file call (with text before it) and the answer after the tool. */
+function scriptWrite(provider: FakeProvider): void {
+  provider.enqueue(reply("openai-chat", {
+    text: ["I'll write ", "notes/hello.txt ", "for you."],
+    calls: [{ id: "call_1", name: "write_file", args: { path: "notes/hello.txt", content: CONTENT } }],
+  }));
+  provider.enqueue(reply("openai-chat", { text: ["Done: ", "notes/hello.txt ", "now says hi."] }));
+}
+
+function lines(text: string): string[] {
+  return text.split("\n").filter((line) => line !== "");
+}
+
+describe("examples/agent.mjs against the real backend", () => {
+  let ws: Workspace;
+  let sessionId = "";
+
+  it("a one-shot turn with --yes: streams the answer, shows the activity, writes the file and exits 0", async () => {
+    const provider = await fake();
+    ws = workspace(root, "agent", provider);
+    scriptWrite(provider);
+    const run = await agent(ws, ["--yes", "--cwd", ws.cwd, PROMPT]);
+    assert.equal(run.code, 0, `exit 0; stderr:\n${run.stderr}`);
+    // Assistant text goes to stdout, both segments of the tool-separated answer.
+    assert.ok(run.stdout.includes(BEFORE_TOOL), `stdout:\n${run.stdout}`);
+    assert.ok(run.stdout.includes(AFTER_TOOL), `stdout:\n${run.stdout}`);
+    assert.ok(run.stdout.indexOf(BEFORE_TOOL) < run.stdout.lastIndexOf(AFTER_TOOL));
+    // Everything else goes to stderr.
+    const notes = lines(run.stderr);
+    assert.equal(notes[0], "ready: ollama / qwen");
+    const saved = /^session (\S+) saved; resume with --session \1$/m.exec(run.stderr);
+    assert.ok(saved, `a "session … saved" line on stderr:\n${run.stderr}`);
+    sessionId = saved[1]!;
+    const started = notes.findIndex((line) => line.startsWith("[tool write_file started]"));
+    const completed = notes.findIndex((line) => line.startsWith("[tool write_file completed]"));
+    assert.ok(started !== -1 && completed > started, `tool activity on stderr:\n${run.stderr}`);
+    assert.match(notes[started]!, /notes\/hello\.txt/);
+    assert.ok(notes.indexOf("[allowed]") !== -1, "the approval was answered");
+    assert.match(notes.at(-1)!, /^\[run completed; history durable at revision \S+\]$/);
+    assert.ok(!run.stdout.includes("[tool") && !run.stdout.includes("session "), "no notes on stdout");
+
+    assert.equal(readFileSync(join(ws.cwd, "notes", "hello.txt"), "utf8"), CONTENT);
+    assert.ok(existsSync(join(ws.home, "sessions", `${sessionId}.jsonl`)));
+    assert.deepEqual(readdirSync(join(ws.home, "sessions")).filter((name) => name.endsWith(".lease")), [], "the server exited and released its leases");
+    assert.equal(provider.log.length, 2);
+    const sent = provider.log[0]!.body as { messages: { role: string; content: string }[] };
+    assert.equal(sent.messages.at(-1)!.content, PROMPT);
+  });
+
+  it("--session resumes the saved session: the provider sees the earlier turn", async () => {
+    assert.ok(sessionId !== "", "the first test saved a session");
+    const provider = await fake();
+    const before = provider.log.length;
+    provider.enqueue(reply("openai-chat", { text: ["You asked me ", "to create notes/hello.txt."] }));
+    const run = await agent(ws, ["--cwd", ws.cwd, "--session", sessionId, "What did I ask before?"]);
+    assert.equal(run.code, 0, `exit 0; stderr:\n${run.stderr}`);
+    assert.ok(run.stdout.includes("You asked me to create notes/hello.txt."), `stdout:\n${run.stdout}`);
+    assert.ok(lines(run.stderr).includes(`session ${sessionId} opened`), `stderr:\n${run.stderr}`);
+    assert.equal(provider.log.length, before + 1);
+    const sent = (provider.log[before]!.body as { messages: { role: string; content: string }[] }).messages;
+    assert.deepEqual(sent.map((message) => message.role), ["system", "user", "assistant", "user"]);
+    assert.equal(sent[1]!.content, PROMPT);
+    assert.ok(sent[2]!.content.includes(BEFORE_TOOL) && sent[2]!.content.includes(AFTER_TOOL));
+    assert.equal(sent[3]!.content, "What did I ask before?");
+  });
+
+  it("--no denies the write: the file is not written, the run still completes", async () => {
+    const provider = await fake();
+    const denied = workspace(root, "agent-no", provider);
+    provider.enqueue(reply("openai-chat", {
+      text: ["Writing it now."],
+      calls: [{ id: "call_1", name: "write_file", args: { path: "denied.txt", content: "no\n" } }],
+    }));
+    provider.enqueue(reply("openai-chat", { text: ["Understood, I left it alone."] }));
+    const run = await agent(denied, ["--no", "--cwd", denied.cwd, "Write denied.txt"]);
+    assert.equal(run.code, 0, `exit 0; stderr:\n${run.stderr}`);
+    const notes = lines(run.stderr);
+    assert.ok(notes.includes("[denied]"), `stderr:\n${run.stderr}`);
+    assert.ok(notes.some((line) => line.startsWith("[tool write_file failed]")), `stderr:\n${run.stderr}`);
+    assert.ok(!notes.some((line) => line.startsWith("[tool write_file started]")));
+    assert.equal(existsSync(join(denied.cwd, "denied.txt")), false);
+    assert.ok(run.stdout.includes("Understood, I left it alone."));
+    const toolResult = (provider.log.at(-1)!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!;
+    assert.equal(toolResult.role, "tool");
+    assert.match(toolResult.content, /denied/);
+  });
+
+  it("stdout carries each assistant message exactly once", async () => {
+    // A script reading the one-shot answer from stdout should get the answer, not a streamed
+    // prefix followed by the authoritative copy of the same text.
+    const provider = await fake();
+    const once = workspace(root, "agent-once", provider);
+    scriptWrite(provider);
+    const run = await agent(once, ["--yes", "--cwd", once.cwd, PROMPT]);
+    assert.equal(run.code, 0, `exit 0; stderr:\n${run.stderr}`);
+    assert.deepEqual(lines(run.stdout), [BEFORE_TOOL, AFTER_TOOL], `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
+  });
+});
