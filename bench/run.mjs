@@ -5,6 +5,9 @@
 // ~40 s; only --quick, --node-entry and --deno-entry pass through, and
 // --session-runs N sets its runs), then prints a compact summary next to the
 // targets. --sessions runs the session bench (the default); --no-sessions skips it.
+// Then bench/turns.mjs (turn latency, 20,000-delta throughput, idle and peak
+// RSS against a loopback fake provider, ~15 s; only --quick and the entry
+// flags pass through, --turn-runs N sets its runs); --no-turns skips it.
 // --breakdown also runs bench/startup-breakdown.mjs (phases and what-ifs).
 // Prints figures only: the exit code never depends on a timing.
 import { spawn } from "node:child_process";
@@ -16,16 +19,20 @@ import { foreignCpuNote, mib, ms, ROOT, table } from "./lib.mjs";
 const argv = process.argv.slice(2);
 const breakdown = argv.includes("--breakdown");
 const sessions = !argv.includes("--no-sessions");
-const OWN_FLAGS = new Set(["--breakdown", "--sessions", "--no-sessions"]);
+const turns = !argv.includes("--no-turns");
+const OWN_FLAGS = new Set(["--breakdown", "--sessions", "--no-sessions", "--turns", "--no-turns"]);
 const passThrough = [];
 let sessionRuns = null;
+let turnRuns = null;
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--session-runs") sessionRuns = argv[++i];
   else if (argv[i].startsWith("--session-runs=")) sessionRuns = argv[i].slice("--session-runs=".length);
+  else if (argv[i] === "--turn-runs") turnRuns = argv[++i];
+  else if (argv[i].startsWith("--turn-runs=")) turnRuns = argv[i].slice("--turn-runs=".length);
   else if (!OWN_FLAGS.has(argv[i])) passThrough.push(argv[i]);
 }
-/** What reaches session-open.mjs: its run count is its own, never cold start's --runs. */
-function sessionArgs() {
+/** What reaches session-open.mjs and turns.mjs: their run counts are their own, never cold start's --runs. */
+function ownRunArgs(runs) {
   const args = [];
   for (let i = 0; i < passThrough.length; i++) {
     const arg = passThrough[i];
@@ -33,10 +40,22 @@ function sessionArgs() {
     else if (arg === "--node-entry" || arg === "--deno-entry") args.push(arg, passThrough[++i]);
     else if (arg.startsWith("--node-entry=") || arg.startsWith("--deno-entry=")) args.push(arg);
   }
-  if (sessionRuns !== null) args.push("--runs", sessionRuns);
+  if (runs !== null) args.push("--runs", runs);
   return args;
 }
-const TARGETS = { node: 70, deno: 60, "deno-compiled": 60, roundTrips: 20_000, firstPageMs: 1_500, growthFactor: 4, statusMs: 50 };
+const TARGETS = {
+  node: 70,
+  deno: 60,
+  "deno-compiled": 60,
+  roundTrips: 20_000,
+  firstPageMs: 1_500,
+  growthFactor: 4,
+  statusMs: 50,
+  warmTurnMs: 20,
+  deltasPerSecond: 25_000,
+  idleMiB: 60,
+  peakMiB: 100,
+};
 
 function run(command, args) {
   return new Promise((resolve) => {
@@ -65,7 +84,14 @@ try {
   let sessionsCode = 0;
   if (sessions) {
     console.log("");
-    sessionsCode = await run(process.execPath, [join(ROOT, "bench", "session-open.mjs"), ...sessionArgs(), "--json", sessionsJson]);
+    sessionsCode = await run(process.execPath, [join(ROOT, "bench", "session-open.mjs"), ...ownRunArgs(sessionRuns), "--json", sessionsJson]);
+  }
+
+  const turnsJson = join(scratch, "turns.json");
+  let turnsCode = 0;
+  if (turns) {
+    console.log("");
+    turnsCode = await run(process.execPath, [join(ROOT, "bench", "turns.mjs"), ...ownRunArgs(turnRuns), "--json", turnsJson]);
   }
 
   let breakdownCode = 0;
@@ -142,11 +168,39 @@ try {
     }
     console.log(table(sessionRows));
   }
+  const turned = existsSync(turnsJson) ? JSON.parse(readFileSync(turnsJson, "utf8")) : null;
+  if (turned !== null && Object.keys(turned.summary).length > 0) {
+    console.log("");
+    console.log(`turns (one-word answers and a ${turned.deltaCount.toLocaleString("en-US")}-delta answer from a loopback fake provider, medians of ${turned.runs} run(s)):`);
+    const met = (ok) => (ok ? "met" : "MISSED");
+    const turnRows = [["runtime", "1st turn (immediate / after idle)", "warm turn", "deltas/s", "delta frames (dropped parts)", "idle RSS", "peak RSS", "targets (warm ≤ 20 ms, ≥ 25,000/s, idle ≤ 60 MiB, peak ≤ 100 MiB)"]];
+    for (const [key, t] of Object.entries(turned.summary)) {
+      turnRows.push([
+        key,
+        `${ms(t.immediateFirstMs)} / ${ms(t.firstAfterIdleMs)}`,
+        ms(t.warmMs),
+        Math.round(t.deltasPerSecond).toLocaleString("en-US"),
+        `${Math.round(t.deltaFrames)} (${Math.round(t.droppedParts)})`,
+        mib(t.idleRssKiB),
+        mib(t.peakKiB),
+        [
+          met(t.warmMs <= TARGETS.warmTurnMs),
+          met(t.deltasPerSecond >= TARGETS.deltasPerSecond),
+          met(t.idleRssKiB / 1024 <= TARGETS.idleMiB),
+          met(t.peakKiB / 1024 <= TARGETS.peakMiB),
+        ].join(", "),
+      ]);
+    }
+    console.log(table(turnRows));
+  }
   if (cold !== null && cold.foreignCores !== undefined) console.log(`cold start: ${foreignCpuNote(cold.foreignCores)}`);
   if (trips !== null && trips.foreignCores !== undefined) console.log(`round trips: ${foreignCpuNote(trips.foreignCores)}`);
   if (opened !== null && opened.foreignCores !== undefined) console.log(`session open: ${foreignCpuNote(opened.foreignCores)}`);
-  if (coldCode !== 0 || tripsCode !== 0 || sessionsCode !== 0 || breakdownCode !== 0) {
-    console.log(`a bench script failed (cold-start exit ${coldCode}, round-trips exit ${tripsCode}, session-open exit ${sessionsCode}, breakdown exit ${breakdownCode})`);
+  if (turned !== null && turned.foreignCores !== undefined) console.log(`turns: ${foreignCpuNote(turned.foreignCores)}`);
+  if (coldCode !== 0 || tripsCode !== 0 || sessionsCode !== 0 || turnsCode !== 0 || breakdownCode !== 0) {
+    console.log(
+      `a bench script failed (cold-start exit ${coldCode}, round-trips exit ${tripsCode}, session-open exit ${sessionsCode}, turns exit ${turnsCode}, breakdown exit ${breakdownCode})`,
+    );
     process.exitCode = 1;
   }
 } finally {
