@@ -63,36 +63,72 @@ describe("RunEventChannel", () => {
     assert.deepEqual(events.stats, { delivered: 5, coalesced: 0, dropped: 0 });
   });
 
-  it("a full queue coalesces into the queued tail delta of the same message, else drops and leaves a part gap", () => {
+  it("a blocked sink coalesces text into the queued tail delta of the same message", () => {
     const { sink, events } = channel(0);
-    for (let i = 0; i < 32; i++) events.delta("m1", "a");
+    for (let i = 0; i < 40; i++) events.delta("m1", "a");
+    assert.equal(events.queued, 1);
+    events.delta("m1", "b".repeat(3_960)); // exactly fills the tail's 4,000 bytes
+    events.delta("m1", "c"); // the tail is full: a new slot
+    assert.equal(events.queued, 2);
+    sink.resize(64);
+    events.delta("m1", "d");
+    assert.deepEqual(deltas(sink.sent).map(([m, part, text]) => [m, part, bytes(text)]), [["m1", 0, 4_000], ["m1", 1, 1], ["m1", 2, 1]]);
+    assert.deepEqual(events.stats, { delivered: 3, coalesced: 40, dropped: 0 });
+  });
+
+  it("a full queue drops what cannot join its tail and leaves a part gap", () => {
+    const { sink, events } = channel(0);
+    // Alternating messages cannot coalesce, so each takes a slot until the queue is full.
+    for (let i = 0; i < 32; i++) events.delta(i % 2 === 0 ? "m1" : "m2", "a");
     assert.equal(events.queued, 32);
-    events.delta("m1", "b"); // joins part 31
-    events.delta("m2", "x"); // tail is m1's: dropped, m2 part 0 unused
-    events.delta("m1", "y".repeat(3_999)); // would exceed 4,000 bytes: dropped, part 32 unused
-    events.delta("m1", "c"); // the tail is sealed after a drop, or "c" would sit behind a hole: part 33 unused
+    events.delta("m2", "b"); // joins m2's part 15, the tail
+    events.delta("m1", "x"); // the tail is m2's: dropped, m1 part 16 unused
+    events.delta("m2", "y".repeat(3_999)); // would exceed 4,000 bytes: dropped, part 16 unused
+    events.delta("m2", "c"); // the tail is sealed after a drop, or "c" would sit behind a hole: part 17 unused
     assert.equal(events.queued, 32);
     sink.resize(64);
     events.delta("m1", "d");
     events.delta("m2", "z");
     const sent = deltas(sink.sent);
-    assert.deepEqual(sent[31], ["m1", 31, "ab"]);
-    assert.deepEqual(sent.slice(32), [["m1", 34, "d"], ["m2", 1, "z"]]);
+    assert.deepEqual(sent[31], ["m2", 15, "ab"]);
+    assert.deepEqual(sent.slice(32), [["m1", 17, "d"], ["m2", 18, "z"]]);
     assert.deepEqual(events.stats, { delivered: 34, coalesced: 1, dropped: 3 });
   });
 
   it("a critical event waits in order for room, never dropped, while later deltas drop rather than overtake it", async () => {
     const { sink, events } = channel(0);
-    for (let i = 0; i < 32; i++) events.delta("m1", `${i},`);
+    for (let i = 0; i < 32; i++) events.delta(i % 2 === 0 ? "m1" : "m2", `${i},`);
     const waiting = events.critical(activity("a1"));
-    events.delta("m1", "late"); // produced after a1: may not join part 31 ahead of it
-    events.delta("m1", "later");
+    events.delta("m1", "late"); // produced after a1: may not take a slot ahead of it
+    events.delta("m2", "later"); // nor join m2's tail ahead of it
     sink.resize(64);
     assert.deepEqual(await waiting, { ok: true });
     events.delta("m1", "after");
-    assert.deepEqual(ids(sink).slice(30), ["m1#30", "m1#31", "a1", "m1#34"]);
+    assert.deepEqual(ids(sink).slice(30), ["m1#15", "m2#15", "a1", "m1#17"]);
     assert.equal(deltas(sink.sent)[31]![2], "31,");
     assert.deepEqual(events.stats, { delivered: 34, coalesced: 0, dropped: 2 });
+  });
+
+  it("whenDeltaRoom() resolves at once with room, when a slot frees, or after its bound", async () => {
+    const clock = new ManualClock();
+    const { sink, events } = channel(0, clock);
+    assert.equal(events.whenDeltaRoom(50), null);
+    for (let i = 0; i < 32; i++) events.delta(i % 2 === 0 ? "m1" : "m2", "a");
+    let freed = false;
+    void events.whenDeltaRoom(50)!.then(() => (freed = true));
+    sink.resize(1);
+    await microtasks();
+    assert.equal(freed, true, "a slot freed");
+    sink.resize(0);
+    for (let i = 0; i < 2; i++) events.delta(i % 2 === 0 ? "m1" : "m2", "b");
+    let timedOut = false;
+    void events.whenDeltaRoom(50)!.then(() => (timedOut = true));
+    clock.advance(49);
+    await microtasks();
+    assert.equal(timedOut, false);
+    clock.advance(1);
+    await microtasks();
+    assert.equal(timedOut, true, "the bound passed");
   });
 
   it("after finish nothing is accepted: deltas are ignored, criticals and a second finish report closed", async () => {

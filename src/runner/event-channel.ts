@@ -114,6 +114,8 @@ export class RunEventChannel {
   // The queue's tail when it is a delta that later text of its message may still join.
   #open: { data: DeltaData; bytes: number } | null = null;
   #waitingForRoom = false;
+  // Producers pausing until a delta would get a slot of its own (see whenDeltaRoom).
+  readonly #roomWaiters = new Set<() => void>();
   #closed = false;
   #failed = false;
   #delivered = 0;
@@ -144,9 +146,9 @@ export class RunEventChannel {
 
   /**
    * Offers assistant text for `messageId`, best effort: parts of at most
-   * `LIMITS.event_chunk_bytes` get per-message part numbers from 0. Under
-   * pressure a part joins the queued tail delta of the same message, or is
-   * dropped; a drop also stops later text joining that tail, so a gap in
+   * `LIMITS.event_chunk_bytes` get per-message part numbers from 0. While
+   * the writer is busy a part joins the queued tail delta of the same
+   * message (if it fits), else takes a slot, else is dropped; a drop also stops later text joining that tail, so a gap in
    * part numbers is the client's only (and reliable) sign of missing text.
    */
   delta(messageId: string, text: string): void {
@@ -155,13 +157,7 @@ export class RunEventChannel {
     this.#drain();
     for (const piece of splitUtf8(text, LIMITS.event_chunk_bytes)) {
       const part = this.#nextPart.get(messageId) ?? 0;
-      if (this.#hasRoom()) {
-        this.#nextPart.set(messageId, part + 1);
-        const data: DeltaData = { ...this.#scope, message_id: messageId, part, text: piece.text };
-        this.#push({ event: "message.delta", data });
-        this.#open = { data, bytes: piece.bytes };
-        continue;
-      }
+      // A queued tail delta is still waiting for the writer, so joining it costs no latency and saves a frame.
       const open = this.#open;
       if (open !== null && open.data.message_id === messageId && this.#waiters.length === 0 && open.bytes + piece.bytes <= LIMITS.event_chunk_bytes) {
         open.data.text += piece.text;
@@ -169,11 +165,39 @@ export class RunEventChannel {
         this.#coalesced++;
         continue;
       }
+      if (this.#hasRoom()) {
+        this.#nextPart.set(messageId, part + 1);
+        const data: DeltaData = { ...this.#scope, message_id: messageId, part, text: piece.text };
+        this.#push({ event: "message.delta", data });
+        this.#open = { data, bytes: piece.bytes };
+        continue;
+      }
       this.#nextPart.set(messageId, part + 1);
       this.#dropped++;
       if (open?.data.message_id === messageId) this.#open = null;
     }
     this.#drain();
+  }
+
+  /**
+   * Lets a producer pause while the queue is full: resolves once a delta
+   * would get a slot of its own, or after `ms` (then it coalesces or drops
+   * as usual). Returns null when there is room already. Without this a
+   * producer that decodes hundreds of provider events per network read
+   * would fill the queue before the writer's completions could run.
+   */
+  whenDeltaRoom(ms: number): Promise<void> | null {
+    this.#drain();
+    if (this.#closed || this.#failed || this.#hasRoom()) return null;
+    return new Promise((resolve) => {
+      const done = () => {
+        timer.dispose();
+        this.#roomWaiters.delete(done);
+        resolve();
+      };
+      const timer = this.#setTimer(ms, done);
+      this.#roomWaiters.add(done);
+    });
   }
 
   /**
@@ -247,7 +271,7 @@ export class RunEventChannel {
     while (this.#queue.length > 0) {
       if (this.#sink.room() <= 0) {
         this.#awaitRoom();
-        return;
+        break;
       }
       const event = this.#queue.shift()!;
       // Once sent the event is the sink's; appending to it then would change a delivered frame.
@@ -256,6 +280,7 @@ export class RunEventChannel {
       this.#sink.send(event);
       this.#admitWaiters();
     }
+    if (this.#roomWaiters.size > 0 && this.#hasRoom()) for (const done of [...this.#roomWaiters]) done();
   }
 
   #admitWaiters(): void {

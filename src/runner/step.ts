@@ -58,6 +58,13 @@ const STREAM_DIAGNOSTIC: Readonly<Record<StreamErrorCode, DiagnosticCode>> = {
   [StreamErrorCode.connectionLost]: DiagnosticCode.providerConnectionLost,
 };
 
+/**
+ * Longest pause for room in the event queue before reading on: long enough
+ * for the writer's completions to run, short enough that a stalled client
+ * only makes deltas coalesce or drop, never holds the provider stream.
+ */
+const DELTA_PATIENCE_MS = 50;
+
 /** Output room the model gets per request, in tokens. */
 const MAX_OUTPUT_TOKENS = 16_384;
 
@@ -89,10 +96,14 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     else {
       for await (const event of opened.events) {
         events.push(event);
-        if ((event.type === "text" || event.type === "refusal") && !segment.push(event.delta)) {
-          overLimit = true;
-          stream.abort();
-          break;
+        if (event.type === "text" || event.type === "refusal") {
+          if (!segment.push(event.delta)) {
+            overLimit = true;
+            stream.abort();
+            break;
+          }
+          const room = context.channel.whenDeltaRoom(DELTA_PATIENCE_MS);
+          if (room !== null) await room;
         }
         if (event.type === "error") failure = STREAM_DIAGNOSTIC[event.code];
       }
