@@ -30,6 +30,7 @@ import {
 } from "../src/runtime.ts";
 import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
 import { nodeFileSystem, normalizeError } from "./node-fs.ts";
+import { nodeFetch } from "./node-http.ts";
 
 // Re-exported so callers keep one import path for the whole Node adapter.
 export { nodeFileSystem, normalizeError };
@@ -275,7 +276,7 @@ export function createNodeRuntime(): Runtime {
     pid: process.pid,
     isProcessAlive,
     hostname,
-    fetch: (url, init) => globalThis.fetch(url, init),
+    fetch: nodeFetch,
     platform: process.platform === "win32" ? "windows" : process.platform,
     exit: (code) => process.exit(code),
   };

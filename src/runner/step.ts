@@ -95,7 +95,6 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     if (!opened.ok) failure = opened.code;
     else {
       for await (const event of opened.events) {
-        events.push(event);
         if (event.type === "text" || event.type === "refusal") {
           if (!segment.push(event.delta)) {
             overLimit = true;
@@ -104,7 +103,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
           }
           const room = context.channel.whenDeltaRoom(DELTA_PATIENCE_MS);
           if (room !== null) await room;
+          // Text lives in the segment; keeping thousands of delta events alive would only feed the GC.
+          continue;
         }
+        events.push(event);
         if (event.type === "error") failure = STREAM_DIAGNOSTIC[event.code];
       }
     }
@@ -129,7 +131,8 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   if (folded.finishReason === "length") await io.diagnostic(DiagnosticCode.outputTokenLimit);
   if (folded.finishReason === "content_filter") await io.diagnostic(DiagnosticCode.contentFiltered);
 
-  const assistant = assistantFromEvents(events);
+  // The segment holds the text (refusals included: the model said them too).
+  const assistant = { ...assistantFromEvents(events), text: segment.text };
   context.messages.push(assistant);
   if (assistant.toolCalls.length === 0) return { calledTools: false };
   const results = await runToolCalls(assistant.toolCalls, {

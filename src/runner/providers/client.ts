@@ -8,14 +8,15 @@
  */
 
 import { DiagnosticCode } from "../../protocol/errors.ts";
+import type { HttpResponse, Runtime } from "../../runtime.ts";
 import type { Endpoint } from "../../startup/providers.ts";
 import type { BuiltRequest } from "./conversation.ts";
 import type { ProviderEvent } from "./events.ts";
 import { classifyHttpFailure } from "./http-status.ts";
 import { decodeStream } from "./stream.ts";
 
-/** The `fetch` the client uses; the runtime's, so tests and embedders can route it. */
-export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
+/** The `fetch` the client uses: the runtime's, so tests and embedders can route it. */
+export type Fetch = Runtime["fetch"];
 
 /** The outcome of {@link openProviderStream}. */
 export type ProviderStream =
@@ -33,7 +34,7 @@ export async function openProviderStream(
   request: BuiltRequest,
   signal: AbortSignal,
 ): Promise<ProviderStream> {
-  let response: Response;
+  let response: HttpResponse;
   try {
     response = await fetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal, redirect: "error" });
   } catch {
