@@ -83,6 +83,14 @@ describe("the turn loop", () => {
     assert.equal(third[1]![1], "What is in a.txt?");
     assert.match(third[2]![1]!, /\[tool read_file completed: [^\]]*a\.txt[^\]]*\]\n\nIt says alpha\./);
     assert.equal(third[3]![1], "Are you sure?");
+
+    // The snapshot extended after each turn equals a fresh read of the file.
+    const events = await runEvents(server, next.runId);
+    const extended = await request(server, "page-extended", "history.page", { session_id: first.sessionId, revision: (events.at(-1)!.data as { revision: string }).revision });
+    const reopened = await request(server, "reopen", "session.open", { session_id: first.sessionId });
+    const fresh = await request(server, "page-fresh", "history.page", { session_id: first.sessionId, revision: (reopened.result as { revision: string }).revision });
+    assert.deepEqual((extended.result as { entries: unknown[] }).entries, (fresh.result as { entries: unknown[] }).entries);
+    assert.equal((extended.result as { entries: unknown[] }).entries.length, 5);
     assert.equal(await stop(server), 0);
   });
 

@@ -118,6 +118,11 @@ export class SessionAppender {
     return this.#length;
   }
 
+  /** The file object (device and inode) every append checks it still writes to. */
+  get identity(): FileInfo {
+    return this.#identity;
+  }
+
   /**
    * Appends `record` as one write of its complete line, then fsyncs. After a
    * failed write or sync the file may end in a fragment, so the appender

@@ -87,6 +87,10 @@ export type HistorySnapshot = {
   readonly entries: readonly HistoryEntry[];
   /** False when the history ends in (or contains) a turn that never durably finished. */
   readonly complete: boolean;
+  /** Messages projected (the next message's ordinal). */
+  readonly messages: number;
+  /** UTF-8 bytes of `JSON.stringify(entries)`, which the snapshot bound counts. */
+  readonly bytes: number;
 };
 
 /** Options of {@link projectHistory}. */
@@ -95,6 +99,14 @@ export type ProjectionOptions = {
   readonly torn: boolean;
   /** Known secret values to redact, besides credential-shaped tokens. */
   readonly secrets: readonly string[];
+  /**
+   * Project `records` as the continuation of this complete snapshot: message
+   * ordinals and the snapshot bounds carry on from it, and the result holds
+   * only the new entries (with the totals of both). Valid when `records` are
+   * whole turns appended after the snapshot's, which then cannot change any
+   * earlier entry: every lookup is keyed by turn.
+   */
+  readonly after?: HistorySnapshot;
 };
 
 /** The outcome of {@link projectHistory}: a snapshot, or `history_limit` and nothing partial. */
@@ -254,8 +266,11 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
     reconcile(copies, outcomes.get(copies.turnId) === "completed");
     yield 1 + copies.chunks.size;
   }
-  return yield* chunkSlots(slots, options.secrets, !interrupted);
+  return yield* chunkSlots(slots, options.secrets, !interrupted, options.after ?? EMPTY_HISTORY);
 }
+
+/** The projection of no records. */
+export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({ entries: Object.freeze([]), complete: true, messages: 0, bytes: 2 });
 
 /** Settles an assistant message on its one reconciled copy. */
 function reconcile(copies: AssistantCopies, turnCompleted: boolean): void {
@@ -283,11 +298,17 @@ function clampUtf8(text: string, maxBytes: number): string {
 }
 
 /** Redacts, sanitizes and chunks every slot, enforcing the snapshot bounds as it goes; yields after each slot. */
-function* chunkSlots(slots: readonly Slot[], secrets: readonly string[], complete: boolean): Generator<number, ProjectionResult> {
+function* chunkSlots(
+  slots: readonly Slot[],
+  secrets: readonly string[],
+  complete: boolean,
+  after: HistorySnapshot,
+): Generator<number, ProjectionResult> {
   const entries: HistoryEntry[] = [];
-  let bytes = 2; // the array's brackets
-  for (const [ordinal, slot] of slots.entries()) {
-    const messageId = `m${ordinal.toString(36)}`;
+  const earlier = after.entries.length;
+  let bytes = after.bytes; // the array's brackets and every earlier entry
+  for (const [index, slot] of slots.entries()) {
+    const messageId = `m${(after.messages + index).toString(36)}`;
     // Redaction is one synchronous pass; a text that could not fit the snapshot even after
     // shrinking every byte into a marker is refused before it can hold the loop for long.
     if (slot.text.length > LIMITS.history_snapshot_bytes) return { ok: false, code: ErrorCode.historyLimit };
@@ -307,13 +328,16 @@ function* chunkSlots(slots: readonly Slot[], secrets: readonly string[], complet
         last_part: part === parts.length - 1,
       });
       // Everything but the text is ASCII, so its string length is its byte size.
-      bytes += (entries.length === 0 ? 0 : 1) + JSON.stringify({ ...entry, text: "" }).length + piece.escapedBytes;
+      bytes += (earlier + entries.length === 0 ? 0 : 1) + JSON.stringify({ ...entry, text: "" }).length + piece.escapedBytes;
       entries.push(entry);
-      if (bytes > LIMITS.history_snapshot_bytes || entries.length > LIMITS.history_snapshot_parts) {
+      if (bytes > LIMITS.history_snapshot_bytes || earlier + entries.length > LIMITS.history_snapshot_parts) {
         return { ok: false, code: ErrorCode.historyLimit };
       }
     }
     yield parts.length;
   }
-  return { ok: true, snapshot: Object.freeze({ entries: Object.freeze(entries), complete }) };
+  return {
+    ok: true,
+    snapshot: Object.freeze({ entries: Object.freeze(entries), complete: complete && after.complete, messages: after.messages + slots.length, bytes }),
+  };
 }

@@ -10,19 +10,16 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import type { OutputValue } from "../protocol/frames.ts";
-import { LIMITS } from "../protocol/limits.ts";
 import type { Runtime } from "../runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { joinPath } from "../util/paths.ts";
 import { uuid7 } from "../util/uuid7.ts";
+import { type Attachment, type AttachmentContext, extendAttachment, loadAttachment } from "./attachment.ts";
+import type { ConversationRecord } from "./conversation-records.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
-import { type HistorySnapshot, projectHistoryAsync } from "./projection.ts";
-import { type ConversationRecord, isConversationRecord } from "./conversation-records.ts";
-import type { SessionRecord } from "./records.ts";
+import { EMPTY_HISTORY } from "./projection.ts";
 import { TurnJournal } from "./turn-journal.ts";
-import { type FileIdentity, readSessionFile } from "./session-file.ts";
-import type { Cooperation } from "./slices.ts";
 
 /** A result as data: the wire result object, or a wire code. */
 export type StoreResult<T extends OutputValue = OutputValue> =
@@ -39,25 +36,6 @@ export interface TurnStart {
   readonly inputMessageId: string;
 }
 
-/** Notice when a durable session's history records no cwd, so its workspace is unverified. */
-export const CWD_UNVERIFIED = "cwd_unverified";
-
-interface Attachment {
-  readonly sessionId: string;
-  readonly durable: boolean;
-  readonly lease: Lease | null;
-  readonly snapshot: HistorySnapshot;
-  readonly revision: string;
-  /** File identity, length and mtime the snapshot was read from; null for a lazy handle. */
-  readonly file: FileIdentity | null;
-  /** End of the last complete line when read (appends continue there); null for a lazy handle. */
-  readonly intactLength: number | null;
-  /** The records a next turn replays to the provider. */
-  readonly conversation: readonly ConversationRecord[];
-  /** Set for good once the file changed under the snapshot. */
-  stale: boolean;
-}
-
 /** Where sessions live and who this child is. */
 export interface StoreContext {
   /** The runtime. */
@@ -72,12 +50,11 @@ export interface StoreContext {
   readonly secrets: readonly string[];
 }
 
-const EMPTY_SNAPSHOT: HistorySnapshot = Object.freeze({ entries: Object.freeze([]), complete: true });
-
 /** Owns the attachment; callers serialise operations (one session worker). */
 export class SessionStore {
   readonly #context: StoreContext;
   readonly #directory: string;
+  readonly #attachmentContext: AttachmentContext;
   #attachment: Attachment | null = null;
   #generation = 0;
 
@@ -85,6 +62,12 @@ export class SessionStore {
   constructor(context: StoreContext) {
     this.#context = context;
     this.#directory = joinPath(context.home, "sessions");
+    this.#attachmentContext = {
+      runtime: context.runtime,
+      cwd: context.cwd,
+      secrets: context.secrets,
+      nextGeneration: () => ++this.#generation,
+    };
   }
 
   /** The attached session id, or null. */
@@ -101,7 +84,7 @@ export class SessionStore {
       sessionId,
       durable: false,
       lease: null,
-      snapshot: EMPTY_SNAPSHOT,
+      snapshot: EMPTY_HISTORY,
       revision,
       file: null,
       intactLength: null,
@@ -139,7 +122,7 @@ export class SessionStore {
       return { ok: false, code };
     };
 
-    const loaded = await this.#load(sessionId, signal, true);
+    const loaded = await loadAttachment(this.#attachmentContext, this.#sessionPath(sessionId), sessionId, signal, true);
     if (!loaded.ok) return await fail(loaded.code);
     await this.#replace({ ...loaded.attachment, lease });
     return {
@@ -184,8 +167,7 @@ export class SessionStore {
       cwd: this.#context.cwd,
       intactLength: attachment.durable ? attachment.intactLength : null,
     });
-    const messages = attachment.snapshot.entries.reduce((count, entry) => count + (entry.last_part ? 1 : 0), 0);
-    return { journal, conversation: attachment.conversation, inputMessageId: `m${messages.toString(36)}` };
+    return { journal, conversation: attachment.conversation, inputMessageId: `m${attachment.snapshot.messages.toString(36)}` };
   }
 
   /** A fresh revision naming the history right after a turn's input append; never pageable (history is busy meanwhile). */
@@ -196,17 +178,26 @@ export class SessionStore {
 
   /**
    * Ends a turn: closes its journal and, when its input became durable,
-   * re-reads the file for a fresh snapshot and revision. A session made
-   * durable by this turn keeps the journal's writer lease. Returns the new
-   * revision, or null when the history could not be read back (the client
-   * must reopen to page it).
+   * gives the attachment a fresh snapshot and revision. When the file holds
+   * exactly what the snapshot was read from plus what the journal wrote, the
+   * snapshot is extended by projecting just those records (a turn then costs
+   * the same in a long session as in a short one); otherwise the file is
+   * read again. A session made durable by this turn keeps the journal's
+   * writer lease. Returns the new revision, or null when the history could
+   * not be read back (the client must reopen to page it).
    */
   async completeTurn(journal: TurnJournal, durable: boolean): Promise<string | null> {
     const attachment = this.#attachment;
+    const writes = journal.writes;
     await journal.close(durable && attachment !== null);
     if (attachment === null || !durable) return null;
     const lease = attachment.lease ?? journal.newWriterLease;
-    const loaded = await this.#load(attachment.sessionId, new AbortController().signal, false);
+    const extended = writes === null ? null : await extendAttachment(this.#attachmentContext, this.#sessionPath(attachment.sessionId), attachment, writes);
+    if (extended !== null) {
+      this.#attachment = { ...extended, lease };
+      return extended.revision;
+    }
+    const loaded = await loadAttachment(this.#attachmentContext, this.#sessionPath(attachment.sessionId), attachment.sessionId, new AbortController().signal, false);
     if (!loaded.ok) {
       this.#attachment = { ...attachment, durable: true, lease, stale: true };
       return null;
@@ -215,6 +206,7 @@ export class SessionStore {
     return loaded.attachment.revision;
   }
 
+
   /** Releases the attachment's leases; called at teardown. */
   async close(): Promise<void> {
     const attachment = this.#attachment;
@@ -222,44 +214,6 @@ export class SessionStore {
     await attachment?.lease?.release();
   }
 
-  /** Reads, checks and projects the session file into an attachment (without its lease). */
-  async #load(
-    sessionId: string,
-    signal: AbortSignal,
-    checkCwd: boolean,
-  ): Promise<{ ok: true; attachment: Attachment; notices: string[] } | { ok: false; code: ErrorCode }> {
-    const runtime = this.#context.runtime;
-    // A timer, not a microtask: only a macrotask lets the loop read and answer `status` in between.
-    const cooperation = {
-      signal,
-      now: () => runtime.monotonicNow(),
-      yieldEvery: () => new Promise<void>((resolve) => runtime.setTimer(0, () => resolve())),
-    } satisfies Cooperation;
-    const read = await readSessionFile(runtime.fs, this.#sessionPath(sessionId), sessionId, {
-      ...cooperation,
-      maxBytes: LIMITS.stored_history_bytes,
-      maxLines: LIMITS.stored_history_lines,
-      createSha256: () => runtime.createSha256(),
-    });
-    if (!read.ok) return read;
-    const scope = checkCwd ? await this.#checkCwd(read.records) : { ok: true as const, notices: [] };
-    if (!scope.ok) return scope;
-    if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
-    const projected = await projectHistoryAsync(read.records, { torn: read.torn, secrets: this.#context.secrets }, cooperation);
-    if (!projected.ok) return projected;
-    const attachment: Attachment = {
-      sessionId,
-      durable: true,
-      lease: null,
-      snapshot: projected.snapshot,
-      revision: revisionId({ digest: read.digest, generation: ++this.#generation }),
-      file: read.identity,
-      intactLength: read.intactLength,
-      conversation: read.records.filter(isConversationRecord),
-      stale: false,
-    };
-    return { ok: true, attachment, notices: scope.notices };
-  }
 
   #sessionPath(sessionId: string): string {
     return joinPath(this.#directory, `${sessionId}.jsonl`);
@@ -283,17 +237,4 @@ export class SessionStore {
     }
   }
 
-  /** Every recorded cwd must be absolute and canonicalise to the child's cwd; none recorded is a notice. */
-  async #checkCwd(
-    records: readonly SessionRecord[],
-  ): Promise<{ ok: true; notices: string[] } | { ok: false; code: ErrorCode }> {
-    const recorded = records.flatMap((record) => record.type === "session" && record.cwd !== undefined ? [record.cwd] : []);
-    if (recorded.length === 0) return { ok: true, notices: [CWD_UNVERIFIED] };
-    for (const cwd of new Set(recorded)) {
-      if (!cwd.startsWith("/")) return { ok: false, code: ErrorCode.cwdMismatch };
-      const canonical = await this.#context.runtime.fs.realpath(cwd).catch(() => null);
-      if (canonical !== this.#context.cwd) return { ok: false, code: ErrorCode.cwdMismatch };
-    }
-    return { ok: true, notices: [] };
-  }
 }

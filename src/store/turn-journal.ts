@@ -13,7 +13,8 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import type { Runtime } from "../runtime.ts";
-import { type AppendResult, SessionAppender } from "./appender.ts";
+import { type AppenderOpenResult, type AppendResult, SessionAppender } from "./appender.ts";
+import type { FileInfo } from "../runtime.ts";
 import { Lease, leasePath } from "./leases.ts";
 import type { SessionRecord } from "./records.ts";
 
@@ -42,12 +43,23 @@ export interface JournalTarget {
 /** Why the input could not be made durable. */
 export type JournalFailure = typeof ErrorCode.persistenceFailed | typeof ErrorCode.sessionBusy;
 
+/** What a journal durably wrote, for extending the attachment's snapshot without rereading the file. */
+export interface JournalWrites {
+  /** Every record acknowledged durable, in file order (a new file's `session` record first). */
+  readonly records: readonly SessionRecord[];
+  /** The file they went to. */
+  readonly identity: FileInfo;
+  /** The file's intact length after the last of them. */
+  readonly intactLength: number;
+}
+
 /** Owns one turn's leases and appender; create it per turn and always close it. */
 export class TurnJournal {
   readonly #target: JournalTarget;
   #active: Lease | null = null;
   #writer: Lease | null = null;
   #appender: SessionAppender | null = null;
+  readonly #written: SessionRecord[] = [];
 
   /** Creates the journal; nothing is touched until {@link appendInput}. */
   constructor(target: JournalTarget) {
@@ -82,26 +94,40 @@ export class TurnJournal {
     this.#active = active.lease;
     active.lease.startHeartbeat();
 
-    const opened = target.intactLength === null
-      ? await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
-        create: true,
-        firstRecords: [sessionRecord(target, runtime.wallNow()), ...records],
-      })
-      : await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
+    let session: SessionRecord | null = null;
+    let opened: AppenderOpenResult;
+    if (target.intactLength === null) {
+      session = sessionRecord(target, runtime.wallNow());
+      opened = await SessionAppender.open(runtime.fs, target.path, target.sessionId, { create: true, firstRecords: [session, ...records] });
+    } else {
+      opened = await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
         create: false,
         expectedIntactLength: target.intactLength,
       });
+    }
     if (!opened.ok) return { ok: false, code: ErrorCode.persistenceFailed };
     this.#appender = opened.appender;
-    if (target.intactLength === null) return { ok: true };
-    const appended = await opened.appender.appendAll(records);
+    if (session !== null) {
+      this.#written.push(session, ...records);
+      return { ok: true };
+    }
+    const appended = await this.append(records);
     return appended.ok ? appended : { ok: false, code: ErrorCode.persistenceFailed };
   }
 
   /** Durably appends `records` (one write, one fsync); fails once the input never became durable. */
   async append(records: readonly SessionRecord[]): Promise<AppendResult> {
     if (this.#appender === null) return { ok: false, code: ErrorCode.persistenceFailed };
-    return await this.#appender.appendAll(records);
+    const appended = await this.#appender.appendAll(records);
+    if (appended.ok) this.#written.push(...records);
+    return appended;
+  }
+
+  /** What this journal durably wrote, or null before the input append succeeded. */
+  get writes(): JournalWrites | null {
+    const appender = this.#appender;
+    if (appender === null || this.#written.length === 0) return null;
+    return { records: this.#written, identity: appender.identity, intactLength: appender.intactLength };
   }
 
   /**

@@ -1,0 +1,159 @@
+/**
+ * The session attachment's state and the two ways a durable one is made:
+ * read from its file (`session.open`, or after a turn whose writes cannot be
+ * trusted to be the file's only change), or extended in place by what a
+ * turn's journal wrote. Both produce the same snapshot for the same bytes;
+ * the extension just skips reading, hashing and projecting the old part.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import type { FileInfo, Runtime } from "../runtime.ts";
+import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
+import { type ConversationRecord, isConversationRecord } from "./conversation-records.ts";
+import type { Lease } from "./leases.ts";
+import { revisionId } from "./pages.ts";
+import { type HistorySnapshot, projectHistory, projectHistoryAsync } from "./projection.ts";
+import type { SessionRecord } from "./records.ts";
+import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
+import type { Cooperation } from "./slices.ts";
+import type { JournalWrites } from "./turn-journal.ts";
+
+/** Notice when a durable session's history records no cwd, so its workspace is unverified. */
+export const CWD_UNVERIFIED = "cwd_unverified";
+
+/** The attached session as the store holds it. */
+export interface Attachment {
+  /** The session id. */
+  readonly sessionId: string;
+  /** Whether the session has a file. */
+  readonly durable: boolean;
+  /** The writer lease, once held. */
+  readonly lease: Lease | null;
+  /** The projection `history.page` serves. */
+  readonly snapshot: HistorySnapshot;
+  /** The snapshot's revision. */
+  readonly revision: string;
+  /** File identity, length and mtime the snapshot was read from; null for a lazy handle. */
+  readonly file: FileIdentity | null;
+  /** End of the last complete line when read (appends continue there); null for a lazy handle. */
+  readonly intactLength: number | null;
+  /** The records a next turn replays to the provider. */
+  readonly conversation: readonly ConversationRecord[];
+  /** Set for good once the file changed under the snapshot. */
+  stale: boolean;
+}
+
+/** What loading and extending need from the store. */
+export interface AttachmentContext {
+  /** The runtime. */
+  readonly runtime: Runtime;
+  /** The child's canonical cwd, which every recorded cwd must equal. */
+  readonly cwd: string;
+  /** Secret values to redact from projections. */
+  readonly secrets: readonly string[];
+  /** Issues the next attachment generation (revisions of one child never repeat). */
+  nextGeneration(): number;
+}
+
+/** A loaded attachment, without its lease, and the open notices. */
+export type LoadResult = { ok: true; attachment: Attachment; notices: string[] } | { ok: false; code: ErrorCode };
+
+/** Reads, checks (the cwd, when `checkCwd`) and projects the session file at `path`. */
+export async function loadAttachment(
+  context: AttachmentContext,
+  path: string,
+  sessionId: string,
+  signal: AbortSignal,
+  checkCwd: boolean,
+): Promise<LoadResult> {
+  const runtime = context.runtime;
+  // A timer, not a microtask: only a macrotask lets the loop read and answer `status` in between.
+  const cooperation = {
+    signal,
+    now: () => runtime.monotonicNow(),
+    yieldEvery: () => new Promise<void>((resolve) => runtime.setTimer(0, () => resolve())),
+  } satisfies Cooperation;
+  const read = await readSessionFile(runtime.fs, path, sessionId, {
+    ...cooperation,
+    maxBytes: LIMITS.stored_history_bytes,
+    maxLines: LIMITS.stored_history_lines,
+    createSha256: () => runtime.createSha256(),
+  });
+  if (!read.ok) return read;
+  const scope = checkCwd ? await recordedCwd(context, read.records) : { ok: true as const, notices: [] };
+  if (!scope.ok) return scope;
+  if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
+  const projected = await projectHistoryAsync(read.records, { torn: read.torn, secrets: context.secrets }, cooperation);
+  if (!projected.ok) return projected;
+  const attachment: Attachment = {
+    sessionId,
+    durable: true,
+    lease: null,
+    snapshot: projected.snapshot,
+    revision: revisionId({ digest: read.digest, generation: context.nextGeneration() }),
+    file: read.identity,
+    intactLength: read.intactLength,
+    conversation: read.records.filter(isConversationRecord),
+    stale: false,
+  };
+  return { ok: true, attachment, notices: scope.notices };
+}
+
+/**
+ * `attachment` with `writes` projected onto its snapshot, or null when that
+ * might differ from reading the file at `path` afresh: the snapshot is
+ * incomplete (a torn tail the appender has since cut would change it) or
+ * stale, or the file is not exactly the snapshot's bytes plus the journal's.
+ * The revision's digest then names the previous revision and the new length
+ * rather than hashing the whole file.
+ */
+export async function extendAttachment(
+  context: AttachmentContext,
+  path: string,
+  attachment: Attachment,
+  writes: JournalWrites,
+): Promise<Attachment | null> {
+  if (attachment.stale || !attachment.snapshot.complete) return null;
+  const before = attachment.durable ? attachment.intactLength : 0;
+  if (before === null || (attachment.file !== null && attachment.file.size !== before)) return null;
+  let info: FileInfo;
+  try {
+    info = await context.runtime.fs.lstat(path);
+  } catch {
+    return null;
+  }
+  if (!sameObject(info, writes.identity) || info.size !== writes.intactLength) return null;
+  const projected = projectHistory(writes.records, { torn: false, secrets: context.secrets, after: attachment.snapshot });
+  if (!projected.ok) return null;
+  const added = projected.snapshot;
+  const digest = await sha256Hex(lengthPrefixed(["magi-code.extended.v1", attachment.revision, String(info.size)]));
+  return {
+    sessionId: attachment.sessionId,
+    durable: true,
+    lease: attachment.lease,
+    snapshot: { ...added, entries: [...attachment.snapshot.entries, ...added.entries] },
+    revision: revisionId({ digest, generation: context.nextGeneration() }),
+    file: { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
+    intactLength: writes.intactLength,
+    conversation: [...attachment.conversation, ...writes.records.filter(isConversationRecord)],
+    stale: false,
+  };
+}
+
+/** Every recorded cwd must be absolute and canonicalise to the child's cwd; none recorded is a notice. */
+async function recordedCwd(
+  context: AttachmentContext,
+  records: readonly SessionRecord[],
+): Promise<{ ok: true; notices: string[] } | { ok: false; code: ErrorCode }> {
+  const recorded = records.flatMap((record) => record.type === "session" && record.cwd !== undefined ? [record.cwd] : []);
+  if (recorded.length === 0) return { ok: true, notices: [CWD_UNVERIFIED] };
+  for (const cwd of new Set(recorded)) {
+    if (!cwd.startsWith("/")) return { ok: false, code: ErrorCode.cwdMismatch };
+    const canonical = await context.runtime.fs.realpath(cwd).catch(() => null);
+    if (canonical !== context.cwd) return { ok: false, code: ErrorCode.cwdMismatch };
+  }
+  return { ok: true, notices: [] };
+}
