@@ -55,9 +55,10 @@ export class StreamRedactor {
     if (limit <= 0) return 0;
     let cut = lastBoundary(held, limit, this.#scanned);
     if (cut === 0) this.#scanned = limit;
-    // Keep an authorization scheme with the token that follows it.
-    const scheme = /Bearer\s*$/i.exec(held.slice(Math.max(0, cut - 64), cut));
-    if (scheme !== null) cut -= scheme[0].length;
+    // Keep an authorization scheme with the token that follows it, however many blanks part them.
+    let beforeBlanks = cut;
+    while (beforeBlanks > 0 && /\s/.test(held[beforeBlanks - 1]!)) beforeBlanks--;
+    if (/bearer$/i.test(held.slice(Math.max(0, beforeBlanks - 6), beforeBlanks))) cut = beforeBlanks - 6;
     // Overlapping secrets can move the cut more than once; repeat until none crosses it.
     for (let moved = true; moved && cut > 0;) {
       moved = false;

@@ -39,7 +39,9 @@ const VENDOR_PATTERNS: readonly RegExp[] = [
   new RegExp(`${BOUNDARY}AIza[0-9A-Za-z_-]{35}`, "g"),
   new RegExp(`${BOUNDARY}eyJ[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+`, "g"), // JWT
 ];
-const BEARER = /Bearer[ \t]+[A-Za-z0-9._~+/=-]+/g;
+// A lookbehind, case-insensitive (auth schemes are): every token after a scheme is replaced,
+// also in "Bearer Bearer tok", where a consuming pattern would swallow the second scheme.
+const BEARER = /(?<=Bearer[ \t]+)[A-Za-z0-9._~+/=-]+/gi;
 const TOKEN_RUN = /[A-Za-z0-9+/_=-]{32,}/g;
 
 /**
@@ -69,7 +71,7 @@ export function isSafeDisplayName(name: string): boolean {
   if (utf8ByteLength(name) > MAX_DISPLAY_NAME_BYTES) return false;
   if (CONTROL.test(name) || LONE_SURROGATE.test(name)) return false;
   // A name has no reason to mention an authorization scheme at all.
-  if (/Bearer\s/.test(name)) return false;
+  if (/Bearer\s/i.test(name)) return false;
   if (VENDOR_PATTERNS.some((pattern) => name.search(pattern) !== -1)) return false;
   return !(name.match(TOKEN_RUN) ?? []).some(isSecretRun);
 }
@@ -142,7 +144,7 @@ function redactHugeRuns(text: string): string {
 function redactPatterns(text: string): string {
   let out = redactHugeRuns(text);
   for (const pattern of VENDOR_PATTERNS) out = out.replace(pattern, REDACTION_MARKER);
-  out = out.replace(BEARER, `Bearer ${REDACTION_MARKER}`);
+  out = out.replace(BEARER, REDACTION_MARKER);
   return out.replace(TOKEN_RUN, (run) => (isSecretRun(run) ? REDACTION_MARKER : run));
 }
 

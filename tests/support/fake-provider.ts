@@ -110,11 +110,13 @@ export async function startFakeProvider(): Promise<FakeProvider> {
   const sockets = new Set<Socket>();
   const log: LoggedRequest[] = [];
   const server = createServer(async (request, response) => {
+    // A client that aborts mid-upload (a cancel racing the request) leaves no body to log.
+    const body = await readBody(request).catch(() => null);
     const entry: LoggedRequest = {
       method: request.method ?? "",
       url: request.url ?? "",
       headers: { ...request.headers },
-      body: await readBody(request),
+      body,
       written: 0,
       finished: false,
       clientClosed: false,

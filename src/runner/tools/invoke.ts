@@ -9,6 +9,7 @@
  */
 
 import * as v from "valibot";
+import { redactSecrets } from "../../util/safe-names.ts";
 import { boundSummary, clampUtf8, describeError, finishResult } from "./text.ts";
 import type { AnyTool, ToolContext, ToolResult } from "./tool.ts";
 
@@ -41,7 +42,14 @@ export async function invokeTool(tool: AnyTool, args: unknown, context: ToolCont
     const reason = describeError(error);
     return finishResult(false, `${tool.name} failed: ${reason}.`, `${tool.name}: failed (${reason})`, context.secrets);
   }
-  return finishResult(result.ok, result.output, result.summary, context.secrets);
+  // A tool quotes its arguments cut to a few hundred bytes before anything redacts its summary,
+  // so a secret in an argument could show as an unrecognisable prefix: then the summary is
+  // rebuilt from the redacted arguments instead.
+  const redacted = redactStrings(parsed.output, context.secrets);
+  const summary = JSON.stringify(redacted) === JSON.stringify(parsed.output)
+    ? result.summary
+    : `${describeParams(tool, redacted)}: ${result.ok ? "done" : "failed"}`;
+  return finishResult(result.ok, result.output, summary, context.secrets);
 }
 
 /**
@@ -52,9 +60,26 @@ export async function invokeTool(tool: AnyTool, args: unknown, context: ToolCont
 export function describeCall(tool: AnyTool, args: unknown, secrets: readonly string[]): string {
   const parsed = v.safeParse(tool.schema, args);
   if (!parsed.success) return boundSummary(`${tool.name} (invalid arguments)`, secrets);
+  // Descriptions quote arguments cut to a few hundred bytes; a key cut in half there would no
+  // longer be recognisable, so every argument string is redacted before it is quoted.
+  return boundSummary(describeParams(tool, redactStrings(parsed.output, secrets)), secrets);
+}
+
+/** The tool's own description of `params`, or its name when describing throws. */
+function describeParams(tool: AnyTool, params: unknown): string {
   try {
-    return boundSummary(tool.describe(parsed.output), secrets);
+    return tool.describe(params);
   } catch {
-    return boundSummary(tool.name, secrets);
+    return tool.name;
   }
+}
+
+/** `value` with every string in it (at any depth) redacted. */
+function redactStrings(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return redactSecrets(value, secrets);
+  if (Array.isArray(value)) return value.map((item) => redactStrings(item, secrets));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactStrings(item, secrets)]));
+  }
+  return value;
 }
