@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
+import { prompt } from "../src/fuzz/mod.ts";
 import type { ProviderApi } from "../src/startup/settings.ts";
+import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { Gate } from "./support/fake-provider.ts";
 import { errorScript } from "./support/provider-fixtures.ts";
 import { reply } from "./support/provider-scripts.ts";
@@ -164,6 +167,25 @@ for (const api of APIS) {
 }
 
 describe("turn admission", () => {
+  it("turn.start admits exactly the prompts of at most 16,384 UTF-8 bytes that are not all whitespace", async () => {
+    const server = await startTurnServer("openai-chat");
+    server.provider.handler = () => reply("openai-chat", { text: ["ok"] });
+    const created = await request(server, "c", "session.create");
+    const sessionId = (created.result as { session_id: string }).session_id;
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(prompt(), async ({ text, valid }) => {
+        const answer = await request(server, `p${++n}`, "turn.start", { session_id: sessionId, prompt: text });
+        if (!valid) return assert.deepEqual(answer.error, { code: "invalid_params" });
+        const runId = (answer.result as { run_id: string }).run_id;
+        await runEvents(server, runId);
+      }),
+      { numRuns: fuzzRuns(40) },
+    );
+    assert.equal(await stop(server), 0);
+  });
+
+
   it("turn.start refuses a missing session, a stale session, a blank prompt and a second run", async () => {
     const server = await startTurnServer("openai-chat");
     const missing = await request(server, "t0", "turn.start", { session_id: "nope", prompt: "hi" });

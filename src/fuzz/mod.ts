@@ -187,3 +187,34 @@ export function boundaryFrameLength(): fc.Arbitrary<number> {
   const limit = LIMITS.input_frame_bytes;
   return fc.constantFrom(limit - 1, limit, limit + 1, limit + 2);
 }
+
+/** A `turn.start` prompt and whether the spec admits it (at most `prompt_bytes` UTF-8 bytes, not all whitespace). */
+export interface Prompt {
+  /** The prompt text. */
+  readonly text: string;
+  /** Whether a conforming child admits it rather than answering `invalid_params`. */
+  readonly valid: boolean;
+}
+
+const PROMPT_UNITS = ["a", " ", "\n", "\t", "\u3000", "é", "€", "😀"] as const;
+
+/**
+ * Prompts at and around the 16,384-byte bound, built from 1- to 4-byte
+ * characters so the byte count and the UTF-16 length disagree, plus
+ * whitespace-only ones (ASCII and Unicode spaces), each labelled valid or not.
+ */
+export function prompt(): fc.Arbitrary<Prompt> {
+  const limit = LIMITS.prompt_bytes;
+  const unit = fc.constantFrom(...PROMPT_UNITS);
+  const near = fc.tuple(fc.integer({ min: limit - 8, max: limit + 8 }), fc.array(unit, { minLength: 1, maxLength: 8 })).map(([bytes, units]) => {
+    let text = "";
+    for (let index = 0; encoder.encode(text).length < bytes; index++) text += units[index % units.length];
+    return text;
+  });
+  const small = fc.string({ unit, minLength: 0, maxLength: 64 });
+  const blank = fc.string({ unit: fc.constantFrom(" ", "\n", "\t", "\r", "\u00a0", "\u3000"), minLength: 0, maxLength: 32 });
+  return fc.oneof(near, small, blank).map((text) => ({
+    text,
+    valid: encoder.encode(text).length <= limit && /\S/u.test(text),
+  }));
+}
