@@ -53,8 +53,9 @@ const TARGETS = {
   statusMs: 50,
   warmTurnMs: 20,
   deltasPerSecond: 25_000,
-  idleMiB: 60,
-  peakMiB: 100,
+  // MB (10^6 bytes), as the issue states them.
+  idleMB: 60,
+  peakMB: 100,
 };
 
 function run(command, args) {
@@ -173,7 +174,7 @@ try {
     console.log("");
     console.log(`turns (one-word answers and a ${turned.deltaCount.toLocaleString("en-US")}-delta answer from a loopback fake provider, medians of ${turned.runs} run(s)):`);
     const met = (ok) => (ok ? "met" : "MISSED");
-    const turnRows = [["runtime", "1st turn (immediate / after idle)", "warm turn", "deltas/s", "delta frames (dropped parts)", "idle RSS", "peak RSS", "targets (warm ≤ 20 ms, ≥ 25,000/s, idle ≤ 60 MiB, peak ≤ 100 MiB)"]];
+    const turnRows = [["runtime", "1st turn (immediate / after idle)", "warm turn", "deltas/s", "delta frames (dropped parts)", "idle RSS", "peak RSS (fresh child, big turn)", "targets (warm ≤ 20 ms, ≥ 25,000/s, idle ≤ 60 MB, peak ≤ 100 MB)"]];
     for (const [key, t] of Object.entries(turned.summary)) {
       turnRows.push([
         key,
@@ -182,12 +183,12 @@ try {
         Math.round(t.deltasPerSecond).toLocaleString("en-US"),
         `${Math.round(t.deltaFrames)} (${Math.round(t.droppedParts)})`,
         mib(t.idleRssKiB),
-        mib(t.peakKiB),
+        mib(t.freshPeakKiB),
         [
           met(t.warmMs <= TARGETS.warmTurnMs),
           met(t.deltasPerSecond >= TARGETS.deltasPerSecond),
-          met(t.idleRssKiB / 1024 <= TARGETS.idleMiB),
-          met(t.peakKiB / 1024 <= TARGETS.peakMiB),
+          met((t.idleRssKiB * 1024) / 1_000_000 <= TARGETS.idleMB),
+          met((t.freshPeakKiB * 1024) / 1_000_000 <= TARGETS.peakMB),
         ].join(", "),
       ]);
     }

@@ -70,7 +70,9 @@ const cpuProfDir = typeof flags["cpu-prof"] === "string" ? resolve(flags["cpu-pr
 if (flags["node-flags"] === true) throw new Error('--node-flags takes its value after "=": --node-flags="--max-semi-space-size=2"');
 const nodeFlags = typeof flags["node-flags"] === "string" ? flags["node-flags"].split(" ").filter(Boolean) : [];
 const TIMEOUT_MS = 60_000;
-const TARGETS = { warmMs: 20, deltasPerSecond: 25_000, idleMiB: 60, peakMiB: 100 };
+// The issue states memory in MB (10^6 bytes); comparing in MiB would be 5 % more lenient.
+const MB = 1_000_000;
+const TARGETS = { warmMs: 20, deltasPerSecond: 25_000, idleMB: 60, peakMB: 100 };
 const CAPABILITIES = ["session.create", "session.open", "turn.start", "status", "shutdown"];
 
 // Realistically long keys (an OpenAI project key is 164 characters, an Anthropic key 108): every
@@ -537,8 +539,8 @@ for (const [name, s] of Object.entries(summary)) {
   console.log(
     `${name} targets: warm one-word turn ≤ ${TARGETS.warmMs} ms: ${verdict(s.warmMs <= TARGETS.warmMs)}; ` +
       `≥ ${TARGETS.deltasPerSecond.toLocaleString("en-US")} deltas/s (whole turn): ${verdict(s.deltasPerSecond >= TARGETS.deltasPerSecond)}; ` +
-      `idle RSS ≤ ${TARGETS.idleMiB} MiB: ${verdict(s.idleRssKiB / 1024 <= TARGETS.idleMiB)}; ` +
-      `peak RSS during a ${deltaCount.toLocaleString("en-US")}-delta answer (fresh child) ≤ ${TARGETS.peakMiB} MiB: ${verdict(s.freshPeakKiB / 1024 <= TARGETS.peakMiB)}; ` +
+      `idle RSS ≤ ${TARGETS.idleMB} MB: ${verdict((s.idleRssKiB * 1024) / MB <= TARGETS.idleMB)} (${((s.idleRssKiB * 1024) / MB).toFixed(1)} MB); ` +
+      `peak RSS during a ${deltaCount.toLocaleString("en-US")}-delta answer (fresh child) ≤ ${TARGETS.peakMB} MB: ${verdict((s.freshPeakKiB * 1024) / MB <= TARGETS.peakMB)} (${((s.freshPeakKiB * 1024) / MB).toFixed(1)} MB); ` +
       `after ${warmTurns} warm and ${bigTurns} big turns: ${mib(s.peakKiB)}` +
       `${s.textMatches ? "" : "; WARNING: a reconciled text differed from the answer"}`,
   );
