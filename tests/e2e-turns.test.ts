@@ -378,6 +378,38 @@ describe("turns end to end over real pipes", () => {
       }
     });
 
+    it(`${launcher.name}: another child's session.open during a turn gets session_busy, and succeeds once the first exits`, async () => {
+      const provider = await startFakeProvider();
+      const ws = workspace(root, `contention-${launcher.name}`, provider);
+      const gate = new Gate();
+      provider.enqueue(reply("openai-chat", { text: ["Still thinking about it, please hold on for a moment. ", "Done."], gates: new Map([[0, gate]]) }));
+      const first = new WireClient(launcher, ws.cwd, ws.env);
+      const second = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        await first.ok("initialize", { required_capabilities: TURN_CAPABILITIES });
+        await second.ok("initialize", { required_capabilities: TURN_CAPABILITIES });
+        const sessionId = (await first.ok("session.create")).session_id as string;
+        const runId = (await first.ok("turn.start", { session_id: sessionId, prompt: "Take your time" })).run_id as string;
+        await first.event(runId, "input.persisted");
+        await guarded(gate.whenReached(), "the provider stream reaching its gate");
+        const busy = await second.call("session.open", { session_id: sessionId });
+        assert.deepEqual(busy.error, { code: "session_busy" });
+        gate.release();
+        const finished = await first.event(runId, "run.finished");
+        assert.equal(finished.data!.outcome, "completed");
+        assert.deepEqual((await second.call("session.open", { session_id: sessionId })).error, { code: "session_busy" }, "the writer lease outlives the turn");
+        assert.equal((await first.shutdown()).code, 0);
+        const opened = await second.ok("session.open", { session_id: sessionId });
+        assert.equal(opened.durable, true);
+        assert.equal((await second.shutdown()).code, 0);
+      } finally {
+        gate.release();
+        first.abandon();
+        second.abandon();
+        await provider.close();
+      }
+    });
+
     it(`${launcher.name}: EOF while an approval is pending denies it: the tool never runs, exit 0, no lease left`, async () => {
       const provider = await startFakeProvider();
       const ws = workspace(root, `eof-approval-${launcher.name}`, provider);
