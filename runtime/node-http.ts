@@ -26,7 +26,7 @@ function headerOf(message: IncomingMessage, name: string): string | null {
 /** Sends one request; resolves with the status, headers and a Web stream of the body. */
 export async function nodeFetch(url: string, init: HttpRequestInit): Promise<HttpResponse> {
   const target = new URL(url);
-  if (target.protocol !== "https:" && target.protocol !== "http:") throw new TypeError("Unsupported URL scheme");
+  if (target.protocol !== "https:" && target.protocol !== "http:") throw new TypeError(`Unsupported URL scheme ${target.protocol}`);
   const send = target.protocol === "https:" ? (await https()).request : (await http()).request;
   const { Readable } = await stream();
   return await new Promise((resolve, reject) => {
@@ -39,7 +39,7 @@ export async function nodeFetch(url: string, init: HttpRequestInit): Promise<Htt
       const status = response.statusCode ?? 0;
       if (init.redirect === "error" && status >= 300 && status < 400) {
         response.destroy();
-        reject(new TypeError("Redirected"));
+        reject(new TypeError(`Redirected with status ${status}`));
         return;
       }
       resolve({

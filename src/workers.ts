@@ -20,7 +20,7 @@ import { SessionStore } from "./store/sessions.ts";
 import type { OrderedWriter } from "./transport/writer.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
-export const RESPONSE_RESERVE = 4;
+const RESPONSE_RESERVE = 4;
 const EVENT_SLOTS = LIMITS.pending_output_frames - RESPONSE_RESERVE;
 
 /** The two workers of a ready child. */

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { ErrorCode } from "../src/protocol/errors.ts";
 import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
 import { collect, nodeBinary, repoRoot } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
@@ -65,6 +66,15 @@ function scriptWrite(provider: FakeProvider): void {
 function lines(text: string): string[] {
   return text.split("\n").filter((line) => line !== "");
 }
+
+describe("examples/agent.mjs wire tables", () => {
+  it("examples/agent.mjs knows exactly the wire error codes src/protocol/errors.ts defines", () => {
+    const source = readFileSync(join(repoRoot(), "examples", "agent.mjs"), "utf8");
+    const listed = /const ERRORS = new Set\(`([^`]*)`/.exec(source);
+    assert.ok(listed, "the example lists its error codes");
+    assert.deepEqual(listed[1]!.trim().split(/\s+/).sort(), Object.values(ErrorCode).sort());
+  });
+});
 
 describe("examples/agent.mjs against the real backend", () => {
   let ws: Workspace;

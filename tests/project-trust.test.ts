@@ -4,7 +4,7 @@ import { projectEndpointsTrusted } from "../src/startup/project-trust.ts";
 import { BUILTIN_PROVIDER_NAMES, type Settings } from "../src/startup/settings.ts";
 import { initLine, startServer } from "./support/harness.ts";
 
-const trusted = (global: Settings, project: Settings) => projectEndpointsTrusted(global, project, BUILTIN_PROVIDER_NAMES);
+const trusted = (global: Settings, project: Settings) => projectEndpointsTrusted(global, project, BUILTIN_PROVIDER_NAMES, new Set());
 const endpoints = (entries: Record<string, Record<string, string>>): Settings =>
   ({ providers: { endpoints: entries } }) as Settings;
 

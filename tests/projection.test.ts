@@ -4,13 +4,8 @@ import fc from "fast-check";
 import { ErrorCode } from "../src/protocol/errors.ts";
 import { IDENTIFIER_PATTERN } from "../src/protocol/identity.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import {
-  type HistoryEntry,
-  type HistorySnapshot,
-  INTERRUPTED_TURN_TEXT,
-  projectHistory,
-  type ProjectionRecord,
-} from "../src/store/projection.ts";
+import type { HistoryEntry, HistorySnapshot } from "../src/store/history-entries.ts";
+import { INTERRUPTED_TURN_TEXT, projectHistory, type ProjectionRecord } from "../src/store/projection.ts";
 import { PART_ESCAPED_BUDGET, sanitizeText } from "../src/store/text-parts.ts";
 import { REDACTION_MARKER, redactSecrets, utf8ByteLength } from "../src/util/safe-names.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";

@@ -4,6 +4,9 @@ import fc from "fast-check";
 import { BUILTIN_PROVIDERS, DEFAULT_PROVIDER, resolveEndpoints, resolveSelection } from "../src/startup/providers.ts";
 import { EFFORTS, type Settings } from "../src/startup/settings.ts";
 
+/** Selection with no credentials file, which these tests do not exercise. */
+const select = (settings: Settings, env: (name: string) => string | undefined) => resolveSelection(settings, env, new Map());
+
 const noEnv = (_name: string): string | undefined => undefined;
 const envOf = (vars: Record<string, string>) => (name: string): string | undefined =>
   Object.hasOwn(vars, name) ? vars[name] : undefined;
@@ -18,51 +21,51 @@ test("BUILTIN_PROVIDERS match the documented endpoints and default models", () =
   assert.ok(Object.isFrozen(BUILTIN_PROVIDERS) && Object.isFrozen(BUILTIN_PROVIDERS.openai));
 });
 
-test("resolveSelection() makes a fresh config ready on ollama with its default model", () => {
-  assert.deepEqual(resolveSelection({}, noEnv), {
+test("select() makes a fresh config ready on ollama with its default model", () => {
+  assert.deepEqual(select({}, noEnv), {
     ok: true,
     selection: { provider: "ollama", model: "qwen2.5-coder:7b", effort: "default", endpoint: BUILTIN_PROVIDERS.ollama },
   });
 });
 
-test("resolveSelection() uses the configured model and effort", () => {
+test("select() uses the configured model and effort", () => {
   for (const effort of EFFORTS) {
-    const result = resolveSelection({ model: { provider: "ollama", model: "llama3.1:8b", effort } }, noEnv);
+    const result = select({ model: { provider: "ollama", model: "llama3.1:8b", effort } }, noEnv);
     assert.deepEqual(result.ok && [result.selection.model, result.selection.effort], ["llama3.1:8b", effort]);
   }
 });
 
-test("resolveSelection() returns provider_unavailable when the key variable is missing or blank", () => {
+test("select() returns provider_unavailable when the key variable is missing or blank", () => {
   for (const provider of ["openai", "anthropic"]) {
     for (const value of [undefined, "", "   ", "\t\n"]) {
       const env = (name: string) => (name === BUILTIN_PROVIDERS[provider as "openai"].apiKeyEnv ? value : undefined);
-      assert.deepEqual(resolveSelection({ model: { provider } }, env), { ok: false, code: "provider_unavailable" });
+      assert.deepEqual(select({ model: { provider } }, env), { ok: false, code: "provider_unavailable" });
     }
   }
 });
 
-test("resolveSelection() is ready when the key variable holds a value", () => {
-  const result = resolveSelection({ model: { provider: "anthropic" } }, envOf({ ANTHROPIC_API_KEY: "k" }));
+test("select() is ready when the key variable holds a value", () => {
+  const result = select({ model: { provider: "anthropic" } }, envOf({ ANTHROPIC_API_KEY: "k" }));
   assert.deepEqual(result.ok && [result.selection.provider, result.selection.model], ["anthropic", "claude-sonnet-4-5"]);
 });
 
-test("resolveSelection() rejects an unknown provider with configuration_invalid", () => {
+test("select() rejects an unknown provider with configuration_invalid", () => {
   for (const provider of ["vllm", "OpenAI", "constructor", "__proto__"]) {
-    assert.deepEqual(resolveSelection({ model: { provider } }, noEnv), { ok: false, code: "configuration_invalid" });
+    assert.deepEqual(select({ model: { provider } }, noEnv), { ok: false, code: "configuration_invalid" });
   }
 });
 
-test("resolveSelection() rejects a custom provider without a model with configuration_invalid", () => {
+test("select() rejects a custom provider without a model with configuration_invalid", () => {
   const settings: Settings = {
     model: { provider: "vllm" },
     providers: { endpoints: { vllm: { api: "openai-chat", base_url: "http://127.0.0.1:8000/v1" } } },
   };
-  assert.deepEqual(resolveSelection(settings, noEnv), { ok: false, code: "configuration_invalid" });
+  assert.deepEqual(select(settings, noEnv), { ok: false, code: "configuration_invalid" });
 });
 
-test("resolveSelection() makes a keyless custom provider with a model ready", () => {
+test("select() makes a keyless custom provider with a model ready", () => {
   const vllm = { api: "openai-chat", base_url: "http://127.0.0.1:8000/v1" } as const;
-  const result = resolveSelection({ model: { provider: "vllm", model: "Qwen/Qwen2.5-Coder-32B-Instruct" }, providers: { endpoints: { vllm } } }, noEnv);
+  const result = select({ model: { provider: "vllm", model: "Qwen/Qwen2.5-Coder-32B-Instruct" }, providers: { endpoints: { vllm } } }, noEnv);
   assert.deepEqual(result, {
     ok: true,
     selection: {
@@ -74,26 +77,26 @@ test("resolveSelection() makes a keyless custom provider with a model ready", ()
   });
 });
 
-test("resolveSelection() checks the key variable a custom or overridden endpoint names", () => {
+test("select() checks the key variable a custom or overridden endpoint names", () => {
   const settings: Settings = {
     model: { provider: "openrouter", model: "anthropic/claude-sonnet-4.5" },
     providers: { endpoints: { openrouter: { api: "openai-chat", base_url: "https://openrouter.ai/api/v1", api_key_env: "OPENROUTER_API_KEY" } } },
   };
-  assert.deepEqual(resolveSelection(settings, noEnv), { ok: false, code: "provider_unavailable" });
-  assert.equal(resolveSelection(settings, envOf({ OPENROUTER_API_KEY: "or-key" })).ok, true);
+  assert.deepEqual(select(settings, noEnv), { ok: false, code: "provider_unavailable" });
+  assert.equal(select(settings, envOf({ OPENROUTER_API_KEY: "or-key" })).ok, true);
   const work: Settings = { model: { provider: "openai" }, providers: { endpoints: { openai: { api_key_env: "WORK_KEY" } } } };
-  assert.deepEqual(resolveSelection(work, envOf({ OPENAI_API_KEY: "k" })), { ok: false, code: "provider_unavailable" });
-  assert.equal(resolveSelection(work, envOf({ WORK_KEY: "k" })).ok, true);
+  assert.deepEqual(select(work, envOf({ OPENAI_API_KEY: "k" })), { ok: false, code: "provider_unavailable" });
+  assert.equal(select(work, envOf({ WORK_KEY: "k" })).ok, true);
 });
 
-test("resolveSelection() asks the environment only for the endpoint's key variable", () => {
+test("select() asks the environment only for the endpoint's key variable", () => {
   const asked: string[] = [];
-  resolveSelection({ model: { provider: "openai" } }, (name) => (asked.push(name), "secret-value"));
-  resolveSelection({}, (name) => (asked.push(name), "secret-value"));
+  select({ model: { provider: "openai" } }, (name) => (asked.push(name), "secret-value"));
+  select({}, (name) => (asked.push(name), "secret-value"));
   assert.deepEqual(asked, ["OPENAI_API_KEY"]);
 });
 
-test("resolveSelection() never returns the key value", () => {
+test("select() never returns the key value", () => {
   const settingsArb = fc.constantFrom<Settings>(
     {},
     { model: { provider: "openai" } },
@@ -104,9 +107,9 @@ test("resolveSelection() never returns the key value", () => {
   const strings = (value: unknown): string[] =>
     typeof value === "string" ? [value] : value !== null && typeof value === "object" ? Object.values(value).flatMap(strings) : [];
   fc.assert(fc.property(settingsArb, fc.string({ minLength: 8 }), (settings, key) => {
-    const baseline = JSON.stringify(resolveSelection(settings, () => "placeholder"));
+    const baseline = JSON.stringify(select(settings, () => "placeholder"));
     fc.pre(/\S/.test(key) && !baseline.includes(key));
-    const result = resolveSelection(settings, () => key);
+    const result = select(settings, () => key);
     assert.equal(result.ok, true);
     assert.ok(!JSON.stringify(result).includes(key));
     assert.ok(strings(result).every((s) => !s.includes(key)));
@@ -135,7 +138,7 @@ test("resolveEndpoints() overrides built-ins field by field and appends customs 
 test("resolveEndpoints() leaves out an incomplete custom endpoint from unvalidated input", () => {
   const endpoints = resolveEndpoints({ providers: { endpoints: { half: { api: "openai-chat" } } } });
   assert.equal(endpoints.has("half"), false);
-  assert.deepEqual(resolveSelection({ model: { provider: "half", model: "m" }, providers: { endpoints: { half: {} } } }, noEnv), {
+  assert.deepEqual(select({ model: { provider: "half", model: "m" }, providers: { endpoints: { half: {} } } }, noEnv), {
     ok: false,
     code: "configuration_invalid",
   });

@@ -84,7 +84,7 @@ describe("session store hardening", () => {
 
   it("configuredSecrets() also lists the trimmed key a provider would receive", () => {
     const secrets = configuredSecrets({ model: { provider: "anthropic" } }, (name) =>
-      name === "ANTHROPIC_API_KEY" ? "  SECRETVALUE99 " : undefined);
+      name === "ANTHROPIC_API_KEY" ? "  SECRETVALUE99 " : undefined, new Map());
     assert.ok(secrets.includes("SECRETVALUE99"));
   });
 });

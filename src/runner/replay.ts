@@ -15,7 +15,7 @@
 import type { ConversationRecord } from "../store/conversation-records.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 
-type Piece = { readonly key: string; text: string };
+type Piece = { text: string };
 
 /** The conversation `records` (in stored order) describe, oldest first. */
 export function replayConversation(records: readonly ConversationRecord[]): ModelMessage[] {
@@ -33,7 +33,7 @@ export function replayConversation(records: readonly ConversationRecord[]): Mode
     const existing = byKey.get(key);
     if (existing !== undefined) existing.text = text;
     else {
-      const piece = { key, text };
+      const piece = { text };
       byKey.set(key, piece);
       pieces.push(piece);
     }

@@ -3,7 +3,8 @@
  * acknowledge it, then alternate provider requests and tool calls until the
  * model answers without calling a tool, the step limit is reached, the run
  * is cancelled or something fails. Cleanup (approvals denied, tools
- * stopped, closing records appended, leases released, history re-read)
+ * stopped, closing records appended, leases released, the history snapshot
+ * extended or re-read)
  * always runs, and exactly one terminal event follows it.
  *
  * @module

@@ -6,16 +6,7 @@
  * @module
  */
 
-/** Where an instructions file came from. */
-export type InstructionsSource = "global" | "workspace";
-
-/** One loaded instructions file. */
-export interface InstructionsFile {
-  /** `global` (`$MC_HOME/AGENTS.md`) or `workspace` (`<cwd>/AGENTS.md`). */
-  readonly source: InstructionsSource;
-  /** Its text. */
-  readonly text: string;
-}
+import type { Instruction } from "../startup/instructions.ts";
 
 const BASE = `You are magi-code, a coding agent working in the user's workspace through tools.
 
@@ -25,13 +16,13 @@ const BASE = `You are magi-code, a coding agent working in the user's workspace 
 - Shell commands run without a terminal and with a timeout; do not start interactive or long-running programs.
 - Keep answers concise. Say what you changed and how you checked it.`;
 
-const HEADINGS: Readonly<Record<InstructionsSource, string>> = {
+const HEADINGS: Readonly<Record<Instruction["source"], string>> = {
   global: "The user's global instructions (AGENTS.md):",
   workspace: "This workspace's instructions (AGENTS.md in the workspace root):",
 };
 
 /** Builds the system prompt from the base instructions and the loaded `files`, in order. */
-export function systemPrompt(files: readonly InstructionsFile[], workspace: string): string {
+export function systemPrompt(files: readonly Instruction[], workspace: string): string {
   const sections = [BASE, `The workspace root is ${workspace}.`];
   for (const file of files) {
     const text = file.text.trim();

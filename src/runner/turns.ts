@@ -127,13 +127,9 @@ export class TurnWorker {
 
   /** `turn.cancel`: idempotent for the active run; anything else is `stale_run`. */
   cancel(id: string, params: TurnCancelParams): void {
-    const { replies, store } = this.#host;
-    const refusal = store.turnRefusal(params.session_id);
-    if (refusal !== null) return replies.error(id, refusal);
-    const active = this.#active;
-    if (active === null || active.runId !== params.run_id || active.sessionId !== params.session_id) {
-      return replies.error(id, ErrorCode.staleRun);
-    }
+    const { replies } = this.#host;
+    const active = this.#activeFor(id, params, ErrorCode.staleRun);
+    if (active === null) return;
     active.abort.abort();
     active.broker.cancel("cancelled");
     replies.result(id, { cancellation_requested: true });
@@ -141,16 +137,24 @@ export class TurnWorker {
 
   /** `approval.answer`: the first reply for a pending approval of the active run wins. */
   answer(id: string, params: ApprovalAnswerParams): void {
-    const { replies, store } = this.#host;
-    const refusal = store.turnRefusal(params.session_id);
-    if (refusal !== null) return replies.error(id, refusal);
-    const active = this.#active;
-    if (active === null || active.runId !== params.run_id || active.sessionId !== params.session_id) {
-      return replies.error(id, ErrorCode.staleApproval);
-    }
+    const { replies } = this.#host;
+    const active = this.#activeFor(id, params, ErrorCode.staleApproval);
+    if (active === null) return;
     const answered = active.broker.answer(params.approval_id, params.allow);
     if (!answered.ok) return replies.error(id, answered.code);
     replies.result(id, { recorded: true });
+  }
+
+  /**
+   * The active run `params` name, or null after answering request `id` with
+   * the session's refusal or, when the run is not the active one, `stale`.
+   */
+  #activeFor(id: string, params: { readonly session_id: string; readonly run_id: string }, stale: ErrorCode): ActiveRun | null {
+    const refusal = this.#host.store.turnRefusal(params.session_id);
+    const active = this.#active;
+    if (refusal === null && active !== null && active.runId === params.run_id && active.sessionId === params.session_id) return active;
+    this.#host.replies.error(id, refusal ?? stale);
+    return null;
   }
 
   /** Cancels the active run because the connection is closing; its approvals are denied as disconnected. */

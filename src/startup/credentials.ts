@@ -13,11 +13,11 @@
  */
 
 import * as v from "valibot";
-import { type Node, parseTree, type ParseError } from "jsonc-parser";
 import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, RuntimeErrorCode } from "../runtime.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
-import { PROVIDER_NAME, treeToValue } from "./settings.ts";
+import { parseConfigText } from "../util/jsonc.ts";
+import { PROVIDER_NAME } from "./settings.ts";
 
 /** The credentials file name, inside `$MC_HOME`. */
 export const CREDENTIALS_FILE = "credentials.json";
@@ -62,15 +62,9 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * `null` for anything else; never throws.
  */
 export function parseCredentialsText(text: string): Credentials | null {
-  const errors: ParseError[] = [];
-  let root: Node | undefined;
-  try {
-    root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: true, allowEmptyContent: false });
-  } catch {
-    return null;
-  }
-  if (errors.length > 0 || root?.type !== "object") return null;
-  const parsed = v.safeParse(CredentialsSchema, treeToValue(root, 0));
+  const value = parseConfigText(text, { jsonc: false });
+  if (value === null || value === undefined) return null;
+  const parsed = v.safeParse(CredentialsSchema, value);
   return parsed.success ? new Map(Object.entries(parsed.output.keys)) : null;
 }
 

@@ -18,7 +18,7 @@ import { isWithin } from "../runner/tools/paths.ts";
 import { joinPath } from "../util/paths.ts";
 
 /** The instructions file name, in `$MC_HOME` and in the workspace root. */
-export const INSTRUCTIONS_FILE = "AGENTS.md";
+const INSTRUCTIONS_FILE = "AGENTS.md";
 
 /** Largest part of one instructions file used, in bytes. */
 export const MAX_INSTRUCTION_BYTES = 65_536;

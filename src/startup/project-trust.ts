@@ -26,7 +26,7 @@ export function projectEndpointsTrusted(
   global: Settings,
   project: Settings,
   builtins: readonly string[],
-  credentialNames: ReadonlySet<string> = new Set(),
+  credentialNames: ReadonlySet<string>,
 ): boolean {
   const userEndpoints = global.providers?.endpoints ?? {};
   for (const [name, endpoint] of Object.entries(project.providers?.endpoints ?? {})) {

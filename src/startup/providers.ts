@@ -144,7 +144,7 @@ export function apiKeyFor(
 export function resolveSelection(
   settings: Settings,
   env: (name: string) => string | undefined,
-  credentials: Credentials = new Map(),
+  credentials: Credentials,
 ): SelectionResult {
   const provider = settings.model?.provider ?? DEFAULT_PROVIDER;
   const endpoint = resolveEndpoints(settings).get(provider);
@@ -172,7 +172,7 @@ function hasKey(endpoint: Endpoint, env: (name: string) => string | undefined, c
 export function configuredSecrets(
   settings: Settings,
   env: (name: string) => string | undefined,
-  credentials: Credentials = new Map(),
+  credentials: Credentials,
 ): string[] {
   const secrets = new Set<string>();
   const values = [...resolveEndpoints(settings).values()].map((endpoint) =>

@@ -71,7 +71,7 @@ export async function loadSettings(
   fs: FileSystem,
   paths: { readonly global: string; readonly project: string | null },
   signal: AbortSignal,
-  credentialNames: ReadonlySet<string> = new Set(),
+  credentialNames: ReadonlySet<string>,
 ): Promise<LoadSettingsResult> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled } as const;
   if (signal.aborted) return cancelled;

@@ -11,14 +11,10 @@
  */
 
 import * as v from "valibot";
-// jsonc-parser has no `exports` map and its `lib/esm` build uses extensionless
-// specifiers, which neither Node nor Deno can load. The bare specifier resolves
-// to the UMD `main`, whose `exports.x = …` assignments both runtimes' CommonJS
-// interop expose as named ESM exports, so this form works unchanged on both.
-import { parseTree, type Node, type ParseError } from "jsonc-parser";
 import { ErrorCode } from "../protocol/errors.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../runner/tools/tool.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
+import { parseConfigText } from "../util/jsonc.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -47,12 +43,12 @@ export type BuiltinProviderName = typeof BUILTIN_PROVIDER_NAMES[number];
 /** Model requests per turn when `agent.max_steps` is unset. */
 export const DEFAULT_MAX_STEPS = 50;
 /** Largest `agent.max_steps` accepted. */
-export const MAX_STEPS_LIMIT = 200;
+const MAX_STEPS_LIMIT = 200;
 
 /** Provider names, in settings and in the credentials file. */
 export const PROVIDER_NAME: RegExp = /^[A-Za-z0-9._-]{1,64}$/;
 /** Tool names a `tools` entry may use: the built-ins' snake_case, and room for MCP tools. */
-export const TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,63}$/;
+const TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,63}$/;
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const described = v.description;
 
@@ -209,40 +205,6 @@ export type ParseSettingsResult =
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
-// valibot's record/rest silently skips these keys, and a literal "__proto__"
-// assignment would swap the prototype; rejecting them keeps every key visible.
-const RESERVED_KEYS = new Set(["__proto__", "prototype", "constructor"]);
-// The deepest valid settings value is 4 containers down; anything far deeper is invalid anyway.
-const MAX_DEPTH = 8;
-
-/**
- * Converts a JSONC parse tree to plain data, or `undefined` on duplicate or
- * reserved (`__proto__`, `prototype`, `constructor`) keys or excess depth.
- * Shared with the credentials file, whose names follow the same rules.
- */
-export function treeToValue(node: Node, depth: number): unknown {
-  if (node.type === "object" || node.type === "array") {
-    if (depth >= MAX_DEPTH) return undefined;
-    const children = node.children ?? [];
-    const items = node.type === "array" ? children.map((child) => treeToValue(child, depth + 1)) : null;
-    if (items !== null) return items.includes(undefined) ? undefined : items;
-    const out: Record<string, unknown> = {};
-    for (const property of children) {
-      const [keyNode, valueNode] = property.children ?? [];
-      const key: unknown = keyNode?.value;
-      // Duplicates are ambiguous in a hand-edited file; last-wins would hide a mistake.
-      if (typeof key !== "string" || valueNode === undefined || RESERVED_KEYS.has(key) || Object.hasOwn(out, key)) {
-        return undefined;
-      }
-      const value = treeToValue(valueNode, depth + 1);
-      if (value === undefined) return undefined;
-      out[key] = value;
-    }
-    return out;
-  }
-  return node.value;
-}
-
 /**
  * Parses and validates one `settings.jsonc` text. Comments and trailing commas
  * are allowed; an empty, whitespace-only or comment-only text is `{}`. Any
@@ -250,18 +212,10 @@ export function treeToValue(node: Node, depth: number): unknown {
  * `configuration_invalid`. Never throws.
  */
 export function parseSettingsText(text: string): ParseSettingsResult {
-  const errors: ParseError[] = [];
-  let root: Node | undefined;
-  try {
-    root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
-  } catch {
-    // The parser recurses per nesting level, so pathological nesting ends in a RangeError.
-    return INVALID;
-  }
-  if (errors.length > 0) return INVALID;
-  if (root === undefined) return { ok: true, settings: {} };
-  if (root.type !== "object") return INVALID;
-  const parsed = v.safeParse(SettingsSchema, treeToValue(root, 0));
+  const value = parseConfigText(text, { jsonc: true });
+  if (value === null) return INVALID;
+  if (value === undefined) return { ok: true, settings: {} };
+  const parsed = v.safeParse(SettingsSchema, value);
   return parsed.success ? { ok: true, settings: parsed.output satisfies Settings } : INVALID;
 }
 

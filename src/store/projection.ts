@@ -11,11 +11,8 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import { LIMITS } from "../protocol/limits.ts";
-import { redactSecrets } from "../util/safe-names.ts";
-import { splitUtf8, utf8ByteCount } from "../util/utf8.ts";
+import { chunkSlots, EMPTY_HISTORY, type HistorySnapshot, type Slot } from "./history-entries.ts";
 import { type Cooperation, Slicer } from "./slices.ts";
-import { sanitizeText, splitText } from "./text-parts.ts";
 
 /**
  * The fields of stored records that the projection reads, named as in
@@ -62,37 +59,6 @@ export type ProjectionRecord =
   }
   | { readonly type: "compaction" | "diagnostic"; readonly summary: string };
 
-/** What an entry shows. */
-export type HistoryKind = "user" | "assistant" | "reasoning_summary" | "activity" | "compaction" | "diagnostic";
-
-/** One part of one projected message, exactly as `history.page` sends it. */
-export type HistoryEntry = {
-  /** Opaque id scoped to the snapshot's revision; the same on every part of a message. */
-  readonly message_id: string;
-  /** What the message is. */
-  readonly kind: HistoryKind;
-  /** This part's text: redacted, free of lone surrogates, within the part bounds. */
-  readonly text: string;
-  /** Whether the message is known to be unfinished. */
-  readonly partial: boolean;
-  /** Position of this part within its message, from 0. */
-  readonly part: number;
-  /** Whether this is the message's final part. */
-  readonly last_part: boolean;
-};
-
-/** One immutable projection of a session's history. */
-export type HistorySnapshot = {
-  /** Every part of every projected message, in stored order. */
-  readonly entries: readonly HistoryEntry[];
-  /** False when the history ends in (or contains) a turn that never durably finished. */
-  readonly complete: boolean;
-  /** Messages projected (the next message's ordinal). */
-  readonly messages: number;
-  /** UTF-8 bytes of `JSON.stringify(entries)`, which the snapshot bound counts. */
-  readonly bytes: number;
-};
-
 /** Options of {@link projectHistory}. */
 export type ProjectionOptions = {
   /** Whether the file ended in a torn (LF-less) fragment that the records exclude. */
@@ -124,9 +90,6 @@ const RECORDS_PER_STEP = 64;
 
 /** The text of the diagnostic entry standing in for a turn that never finished. */
 export const INTERRUPTED_TURN_TEXT = "The turn was interrupted before it finished.";
-
-/** A message before its text is redacted and chunked. */
-type Slot = { kind: HistoryKind; text: string; partial: boolean };
 
 /** The stored copies of one assistant message, reconciled once all records are read. */
 type AssistantCopies = {
@@ -269,9 +232,6 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
   return yield* chunkSlots(slots, options.secrets, !interrupted, options.after ?? EMPTY_HISTORY);
 }
 
-/** The projection of no records. */
-export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({ entries: Object.freeze([]), complete: true, messages: 0, bytes: 2 });
-
 /** Settles an assistant message on its one reconciled copy. */
 function reconcile(copies: AssistantCopies, turnCompleted: boolean): void {
   if (copies.final !== null) {
@@ -285,59 +245,4 @@ function reconcile(copies: AssistantCopies, turnCompleted: boolean): void {
   copies.slot.text = indices.map((index) => copies.chunks.get(index)).join("");
   const gap = indices.some((index, at) => index !== at);
   copies.slot.partial = gap || !turnCompleted;
-}
-
-/** Kinds whose text is a summary, bounded to 1,024 UTF-8 bytes after redaction (a marker can lengthen it). */
-const SUMMARY_KINDS: ReadonlySet<HistoryKind> = new Set(["activity", "diagnostic"]);
-
-/** Cuts `text` to at most `maxBytes` UTF-8 bytes at a code-point boundary, ending with an ellipsis when cut. */
-function clampUtf8(text: string, maxBytes: number): string {
-  if (utf8ByteCount(text) <= maxBytes) return text;
-  // The ellipsis is 3 bytes in UTF-8.
-  return `${splitUtf8(text, maxBytes - 3)[0]!.text}…`;
-}
-
-/** Redacts, sanitizes and chunks every slot, enforcing the snapshot bounds as it goes; yields after each slot. */
-function* chunkSlots(
-  slots: readonly Slot[],
-  secrets: readonly string[],
-  complete: boolean,
-  after: HistorySnapshot,
-): Generator<number, ProjectionResult> {
-  const entries: HistoryEntry[] = [];
-  const earlier = after.entries.length;
-  let bytes = after.bytes; // the array's brackets and every earlier entry
-  for (const [index, slot] of slots.entries()) {
-    const messageId = `m${(after.messages + index).toString(36)}`;
-    // Redaction is one synchronous pass; a text that could not fit the snapshot even after
-    // shrinking every byte into a marker is refused before it can hold the loop for long.
-    if (slot.text.length > LIMITS.history_snapshot_bytes) return { ok: false, code: ErrorCode.historyLimit };
-    const redacted = sanitizeText(redactSecrets(slot.text, secrets));
-    const text = SUMMARY_KINDS.has(slot.kind) ? clampUtf8(redacted, LIMITS.summary_bytes) : redacted;
-    // Escaped bytes never undercount UTF-16 units, so this rejects a huge
-    // text before the work of splitting it.
-    if (bytes + text.length > LIMITS.history_snapshot_bytes) return { ok: false, code: ErrorCode.historyLimit };
-    const parts = splitText(text);
-    for (const [part, piece] of parts.entries()) {
-      const entry: HistoryEntry = Object.freeze({
-        message_id: messageId,
-        kind: slot.kind,
-        text: piece.text,
-        partial: slot.partial,
-        part,
-        last_part: part === parts.length - 1,
-      });
-      // Everything but the text is ASCII, so its string length is its byte size.
-      bytes += (earlier + entries.length === 0 ? 0 : 1) + JSON.stringify({ ...entry, text: "" }).length + piece.escapedBytes;
-      entries.push(entry);
-      if (bytes > LIMITS.history_snapshot_bytes || earlier + entries.length > LIMITS.history_snapshot_parts) {
-        return { ok: false, code: ErrorCode.historyLimit };
-      }
-    }
-    yield parts.length;
-  }
-  return {
-    ok: true,
-    snapshot: Object.freeze({ entries: Object.freeze(entries), complete: complete && after.complete, messages: after.messages + slots.length, bytes }),
-  };
 }

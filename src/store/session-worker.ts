@@ -35,7 +35,7 @@ export class SessionWorker {
    * or cleans up) every operation is answered `busy`, as the spec's single
    * session-or-turn worker requires.
    */
-  constructor(store: SessionStore, replies: WorkerReplies, blocked: () => boolean = () => false) {
+  constructor(store: SessionStore, replies: WorkerReplies, blocked: () => boolean) {
     this.#store = store;
     this.#replies = replies;
     this.#blocked = blocked;

@@ -18,7 +18,7 @@ import { type Attachment, type AttachmentContext, extendAttachment, loadAttachme
 import type { ConversationRecord } from "./conversation-records.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
-import { EMPTY_HISTORY } from "./projection.ts";
+import { EMPTY_HISTORY } from "./history-entries.ts";
 import { TurnJournal } from "./turn-journal.ts";
 
 /** A result as data: the wire result object, or a wire code. */

@@ -29,7 +29,7 @@ export const TURN_CAPABILITIES = [
 ];
 
 /** The provider name each API is configured under in these tests. */
-export function providerFor(api: ProviderApi): string {
+function providerFor(api: ProviderApi): string {
   return api === "openai-chat" ? "ollama" : api === "anthropic-messages" ? "anthropic" : "openai";
 }
 

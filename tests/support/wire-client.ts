@@ -18,7 +18,7 @@ import { collect, type Launcher, type Spawned, spawnDirect } from "./processes.t
 
 
 /** How long any single wait may take before the test fails instead of hanging. */
-export const HANG_GUARD_MS = 60_000;
+const HANG_GUARD_MS = 60_000;
 
 /** One parsed output frame. */
 export interface WireFrame {
@@ -70,10 +70,10 @@ export function workspace(root: string, name: string, provider: FakeProvider, se
 }
 
 /** Resolves with `promise`, or rejects naming `what` after {@link HANG_GUARD_MS}. */
-export function guarded<T>(promise: Promise<T>, what: string, ms = HANG_GUARD_MS): Promise<T> {
+export function guarded<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`gave up waiting for ${what} after ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(`Gave up waiting for ${what} after ${HANG_GUARD_MS} ms`)), HANG_GUARD_MS);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
