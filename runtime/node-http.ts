@@ -12,6 +12,9 @@
 import type { IncomingMessage } from "node:http";
 import type { HttpRequestInit, HttpResponse } from "../src/runtime.ts";
 
+/** Longest silence on a provider connection, before and while the answer streams. */
+const IDLE_TIMEOUT_MS = 300_000;
+
 // Loaded on first use, so a child that never runs a turn (or only talks
 // plain http to a local server) never loads TLS.
 const http = () => import("node:http");
@@ -49,6 +52,9 @@ export async function nodeFetch(url: string, init: HttpRequestInit): Promise<Htt
         body: Readable.toWeb(response) as ReadableStream<Uint8Array>,
       });
     });
+    // A provider that accepts the connection and then goes silent would otherwise hold the run
+    // until the user cancels; undici's fetch gives up after 300 s of silence too.
+    request.setTimeout(IDLE_TIMEOUT_MS, () => request.destroy(new Error(`No data from the provider for ${IDLE_TIMEOUT_MS} ms`)));
     request.on("error", reject);
     request.end(body);
   });

@@ -264,6 +264,16 @@ describe("StreamRedactor", () => {
     }
   });
 
+  // Regression: "Bearer" ending a longer token run once moved the release point into that run,
+  // so the run's start went out alone, too short to look like a credential any more.
+  it("keeps a token run that ends in Bearer whole with the token after it", () => {
+    const text = "token k9X2m4N6p8Q1r3S5t7U9v2W4x6Bearer xyz and more words here to flush";
+    for (const size of [1, 3, 5, 7]) {
+      const deltas = text.match(new RegExp(`[\\s\\S]{1,${size}}`, "g"))!;
+      assert.equal(stream(KNOWN, deltas).join(""), redactSecrets(text, KNOWN), `deltas of ${size}`);
+    }
+  });
+
   // Auth schemes are case-insensitive (RFC 9110 §11.1).
   it("hides the token after a lowercase bearer scheme", () => {
     const token = "opaque.session.token-42";

@@ -108,6 +108,9 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
         { v: 1, type: "turn_finished", session_id: scope.session_id, at: io.at(), turn_id: io.turnId, outcome, error_code: code },
       ]);
     }
+  } catch {
+    // Only the degradation diagnostic can throw here (output already unavailable); the
+    // persistence state it tracks is set before, and the terminal event still follows.
   } finally {
     revision = await request.complete(io.inputDurable).catch(() => null);
   }

@@ -12,7 +12,7 @@
 
 import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/safe-names.ts";
-import { splitUtf8, utf8ByteCount } from "../util/utf8.ts";
+import { sanitizeText, splitUtf8, utf8ByteCount } from "../util/utf8.ts";
 import type { CriticalResult, RunEventChannel, RunScope } from "./event-channel.ts";
 import { StreamRedactor } from "./stream-redactor.ts";
 
@@ -73,7 +73,9 @@ export class AssistantSegment {
     }
     if (!this.#budget.takeBytes(utf8ByteCount(delta))) return false;
     this.#text += delta;
-    const shown = this.#redactor.push(delta);
+    // Released text never ends inside a surrogate pair (releases stop at whitespace), so a lone
+    // half here is a lone half in the provider's text too.
+    const shown = sanitizeText(this.#redactor.push(delta));
     if (shown !== "") this.#channel.delta(this.messageId, shown);
     return true;
   }
@@ -91,9 +93,9 @@ export class AssistantSegment {
     if (this.#text === "") return { ok: true };
     // The message is over, so the held-back tail can no longer be the start of a secret: a client
     // rendering deltas then already shows the whole text when the reconciliation confirms it.
-    const rest = this.#redactor.flush();
+    const rest = sanitizeText(this.#redactor.flush());
     if (rest !== "") this.#channel.delta(this.messageId, rest);
-    const parts = splitUtf8(this.redacted(), LIMITS.event_chunk_bytes);
+    const parts = splitUtf8(sanitizeText(this.redacted()), LIMITS.event_chunk_bytes);
     for (const [part, piece] of parts.entries()) {
       const result = await this.#channel.critical({
         event: "message.reconcile",

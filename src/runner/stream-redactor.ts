@@ -55,10 +55,16 @@ export class StreamRedactor {
     if (limit <= 0) return 0;
     let cut = lastBoundary(held, limit, this.#scanned);
     if (cut === 0) this.#scanned = limit;
-    // Keep an authorization scheme with the token that follows it, however many blanks part them.
-    let beforeBlanks = cut;
-    while (beforeBlanks > 0 && /\s/.test(held[beforeBlanks - 1]!)) beforeBlanks--;
-    if (/bearer$/i.test(held.slice(Math.max(0, beforeBlanks - 6), beforeBlanks))) cut = beforeBlanks - 6;
+    // Keep an authorization scheme with the token that follows it, however many blanks part them;
+    // when "bearer" ends a longer run, keep that whole run back, since it is one token to redact,
+    // and again if that run is itself the token of an earlier scheme.
+    for (;;) {
+      let beforeBlanks = cut;
+      while (beforeBlanks > 0 && /\s/.test(held[beforeBlanks - 1]!)) beforeBlanks--;
+      if (!/bearer$/i.test(held.slice(Math.max(0, beforeBlanks - 6), beforeBlanks))) break;
+      cut = beforeBlanks - 6;
+      while (cut > 0 && !/\s/.test(held[cut - 1]!)) cut--;
+    }
     // Overlapping secrets can move the cut more than once; repeat until none crosses it.
     for (let moved = true; moved && cut > 0;) {
       moved = false;

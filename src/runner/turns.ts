@@ -16,6 +16,7 @@ import type { ApprovalAnswerParams, TurnCancelParams, TurnStartParams } from "..
 import type { Runtime } from "../runtime.ts";
 import type { SessionStore } from "../store/sessions.ts";
 import type { WorkerReplies } from "../store/session-worker.ts";
+import { deferred } from "../util/async.ts";
 import { uuid7 } from "../util/uuid7.ts";
 import { ApprovalBroker } from "./approvals.ts";
 import { RunEventChannel, type RunEventSink } from "./event-channel.ts";
@@ -82,21 +83,30 @@ export class TurnWorker {
     const abort = new AbortController();
     const broker = new ApprovalBroker(runtime);
     const start = store.beginTurn();
+    const handedOff = deferred<void>();
     const channel = new RunEventChannel({
       sink: {
         room: () => this.#host.sink.room(),
         whenRoom: () => this.#host.sink.whenRoom(),
         send: (event) => {
           this.#host.sink.send(event);
-          // Status reports the run until its terminal event is on its way to the client.
-          if (event.event === "run.finished" && this.#active?.runId === runId) this.#active = null;
+          // The run stays active (status `running`, other work `busy`) until its terminal
+          // event is on its way to the client, which is after its cleanup.
+          if (event.event !== "run.finished") return;
+          if (this.#active?.runId === runId) this.#active = null;
+          handedOff.resolve();
         },
       },
       setTimer: (ms, callback) => runtime.setTimer(ms, callback),
       scope: { session_id: params.session_id, run_id: runId },
     });
-    const done = this.warm()
-      .then((module) =>
+    const terminal = (error_code: ErrorCode) =>
+      void channel.finish({
+        event: "run.finished",
+        data: { session_id: params.session_id, run_id: runId, outcome: "failed", persistence: "not_started", revision: null, error_code },
+      });
+    const run = this.warm().then(
+      (module) =>
         module.executeRun(this.#host.config, {
           sessionId: params.session_id,
           runId,
@@ -108,19 +118,12 @@ export class TurnWorker {
           channel,
           broker,
           signal: abort.signal,
-        })
-      )
-      .catch(() => {
-        // executeRun never throws; a failed import leaves only the terminal event to send.
-        void channel.finish({
-          event: "run.finished",
-          data: { session_id: params.session_id, run_id: runId, outcome: "failed", persistence: "not_started", revision: null, error_code: ErrorCode.executionFailed },
-        });
-        return start.journal.close(false);
-      })
-      .finally(() => {
-        if (this.#active?.runId === runId) this.#active = null;
-      });
+        }),
+      // The run module could not load: nothing was appended and no lease taken.
+      () => terminal(ErrorCode.executionFailed),
+    );
+    // executeRun never throws; this is a last guard, so the client still learns the run ended.
+    const done = run.catch(() => terminal(ErrorCode.executionFailed)).then(() => handedOff.promise);
     this.#active = { sessionId: params.session_id, runId, abort, broker, done };
     replies.result(id, { run_id: runId, accepted: true });
   }
@@ -150,7 +153,9 @@ export class TurnWorker {
    * the session's refusal or, when the run is not the active one, `stale`.
    */
   #activeFor(id: string, params: { readonly session_id: string; readonly run_id: string }, stale: ErrorCode): ActiveRun | null {
-    const refusal = this.#host.store.turnRefusal(params.session_id);
+    // Only identity matters here: a stale attachment still owns its run until the run ends.
+    const attached = this.#host.store.sessionId;
+    const refusal = attached === null ? ErrorCode.sessionMissing : attached === params.session_id ? null : ErrorCode.staleSession;
     const active = this.#active;
     if (refusal === null && active !== null && active.runId === params.run_id && active.sessionId === params.session_id) return active;
     this.#host.replies.error(id, refusal ?? stale);
@@ -165,7 +170,7 @@ export class TurnWorker {
     active.abort.abort();
   }
 
-  /** Resolves once no run is active (its cleanup finished and its terminal event was offered). */
+  /** Resolves once no run is active: its cleanup finished and its terminal event was handed to the writer. */
   async idle(): Promise<void> {
     await this.#active?.done;
   }

@@ -14,7 +14,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { type AppendHandle, type FileInfo, type FileSystem, isRuntimeError } from "../runtime.ts";
 import { encodeRecord, type SessionRecord } from "./records.ts";
-import { isPrivateFile, sameObject } from "./session-file.ts";
+import { type FileIdentity, isPrivateFile, sameObject } from "./session-file.ts";
 
 /** How {@link SessionAppender.open} finds or makes the file. */
 export type AppenderOpenOptions =
@@ -27,6 +27,13 @@ export type AppenderOpenOptions =
      * since the snapshot and nothing is truncated or appended.
      */
     readonly expectedIntactLength?: number;
+    /**
+     * The identity, length and modification time the caller's snapshot was
+     * read from. When given, a file that is another object, or was rewritten
+     * since (another length or mtime), is refused before anything is cut or
+     * appended.
+     */
+    readonly expectedFile?: FileIdentity;
   }
   | {
     /** The file must not exist: it is created exclusively holding `firstRecords`. */
@@ -104,6 +111,10 @@ export class SessionAppender {
     } catch (error) {
       if (isRuntimeError(error, "not_found")) return failed(ErrorCode.sessionMissing);
       return failed(isRuntimeError(error, "symlink") || isRuntimeError(error, "not_file") ? ErrorCode.sessionInvalid : ErrorCode.persistenceFailed);
+    }
+    if (options.expectedFile !== undefined && !sameState(before, options.expectedFile)) {
+      await handle.close().catch(() => {});
+      return failed(ErrorCode.persistenceFailed);
     }
     const opened = await prepare(fs, path, handle, before, options.expectedIntactLength);
     if (!opened.ok) {
@@ -273,4 +284,9 @@ function concatLines(lines: readonly Uint8Array[]): Uint8Array {
     offset += line.length;
   }
   return bytes;
+}
+
+/** Whether `info` is the same object, length and modification time as `expected`. */
+function sameState(info: FileInfo, expected: FileIdentity): boolean {
+  return info.dev === expected.dev && info.ino === expected.ino && info.size === expected.size && info.mtimeMs === expected.mtimeMs;
 }

@@ -127,6 +127,7 @@ export async function extendAttachment(
     return null;
   }
   if (!sameObject(info, writes.identity) || info.size !== writes.intactLength) return null;
+  if (attachment.file !== null && (attachment.file.dev !== info.dev || attachment.file.ino !== info.ino)) return null;
   const projected = projectHistory(writes.records, { torn: false, secrets: context.secrets, after: attachment.snapshot });
   if (!projected.ok) return null;
   const added = projected.snapshot;

@@ -9,9 +9,9 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/safe-names.ts";
-import { splitUtf8, utf8ByteCount } from "../util/utf8.ts";
+import { sanitizeText, splitUtf8, utf8ByteCount } from "../util/utf8.ts";
 import type { ProjectionResult } from "./projection.ts";
-import { sanitizeText, splitText } from "./text-parts.ts";
+import { splitText } from "./text-parts.ts";
 
 /** What an entry shows. */
 export type HistoryKind = "user" | "assistant" | "reasoning_summary" | "activity" | "compaction" | "diagnostic";
@@ -42,6 +42,13 @@ export type HistorySnapshot = {
   readonly messages: number;
   /** UTF-8 bytes of `JSON.stringify(entries)`, which the snapshot bound counts. */
   readonly bytes: number;
+  /**
+   * Whether the last message is an interruption notice caused only by how
+   * the history ends (a torn tail, or content of a turn that never started
+   * or finished): a next turn's records move it past themselves, or the
+   * appender's tail repair removes it, so the next message takes its place.
+   */
+  readonly tailNotice: boolean;
 };
 
 /** A message before its text is redacted and chunked. */
@@ -49,7 +56,13 @@ export type Slot = { kind: HistoryKind; text: string; partial: boolean };
 
 
 /** The projection of no records. */
-export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({ entries: Object.freeze([]), complete: true, messages: 0, bytes: 2 });
+export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({
+  entries: Object.freeze([]),
+  complete: true,
+  messages: 0,
+  bytes: 2,
+  tailNotice: false,
+});
 
 
 /** Kinds whose text is a summary, bounded to 1,024 UTF-8 bytes after redaction (a marker can lengthen it). */
@@ -66,7 +79,7 @@ function clampUtf8(text: string, maxBytes: number): string {
 export function* chunkSlots(
   slots: readonly Slot[],
   secrets: readonly string[],
-  complete: boolean,
+  ending: { readonly complete: boolean; readonly tailNotice: boolean },
   after: HistorySnapshot,
 ): Generator<number, ProjectionResult> {
   const entries: HistoryEntry[] = [];
@@ -103,6 +116,12 @@ export function* chunkSlots(
   }
   return {
     ok: true,
-    snapshot: Object.freeze({ entries: Object.freeze(entries), complete: complete && after.complete, messages: after.messages + slots.length, bytes }),
+    snapshot: Object.freeze({
+      entries: Object.freeze(entries),
+      complete: ending.complete && after.complete,
+      messages: after.messages + slots.length,
+      bytes,
+      tailNotice: ending.tailNotice,
+    }),
   };
 }

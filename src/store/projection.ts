@@ -223,13 +223,19 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
     }
   }
   const unfinished = [...contentTurns].some((turn) => !outcomes.has(turn));
-  if (openTurn !== null || options.torn || (unfinished && !interrupted)) interruption();
+  // A notice for an open turn stays where it is when a next turn starts; one for only a
+  // torn tail or an endless legacy turn moves past the next turn's records or goes away.
+  let tailNotice = false;
+  if (openTurn !== null || options.torn || (unfinished && !interrupted)) {
+    interruption();
+    tailNotice = openTurn === null;
+  }
 
   for (const copies of assistants.values()) {
     reconcile(copies, outcomes.get(copies.turnId) === "completed");
     yield 1 + copies.chunks.size;
   }
-  return yield* chunkSlots(slots, options.secrets, !interrupted, options.after ?? EMPTY_HISTORY);
+  return yield* chunkSlots(slots, options.secrets, { complete: !interrupted, tailNotice }, options.after ?? EMPTY_HISTORY);
 }
 
 /** Settles an assistant message on its one reconciled copy. */

@@ -143,11 +143,16 @@ export class SessionStore {
     return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
   }
 
-  /** Why a turn cannot start on `sessionId` now (`session_missing`, `stale_session`), or null. */
+  /**
+   * Why a turn cannot start on `sessionId` now, or null: no attachment is
+   * `session_missing`; another session, or this one when its history changed
+   * underneath or could not be read back after a turn, is `stale_session`
+   * (the client reopens it, which decides what the file now holds).
+   */
   turnRefusal(sessionId: string): ErrorCode | null {
     const attachment = this.#attachment;
     if (attachment === null) return ErrorCode.sessionMissing;
-    return attachment.sessionId === sessionId ? null : ErrorCode.staleSession;
+    return attachment.sessionId === sessionId && !attachment.stale ? null : ErrorCode.staleSession;
   }
 
   /**
@@ -166,8 +171,12 @@ export class SessionStore {
       instanceId: this.#context.instanceId,
       cwd: this.#context.cwd,
       intactLength: attachment.durable ? attachment.intactLength : null,
+      file: attachment.durable ? attachment.file : null,
+      writerLease: attachment.durable ? attachment.lease : null,
     });
-    return { journal, conversation: attachment.conversation, inputMessageId: `m${attachment.snapshot.messages.toString(36)}` };
+    const snapshot = attachment.snapshot;
+    const ordinal = snapshot.messages - (snapshot.tailNotice ? 1 : 0);
+    return { journal, conversation: attachment.conversation, inputMessageId: `m${ordinal.toString(36)}` };
   }
 
   /** A fresh revision naming the history right after a turn's input append; never pageable (history is busy meanwhile). */

@@ -45,16 +45,6 @@ const WORST_CASE_EMPTY_PAGE = JSON.stringify({
  */
 export const PART_ESCAPED_BUDGET = LIMITS.history_page_bytes - WORST_CASE_EMPTY_PAGE.length;
 
-// In `u` mode a well-formed pair is one code point, so this matches only the
-// unpaired halves, which have no UTF-8 encoding and which JSON.stringify would
-// emit as `\udXXX` escapes a client cannot render.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
-
-/** Replaces every unpaired surrogate with U+FFFD; everything else, controls included, stays. */
-export function sanitizeText(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
-}
-
 /** UTF-8 bytes `JSON.stringify` spends on the code point `code` inside a string. */
 function escapedSize(code: number): number {
   if (code === 0x22 || code === 0x5c) return 2;

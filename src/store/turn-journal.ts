@@ -12,11 +12,11 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import type { Runtime } from "../runtime.ts";
+import type { FileInfo, Runtime } from "../runtime.ts";
 import { type AppenderOpenResult, type AppendResult, SessionAppender } from "./appender.ts";
-import type { FileInfo } from "../runtime.ts";
 import { Lease, leasePath } from "./leases.ts";
 import type { SessionRecord } from "./records.ts";
+import type { FileIdentity } from "./session-file.ts";
 
 /** Where the journal writes and for whom. */
 export interface JournalTarget {
@@ -38,6 +38,10 @@ export interface JournalTarget {
    * session, whose file the first append creates.
    */
   readonly intactLength: number | null;
+  /** For a durable session, the file state the snapshot was read from (or extended to); null when lazy. */
+  readonly file: FileIdentity | null;
+  /** For a durable session, the attachment's writer lease, checked before the first append. */
+  readonly writerLease: Lease | null;
 }
 
 /** Why the input could not be made durable. */
@@ -79,6 +83,11 @@ export class TurnJournal {
   async appendInput(records: readonly SessionRecord[]): Promise<{ ok: true } | { ok: false; code: JournalFailure }> {
     const target = this.#target;
     const { runtime } = target;
+    // After a long stall another child may have taken the lease over as stale; appending then
+    // would make two writers.
+    if (target.writerLease !== null && !(await target.writerLease.verify()).ok) {
+      return { ok: false, code: ErrorCode.persistenceFailed };
+    }
     if (target.intactLength === null) {
       const writer = await Lease.acquire(runtime, leasePath(target.directory, target.sessionId, "writer"), {
         instanceId: target.instanceId,
@@ -103,6 +112,7 @@ export class TurnJournal {
       opened = await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
         create: false,
         expectedIntactLength: target.intactLength,
+        ...(target.file === null ? {} : { expectedFile: target.file }),
       });
     }
     if (!opened.ok) return { ok: false, code: ErrorCode.persistenceFailed };

@@ -49,3 +49,13 @@ export function splitUtf8(text: string, maxBytes: number): { text: string; bytes
   if (start < text.length) parts.push({ text: text.slice(start), bytes });
   return parts;
 }
+
+// In `u` mode a well-formed pair is one code point, so this matches only the
+// unpaired halves, which have no UTF-8 encoding and which JSON.stringify would
+// emit as `\udXXX` escapes a strict client rejects.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
+
+/** Replaces every unpaired surrogate with U+FFFD; everything else, controls included, stays. */
+export function sanitizeText(text: string): string {
+  return text.replace(LONE_SURROGATE, "\uFFFD");
+}
