@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { SessionRecord } from "../src/store/records.ts";
-import { type Frame, line } from "./support/harness.ts";
+import { line } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { CWD, HOME, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
+import { CWD, HOME, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData } from "./support/turns.ts";
 
 const API = "openai-chat";
 const SESSION = "sess-1";
@@ -22,17 +22,6 @@ function firstTurn(question: string, finished = true): SessionRecord[] {
     { v: 1, type: "assistant_message", session_id: SESSION, at, turn_id: "T1", message_id: "a1", text: "old answer", partial: false },
     ...(finished ? [{ v: 1, type: "turn_finished", session_id: SESSION, at, turn_id: "T1", outcome: "completed", error_code: null } as const] : []),
   ];
-}
-
-async function stop(server: TurnServer): Promise<number> {
-  server.runtime.input.end();
-  const code = await server.exit;
-  await server.provider.close();
-  return code;
-}
-
-function finished(events: readonly Frame[]): Record<string, unknown> {
-  return events.at(-1)!.data as Record<string, unknown>;
 }
 
 async function openAndTurn(fs: MemoryFileSystem, prompt: string) {
@@ -54,10 +43,10 @@ describe("turn durability", () => {
       fs.writeFile(`${HOME}/sessions/${SESSION}.jsonl`, body, 0o600);
       const { server, events } = await openAndTurn(fs, "NEW QUESTION");
       const messageId = (events[0]!.data as { message_id: string }).message_id;
-      const page = await request(server, "page", "history.page", { session_id: SESSION, revision: finished(events).revision });
+      const page = await request(server, "page", "history.page", { session_id: SESSION, revision: terminalData(events).revision });
       const entry = (page.result as { entries: { message_id: string; kind: string; text: string }[] }).entries.find((e) => e.message_id === messageId);
       assert.deepEqual([entry?.kind, entry?.text], ["user", "NEW QUESTION"]);
-      assert.equal(await stop(server), 0);
+      assert.equal(await stopTurnServer(server), 0);
     });
   }
 
@@ -72,11 +61,11 @@ describe("turn durability", () => {
     const before = server.runtime.fs.contents(`${HOME}/sessions/${sessionId}.jsonl`);
     const second = await startTurn(server, "second", sessionId);
     const events = await runEvents(server, second.runId);
-    assert.deepEqual([finished(events).outcome, finished(events).persistence, finished(events).error_code], ["failed", "not_started", "persistence_failed"]);
+    assert.deepEqual([terminalData(events).outcome, terminalData(events).persistence, terminalData(events).error_code], ["failed", "not_started", "persistence_failed"]);
     assert.deepEqual(server.runtime.fs.contents(`${HOME}/sessions/${sessionId}.jsonl`), before, "nothing appended");
     assert.equal(JSON.parse(new TextDecoder().decode(server.runtime.fs.contents(lease))).instance_id, "other-child", "the other child's lease is untouched");
     assert.equal(server.provider.log.length, 1);
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("a session file replaced since it was read (same length) is not appended to", async () => {
@@ -88,10 +77,10 @@ describe("turn durability", () => {
     fs.writeFile(path, stored(firstTurn("REPLACED")), 0o600);
     const { runId } = await startTurn(server, "next", SESSION);
     const events = await runEvents(server, runId);
-    assert.deepEqual([finished(events).persistence, finished(events).error_code], ["not_started", "persistence_failed"]);
+    assert.deepEqual([terminalData(events).persistence, terminalData(events).error_code], ["not_started", "persistence_failed"]);
     assert.equal(server.provider.log.length, 0, "the provider never saw the stale context");
     assert.equal(new TextDecoder().decode(fs.contents(path)), stored(firstTurn("REPLACED")));
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   // While the writer is stalled the read loop handles one more frame, then waits (flow control),
@@ -125,7 +114,7 @@ describe("turn durability", () => {
       assert.ok(answer.seq < events.at(-1)!.seq, "answered before the terminal event went out");
       if (probe === "status") assert.deepEqual([(answer.result as { state: string }).state, (answer.result as { run_id: string }).run_id], ["running", runId]);
       else assert.deepEqual(answer.error, { code: "busy" });
-      assert.equal(await stop(server), 0);
+      assert.equal(await stopTurnServer(server), 0);
     });
   }
 
@@ -136,13 +125,13 @@ describe("turn durability", () => {
     server.provider.enqueue(reply(API, { text: Array.from({ length: Math.floor((8_388_608 - 20_000) / piece.length) }, () => piece) }));
     const { sessionId, runId } = await startTurn(server, "write a lot");
     const events = await runEvents(server, runId);
-    assert.deepEqual([finished(events).outcome, finished(events).persistence, finished(events).revision], ["completed", "durable", null]);
+    assert.deepEqual([terminalData(events).outcome, terminalData(events).persistence, terminalData(events).revision], ["completed", "durable", null]);
     assert.ok(events.some((frame) => frame.event === "diagnostic" && (frame.data as { code: string }).code === "history_unavailable"));
     const again = await request(server, "again", "turn.start", { session_id: sessionId, prompt: "again" });
     assert.deepEqual(again.error, { code: "stale_session" });
     assert.ok(server.runtime.fs.exists(`${HOME}/sessions/${sessionId}.writer.lease`), "the writer lease is still held");
     assert.deepEqual((await request(server, "open", "session.open", { session_id: sessionId })).error, { code: "history_limit" });
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("lone surrogates from the provider reach the client as U+FFFD, live and reconciled", async () => {
@@ -153,6 +142,6 @@ describe("turn durability", () => {
     const output = server.runtime.output.text();
     assert.doesNotMatch(output, /\\ud83d/i);
     assert.match(output, /bad \uFFFD half/);
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 });

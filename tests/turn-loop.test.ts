@@ -2,23 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { Gate } from "./support/fake-provider.ts";
-import type { Frame } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { CWD, HOME, nextEvent, reconciled, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
+import { CWD, HOME, nextEvent, reconciled, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData, type TurnServer } from "./support/turns.ts";
 
 const API = "openai-chat";
 const decoder = new TextDecoder();
-
-async function stop(server: TurnServer): Promise<number> {
-  server.runtime.input.end();
-  const code = await server.exit;
-  await server.provider.close();
-  return code;
-}
-
-function finished(events: readonly Frame[]): Record<string, unknown> {
-  return events.at(-1)!.data as Record<string, unknown>;
-}
 
 function storedRecords(server: TurnServer, sessionId: string): Record<string, unknown>[] {
   const bytes = server.runtime.fs.contents(`${HOME}/sessions/${sessionId}.jsonl`);
@@ -49,7 +37,7 @@ describe("the turn loop", () => {
     // Reopening in the same child reads the same durable file.
     const reopened = await request(server, "open", "session.open", { session_id: sessionId });
     assert.equal((reopened.result as { durable: boolean }).durable, true);
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("the system prompt carries global and workspace AGENTS.md, and the next turn replays the first", async () => {
@@ -91,7 +79,7 @@ describe("the turn loop", () => {
     const fresh = await request(server, "page-fresh", "history.page", { session_id: first.sessionId, revision: (reopened.result as { revision: string }).revision });
     assert.deepEqual((extended.result as { entries: unknown[] }).entries, (fresh.result as { entries: unknown[] }).entries);
     assert.equal((extended.result as { entries: unknown[] }).entries.length, 5);
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("deny policies, unknown tools and invalid arguments fail their activity and the model hears why", async () => {
@@ -119,8 +107,8 @@ describe("the turn loop", () => {
     assert.match(results[0]!, /denied by the user's settings/);
     assert.match(results[1]!, /no tool named/);
     assert.match(results[2]!, /Invalid arguments for read_file/);
-    assert.equal(finished(events).outcome, "completed");
-    assert.equal(await stop(server), 0);
+    assert.equal(terminalData(events).outcome, "completed");
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("a denied approval does not run the tool", async () => {
@@ -135,8 +123,8 @@ describe("the turn loop", () => {
     const events = await runEvents(server, runId);
     assert.equal(server.runtime.fs.exists(`${CWD}/x.txt`), false);
     assert.match(String(sentMessages(server, 1).find((message) => message.role === "tool")!.content), /denied/);
-    assert.equal(finished(events).outcome, "completed");
-    assert.equal(await stop(server), 0);
+    assert.equal(terminalData(events).outcome, "completed");
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("agent.max_steps stops a model that keeps calling tools", async () => {
@@ -147,8 +135,8 @@ describe("the turn loop", () => {
     const events = await runEvents(server, runId);
     assert.equal(server.provider.log.length, 2);
     assert.equal((events.findLast((frame) => frame.event === "diagnostic")!.data as { code: string }).code, "step_limit");
-    assert.deepEqual([finished(events).outcome, finished(events).error_code], ["failed", "execution_failed"]);
-    assert.equal(await stop(server), 0);
+    assert.deepEqual([terminalData(events).outcome, terminalData(events).error_code], ["failed", "execution_failed"]);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("a stream without its terminal event fails the run and keeps the partial reply", async () => {
@@ -158,11 +146,11 @@ describe("the turn loop", () => {
     const events = await runEvents(server, runId);
     assert.equal((events.find((frame) => frame.event === "diagnostic")!.data as { code: string }).code, "provider_stream_truncated");
     assert.deepEqual([...reconciled(events).values()], [{ text: "Half an answer", partial: true }]);
-    assert.deepEqual([finished(events).outcome, finished(events).persistence], ["failed", "durable"]);
-    const page = await request(server, "p", "history.page", { session_id: sessionId, revision: finished(events).revision });
+    assert.deepEqual([terminalData(events).outcome, terminalData(events).persistence], ["failed", "durable"]);
+    const page = await request(server, "p", "history.page", { session_id: sessionId, revision: terminalData(events).revision });
     const entries = (page.result as { entries: { kind: string; partial: boolean }[] }).entries;
     assert.deepEqual(entries.map((entry) => [entry.kind, entry.partial]), [["user", false], ["assistant", true], ["diagnostic", false]]);
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("a reply cut at the output token limit completes with a diagnostic", async () => {
@@ -171,8 +159,8 @@ describe("the turn loop", () => {
     const { runId } = await startTurn(server, "Write a novel");
     const events = await runEvents(server, runId);
     assert.equal((events.find((frame) => frame.event === "diagnostic")!.data as { code: string }).code, "output_token_limit");
-    assert.equal(finished(events).outcome, "completed");
-    assert.equal(await stop(server), 0);
+    assert.equal(terminalData(events).outcome, "completed");
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("an unreachable provider fails the run with provider_unreachable", async () => {
@@ -193,7 +181,7 @@ describe("the turn loop", () => {
     const { runId } = await startTurn(server, "Hi", sessionId);
     const events = await runEvents(server, runId);
     assert.deepEqual(events.map((frame) => frame.event), ["run.finished"]);
-    assert.deepEqual(finished(events), {
+    assert.deepEqual(terminalData(events), {
       session_id: sessionId,
       run_id: runId,
       outcome: "failed",
@@ -202,7 +190,7 @@ describe("the turn loop", () => {
       error_code: "persistence_failed",
     });
     assert.equal(server.provider.log.length, 0);
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("a failed later append degrades persistence but the reply still arrives", async () => {
@@ -216,8 +204,8 @@ describe("the turn loop", () => {
     const events = await runEvents(server, runId);
     assert.deepEqual([...reconciled(events).values()], [{ text: "Still here.", partial: false }]);
     assert.equal((events.find((frame) => frame.event === "diagnostic")!.data as { code: string }).code, "persistence_degraded");
-    assert.deepEqual([finished(events).outcome, finished(events).persistence, finished(events).revision], ["completed", "degraded", null]);
-    assert.equal(await stop(server), 0);
+    assert.deepEqual([terminalData(events).outcome, terminalData(events).persistence, terminalData(events).revision], ["completed", "degraded", null]);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
   it("more than 8 MiB of assistant text fails with content_limit and a truthful partial reply", async () => {
@@ -230,7 +218,7 @@ describe("the turn loop", () => {
     assert.equal(text.length, 1);
     assert.equal(text[0]!.partial, true);
     assert.equal(text[0]!.text.length, piece.length * Math.floor(8 * 1024 * 1024 / piece.length));
-    assert.deepEqual([finished(events).outcome, finished(events).error_code], ["failed", "content_limit"]);
-    assert.equal(await stop(server), 0);
+    assert.deepEqual([terminalData(events).outcome, terminalData(events).error_code], ["failed", "content_limit"]);
+    assert.equal(await stopTurnServer(server), 0);
   });
 });

@@ -8,16 +8,9 @@ import { Gate } from "./support/fake-provider.ts";
 import { errorScript } from "./support/provider-fixtures.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { assertPaired } from "./support/request-checks.ts";
-import { HOME, nextEvent, reconciled, request, runEvents, startTurn, startTurnServer } from "./support/turns.ts";
+import { HOME, nextEvent, reconciled, request, runEvents, startTurn, startTurnServer, stopTurnServer } from "./support/turns.ts";
 
 const APIS: ProviderApi[] = ["openai-chat", "openai-responses", "anthropic-messages"];
-
-async function stop(server: Awaited<ReturnType<typeof startTurnServer>>): Promise<number> {
-  server.runtime.input.end();
-  const code = await server.exit;
-  await server.provider.close();
-  return code;
-}
 
 for (const api of APIS) {
   describe(`turns over ${api}`, () => {
@@ -47,7 +40,7 @@ for (const api of APIS) {
       );
       const sent = server.provider.log[0]!.body as Record<string, unknown>;
       assert.match(JSON.stringify(sent), /Say hello/);
-      assert.equal(await stop(server), 0);
+      assert.equal(await stopTurnServer(server), 0);
     });
 
     it("a tool call that needs approval runs once allowed and its result goes back to the model", async () => {
@@ -70,7 +63,7 @@ for (const api of APIS) {
       assert.deepEqual([...reconciled(events).values()].map((entry) => entry.text), ["Let me write it.", "Done."]);
       assert.equal((events.at(-1)!.data as { outcome: string }).outcome, "completed");
       assert.equal(server.provider.log.length, 2);
-      assert.equal(await stop(server), 0);
+      assert.equal(await stopTurnServer(server), 0);
     });
 
     it("parallel tool calls run in order and every result is paired with its call in the next request", async () => {
@@ -100,7 +93,7 @@ for (const api of APIS) {
       ]);
       assertPaired(api, server.provider.log[1]!.body as Record<string, unknown>);
       assert.match(JSON.stringify(server.provider.log[1]!.body), /alpha/);
-      assert.equal(await stop(server), 0);
+      assert.equal(await stopTurnServer(server), 0);
     });
 
     it("turn.cancel during a gated stream ends the run cancelled with its partial text", async () => {
@@ -123,7 +116,7 @@ for (const api of APIS) {
       const late = await request(server, "cancel-late", "turn.cancel", { session_id: sessionId, run_id: runId });
       assert.deepEqual(late.error, { code: "stale_run" });
       gate.release();
-      assert.equal(await stop(server), 0);
+      assert.equal(await stopTurnServer(server), 0);
     });
 
     for (const [status, code] of [[429, "provider_rate_limited"], [500, "provider_server_error"]] as const) {
@@ -135,7 +128,7 @@ for (const api of APIS) {
         assert.equal((events.find((frame) => frame.event === "diagnostic")!.data as { code: string }).code, code);
         assert.equal((events.at(-1)!.data as { error_code: string }).error_code, "execution_failed");
         assert.equal(server.provider.log.length, 1, "no automatic retry");
-        assert.equal(await stop(server), 0);
+        assert.equal(await stopTurnServer(server), 0);
       });
     }
 
@@ -147,7 +140,7 @@ for (const api of APIS) {
         const events = await runEvents(server, runId);
         assert.deepEqual([...reconciled(events).values()], [{ text: "I can't help with that.", partial: false }]);
         assert.equal((events.at(-1)!.data as { outcome: string }).outcome, "completed");
-        assert.equal(await stop(server), 0);
+        assert.equal(await stopTurnServer(server), 0);
       });
     }
 
@@ -161,7 +154,7 @@ for (const api of APIS) {
       const finished = events.at(-1)!.data as Record<string, unknown>;
       assert.deepEqual([finished.outcome, finished.persistence, finished.error_code], ["failed", "durable", "execution_failed"]);
       assert.doesNotMatch(JSON.stringify(server.frames()), /Incorrect API key|0123456789abcdef/);
-      assert.equal(await stop(server), 0);
+      assert.equal(await stopTurnServer(server), 0);
     });
   });
 }
@@ -182,7 +175,7 @@ describe("turn admission", () => {
       }),
       { numRuns: fuzzRuns(40) },
     );
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 
 
@@ -215,6 +208,6 @@ describe("turn admission", () => {
     const after = await request(server, "s2", "status");
     assert.equal((after.result as { state: string }).state, "idle");
     assert.ok(server.runtime.fs.exists(`${HOME}/sessions/${sessionId}.jsonl`));
-    assert.equal(await stop(server), 0);
+    assert.equal(await stopTurnServer(server), 0);
   });
 });

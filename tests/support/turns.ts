@@ -126,3 +126,16 @@ export async function startTurn(run: Run, prompt: string, sessionId?: string): P
   assert.ok(started.result, `turn.start admitted: ${JSON.stringify(started.error)}`);
   return { sessionId: session, runId: (started.result as { run_id: string }).run_id };
 }
+
+/** Ends input, waits for the exit code, and closes the fake provider. */
+export async function stopTurnServer(server: TurnServer): Promise<number> {
+  server.runtime.input.end();
+  const code = await server.exit;
+  await server.provider.close();
+  return code;
+}
+
+/** The `run.finished` data of a run's events (its last event). */
+export function terminalData(events: readonly Frame[]): Record<string, unknown> {
+  return events.at(-1)!.data as Record<string, unknown>;
+}
