@@ -36,8 +36,11 @@ const TIMEOUT_TEXT = "Seconds before the command is killed (default 120, at most
 export const DEFAULT_TIMEOUT_SECONDS = 120;
 /** Largest `timeout_seconds`. */
 export const MAX_TIMEOUT_SECONDS = 600;
-/** From SIGTERM to SIGKILL. */
-export const KILL_GRACE_MS = 2_000;
+/**
+ * From SIGTERM to SIGKILL: short, so a cancelled turn (SIGTERM, grace, then
+ * SIGKILL) finishes well within the protocol's 2,000 ms cleanup wait.
+ */
+export const KILL_GRACE_MS = 1_000;
 /** From SIGKILL to giving up on pipes held open by a process that left the group. */
 export const DRAIN_GRACE_MS = 1_000;
 /** Output bytes kept from the start and from the end. */
