@@ -144,6 +144,15 @@ export const denoFileSystem: FileSystem = {
         file.close();
       }
     }),
+  syncDirectory: (path) =>
+    guard("fsync", async () => {
+      const directory = await Deno.open(path, { read: true });
+      try {
+        await directory.sync();
+      } finally {
+        directory.close();
+      }
+    }),
   openAppend: (path, options) =>
     guard("open", async (): Promise<AppendHandle> => {
       const file = await openChecked(path, { append: true, create: options.create, mode: options.mode }, options.create);

@@ -196,6 +196,14 @@ export class MemoryFileSystem implements FileSystem {
     });
   }
 
+  /** Memory has nothing to flush; a missing path or a non-directory fails as a disk would. */
+  syncDirectory(path: string): Promise<void> {
+    return this.#run("fsync", path, () => {
+      const node = this.#nodes.get(this.#resolve(path, true, "fsync"));
+      if (node?.kind !== "directory") throw new RuntimeError("not_directory", "fsync");
+    });
+  }
+
   openAppend(path: string, options: { create: boolean; mode: number }): Promise<AppendHandle> {
     return this.#run("open", path, () => {
       if (!this.#nodes.has(normalizePath(path))) {

@@ -156,6 +156,15 @@ export const nodeFileSystem: FileSystem = {
         await handle.close();
       }
     }),
+  syncDirectory: (path) =>
+    guard("fsync", async () => {
+      const handle = await fsp.open(path, "r");
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }),
   openAppend: (path, options) =>
     guard("open", async (): Promise<AppendHandle> => {
       const flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | (options.create ? O_CREAT : 0);

@@ -167,6 +167,8 @@ export interface FileSystem {
   openRead(path: string): Promise<ReadHandle>;
   /** Creates `path` exclusively with `mode`, writes `bytes`, syncs and closes; `exists` if present. */
   createExclusive(path: string, bytes: Uint8Array, mode: number): Promise<void>;
+  /** Fsyncs the directory `path`, so a file created in it keeps its entry after a power loss. */
+  syncDirectory(path: string): Promise<void>;
   /** Opens `path` for appending, refusing a final symlink; `create` allows a new file with `mode`. */
   openAppend(path: string, options: { create: boolean; mode: number }): Promise<AppendHandle>;
   /** Atomically renames `from` to `to`. */

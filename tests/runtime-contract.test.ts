@@ -110,6 +110,12 @@ for (const [name, fs, fixture] of adapters) {
       await rejectsWith(fs.createExclusive(path, new Uint8Array(1), 0o600), "exists");
     });
 
+    it("syncDirectory() syncs a directory and rejects a missing path with not_found", async () => {
+      const f = fixture();
+      await fs.syncDirectory(f.dir);
+      await rejectsWith(fs.syncDirectory(`${f.dir}/missing`), "not_found");
+    });
+
     it("openAppend() appends, syncs and truncates, and refuses a symlink", async () => {
       const f = fixture();
       const path = `${f.dir}/log.jsonl`;

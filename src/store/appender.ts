@@ -13,6 +13,7 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { type AppendHandle, type FileInfo, type FileSystem, isRuntimeError } from "../runtime.ts";
+import { dirname } from "../util/paths.ts";
 import { encodeRecord, type SessionRecord } from "./records.ts";
 import { type FileIdentity, isPrivateFile, sameObject } from "./session-file.ts";
 
@@ -192,10 +193,8 @@ export class SessionAppender {
 
 /**
  * Creates the file exclusively (mode 0600) with `records`, which the runtime
- * writes in one write and fsyncs. The storage contract also fsyncs the
- * directory after a create; the runtime's `FileSystem` has no directory sync
- * yet, so until it does a power loss right after creation can lose the new
- * file's directory entry even though its bytes were synced.
+ * writes in one write and fsyncs, then fsyncs the directory, so the file and
+ * its entry are both durable before anything is acknowledged.
  */
 async function createFile(
   fs: FileSystem,
@@ -214,6 +213,8 @@ async function createFile(
   const bytes = concatLines(lines);
   try {
     await fs.createExclusive(path, bytes, FILE_MODE);
+    // Until the directory is synced, a power loss could drop the new entry with its synced bytes.
+    await fs.syncDirectory(dirname(path));
   } catch {
     return failed(ErrorCode.persistenceFailed);
   }
