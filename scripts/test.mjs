@@ -64,6 +64,7 @@ const bundle = await step("bundle the Node entry point", process.execPath, ["scr
 if (bundle.code !== 0) process.exit(1);
 await step("deno check", bin("deno"), ["check", "--quiet", "runtime/deno.ts"]);
 await step("settings schema is current", process.execPath, ["scripts/gen-settings-schema.mjs", "--check"]);
+await step("Deno's jsonc-parser bundle is current", process.execPath, ["scripts/vendor-jsonc.mjs", "--check"]);
 
 if (mode !== "deno") {
   const files = testFiles(join(root, "dist", "tests")).map((file) => relative(root, file));
