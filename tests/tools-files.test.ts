@@ -8,7 +8,7 @@ import { compileGlob } from "../src/runner/tools/glob-match.ts";
 import { describeCall, invokeTool } from "../src/runner/tools/invoke.ts";
 import { DEFAULT_POLICIES, resolvePolicy } from "../src/runner/tools/policies.ts";
 import { builtinTools, findBuiltinTool } from "../src/runner/tools/registry.ts";
-import { clampUtf8, tailUtf8 } from "../src/runner/tools/text.ts";
+import { clampUtf8, groupDigits, tailUtf8 } from "../src/runner/tools/text.ts";
 import { type AnyTool, MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type ToolContext, type ToolResult } from "../src/runner/tools/tool.ts";
 import { exactObject } from "../src/util/exact-object.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
@@ -62,6 +62,13 @@ describe("tool definitions", () => {
     assert.equal(resolvePolicy("constructor", {}), "ask");
     assert.equal(resolvePolicy("toString", Object.create({ toString: "allow" })), "ask");
     assert.equal(resolvePolicy("shell", { shell: "yes" } as never), "ask");
+  });
+});
+
+describe("groupDigits()", () => {
+  it("groupDigits() writes what toLocaleString(\"en-US\") writes for every safe non-negative integer", () => {
+    for (const n of [0, 7, 999, 1_000, 12_345, 999_999, 1_000_000, Number.MAX_SAFE_INTEGER]) assert.equal(groupDigits(n), n.toLocaleString("en-US"));
+    fc.assert(fc.property(fc.maxSafeNat(), (n) => groupDigits(n) === n.toLocaleString("en-US")), { numRuns: fuzzRuns(200) });
   });
 });
 

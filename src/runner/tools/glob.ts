@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { compileGlob, type GlobState } from "./glob-match.ts";
 import { refusalText, resolveWorkspacePath, scopeOf } from "./paths.ts";
-import { count, describeError, displayName, finishResult, quote } from "./text.ts";
+import { count, describeError, displayName, finishResult, groupDigits, quote } from "./text.ts";
 import type { Tool, ToolContext, ToolResult } from "./tool.ts";
 import { walkTree } from "./walk.ts";
 
@@ -70,8 +70,8 @@ async function run(params: GlobParams, context: ToolContext): Promise<ToolResult
   });
   found.sort();
   const notes = [`[${count(found.length, "match", "matches")}; ${count(stats.entries, "entry", "entries")} examined.]`];
-  if (full) notes.push(`[Stopped at ${MAX_GLOB_RESULTS.toLocaleString("en-US")} matches; narrow the pattern or path.]`);
-  if (stats.truncated) notes.push(`[Stopped after examining ${MAX_GLOB_ENTRIES.toLocaleString("en-US")} entries; narrow the pattern or path.]`);
+  if (full) notes.push(`[Stopped at ${groupDigits(MAX_GLOB_RESULTS)} matches; narrow the pattern or path.]`);
+  if (stats.truncated) notes.push(`[Stopped after examining ${groupDigits(MAX_GLOB_ENTRIES)} entries; narrow the pattern or path.]`);
   if (stats.unreadable > 0) notes.push(`[${count(stats.unreadable, "directory", "directories")} could not be read.]`);
   if (stats.cancelled) notes.push("[Cancelled.]");
   const incomplete = full || stats.truncated || stats.cancelled;

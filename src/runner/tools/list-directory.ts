@@ -11,7 +11,7 @@ import type { DirEntry, FileKind } from "../../runtime.ts";
 import { exactObject } from "../../util/exact-object.ts";
 import { joinPath } from "../../util/paths.ts";
 import { refusalText, relativeTo, resolveWorkspacePath, scopeOf } from "./paths.ts";
-import { count, describeError, displayName, finishResult, quote } from "./text.ts";
+import { count, describeError, displayName, finishResult, groupDigits, quote } from "./text.ts";
 import type { Tool, ToolContext, ToolResult } from "./tool.ts";
 
 const PATH_TEXT = "Directory path, relative to the workspace (default: the workspace root).";
@@ -35,7 +35,7 @@ function tally(entries: readonly DirEntry[]): string {
   const links = entries.filter((entry) => entry.kind === "symlink").length;
   const other = entries.length - directories - files - links;
   const parts = [count(directories, "directory", "directories"), count(files, "file"), count(links, "symlink")];
-  if (other > 0) parts.push(`${other.toLocaleString("en-US")} other`);
+  if (other > 0) parts.push(`${groupDigits(other)} other`);
   return parts.join(", ");
 }
 
@@ -69,7 +69,7 @@ async function run(params: ListDirectoryParams, context: ToolContext): Promise<T
   const lines = shown.map((entry) => displayName(entry.name) + (SUFFIX[entry.kind] ?? ""));
   const where = relativeTo(context.workspace, decision.path);
   lines.push(`[${count(entries.length, "entry", "entries")} in ${where === "." ? "the workspace root" : quote(where, 1024)}: ${tally(entries)}` +
-    `${entries.length > shown.length ? `; only the first ${MAX_LIST_ENTRIES.toLocaleString("en-US")} are listed` : ""}. ` +
+    `${entries.length > shown.length ? `; only the first ${groupDigits(MAX_LIST_ENTRIES)} are listed` : ""}. ` +
     `Marks: / directory, @ symlink, | FIFO, = socket.]`);
   const summary = `${label}: ${count(entries.length, "entry", "entries")}${entries.length > shown.length ? " (listing truncated)" : ""}`;
   return finishResult(true, lines.join("\n"), summary, context.secrets);
@@ -79,7 +79,7 @@ async function run(params: ListDirectoryParams, context: ToolContext): Promise<T
 export const listDirectoryTool: Tool<ListDirectoryParams> = {
   name: "list_directory",
   description: "List the entries of a directory in the workspace, sorted by name, with directories marked by a trailing /. " +
-    `At most ${MAX_LIST_ENTRIES.toLocaleString("en-US")} entries are listed.`,
+    `At most ${groupDigits(MAX_LIST_ENTRIES)} entries are listed.`,
   schema: ListDirectoryParams,
   parameters: {
     type: "object",
