@@ -9,9 +9,10 @@
  */
 
 export { HELP, main, SERVED_STDIO } from "./src/cli.ts";
-export { ErrorCode } from "./src/protocol/errors.ts";
+export { DiagnosticCode, ErrorCode } from "./src/protocol/errors.ts";
 export { PROTOCOL, PROTOCOL_VERSION } from "./src/protocol/identity.ts";
 export { LIMITS } from "./src/protocol/limits.ts";
+export type { RunEvent } from "./src/runner/event-channel.ts";
 export type * from "./src/runtime.ts";
 export { READ_BATCH_BYTES, RuntimeError, RuntimeErrorCode } from "./src/runtime.ts";
 export { createServer, type Server } from "./src/server.ts";
