@@ -4,22 +4,13 @@ import fc from "fast-check";
 import { ManualClock } from "../runtime/memory.ts";
 import { type ByteWriter, RuntimeError } from "../src/runtime.ts";
 import { OrderedWriter, type WriterClock, type WriterFailure } from "../src/transport/writer.ts";
+import { concatBytes } from "../src/util/bytes.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const encoder = new TextEncoder();
 const MAX_PENDING = 32;
 const DEADLINE_MS = 2_000;
 const OPTIONS = { maxPending: MAX_PENDING, deadlineMs: DEADLINE_MS };
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
@@ -86,7 +77,7 @@ describe("OrderedWriter under fc.scheduler()", () => {
                 assert.equal(writer.failure, null, "nothing is written after a failure");
                 // Everything not yet written leaves together, in order, exactly once.
                 assert.equal(writer.pending, accepted.length - cursor);
-                assert.deepEqual(bytes, concat(accepted.slice(cursor)));
+                assert.deepEqual(bytes, concatBytes(accepted.slice(cursor)));
               } catch (error) {
                 violations.push(error);
               }
@@ -139,24 +130,24 @@ describe("OrderedWriter under fc.scheduler()", () => {
           assert.deepEqual(violations, []);
           assert.deepEqual(failures, writer.failure === null ? [] : [writer.failure]);
           assert.ok(waiters.every((waiter) => waiter.resolved), "every whenPendingBelow() waiter is released");
-          const written = concat(calls);
+          const written = concatBytes(calls);
           switch (writer.failure) {
             case null:
               seen.clean++;
               assert.equal(writer.pending, 0);
               assert.equal(cursor, accepted.length);
-              assert.deepEqual(written, concat(accepted));
+              assert.deepEqual(written, concatBytes(accepted));
               break;
             case "overflow":
               seen.overflow++;
               // The bytes written are a whole-frame prefix of what was accepted.
-              assert.deepEqual(written, concat(accepted.slice(0, cursor)));
+              assert.deepEqual(written, concatBytes(accepted.slice(0, cursor)));
               break;
             case "broken":
               seen.broken++;
               assert.ok(rejectAt !== null);
               assert.equal(calls.length, rejectAt + 1, "the rejected write is the last one");
-              assert.deepEqual(written, concat(accepted.slice(0, cursor)));
+              assert.deepEqual(written, concatBytes(accepted.slice(0, cursor)));
               break;
             default:
               assert.fail(`unexpected failure ${writer.failure}: the clock never moved`);

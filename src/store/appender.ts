@@ -13,6 +13,7 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { type AppendHandle, type FileInfo, type FileSystem, isRuntimeError } from "../runtime.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { dirname } from "../util/paths.ts";
 import { encodeRecord, type SessionRecord } from "./records.ts";
 import { type FileIdentity, isPrivateFile, sameObject } from "./session-file.ts";
@@ -163,7 +164,7 @@ export class SessionAppender {
       if (line === null) return PERSISTENCE_FAILED;
       lines.push(line);
     }
-    const bytes = concatLines(lines);
+    const bytes = concatBytes(lines);
     try {
       // A replaced or removed file would take acknowledged records with it.
       const current = await this.#fs.lstat(this.#path);
@@ -210,7 +211,7 @@ async function createFile(
     lines.push(line);
   }
   if (lines.length === 0) return failed(ErrorCode.persistenceFailed);
-  const bytes = concatLines(lines);
+  const bytes = concatBytes(lines);
   try {
     await fs.createExclusive(path, bytes, FILE_MODE);
     // Until the directory is synced, a power loss could drop the new entry with its synced bytes.
@@ -274,17 +275,6 @@ async function intactLength(fs: FileSystem, path: string, file: FileInfo): Promi
   } finally {
     await reader.close().catch(() => {});
   }
-}
-
-function concatLines(lines: readonly Uint8Array[]): Uint8Array {
-  if (lines.length === 1) return lines[0]!;
-  const bytes = new Uint8Array(lines.reduce((sum, line) => sum + line.length, 0));
-  let offset = 0;
-  for (const line of lines) {
-    bytes.set(line, offset);
-    offset += line.length;
-  }
-  return bytes;
 }
 
 /** Whether `info` is the same object, length and modification time as `expected`. */

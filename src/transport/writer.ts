@@ -8,6 +8,7 @@
  */
 
 import type { ByteWriter, Disposable } from "../runtime.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 /** Why the writer gave up. */
 export type WriterFailure = "overflow" | "deadline" | "broken";
@@ -26,18 +27,6 @@ export interface WriterOptions {
   readonly maxPending: number;
   /** Milliseconds from enqueue by which each frame must be fully written. */
   readonly deadlineMs: number;
-}
-
-function concat(frames: readonly Pending[]): Uint8Array {
-  let length = 0;
-  for (const frame of frames) length += frame.bytes.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const frame of frames) {
-    out.set(frame.bytes, offset);
-    offset += frame.bytes.length;
-  }
-  return out;
 }
 
 interface Pending {
@@ -130,7 +119,7 @@ export class OrderedWriter {
     this.#writing = true;
     while (this.#failed === null && this.#queue.length > 0) {
       const batch = this.#queue.length;
-      const bytes = batch === 1 ? this.#queue[0]!.bytes : concat(this.#queue);
+      const bytes = batch === 1 ? this.#queue[0]!.bytes : concatBytes(this.#queue.map((frame) => frame.bytes));
       if (this.#timer === null) this.#armDeadline();
       try {
         await this.#out.write(bytes);

@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { EFFORTS } from "../../src/startup/settings.ts";
 import { encodeRecord, type SessionRecord } from "../../src/store/records.ts";
+import { concatBytes as concatByteArrays } from "../../src/util/bytes.ts";
 
 // deno-lint-ignore no-control-regex -- matching controls is the point
 const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;
@@ -135,12 +136,5 @@ export function encodeAll(records: readonly SessionRecord[]): Uint8Array {
 
 /** Concatenates byte arrays and strings (as UTF-8). */
 export function concatBytes(parts: readonly (Uint8Array | string)[]): Uint8Array {
-  const arrays = parts.map((part) => (typeof part === "string" ? new TextEncoder().encode(part) : part));
-  const out = new Uint8Array(arrays.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of arrays) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatByteArrays(parts.map((part) => (typeof part === "string" ? new TextEncoder().encode(part) : part)));
 }

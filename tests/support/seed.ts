@@ -35,6 +35,7 @@
 import { LIMITS } from "../../src/protocol/limits.ts";
 import type { FileSystem } from "../../src/runtime.ts";
 import { encodeRecord, type SessionRecord } from "../../src/store/records.ts";
+import { concatBytes } from "../../src/util/bytes.ts";
 import { joinPath } from "../../src/util/paths.ts";
 import { uuid7 } from "../../src/util/uuid7.ts";
 
@@ -132,13 +133,7 @@ export function generateSession(options: SeedOptions): SeededSession {
   }
   if (torn) chunks.push(writer.tornFragment(turns));
 
-  const out = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return { sessionId, bytes: out, lines, turns, torn };
+  return { sessionId, bytes: concatBytes(chunks), lines, turns, torn };
 }
 
 /** Parses a byte size: `67108864`, `64MiB`, `64 MiB`, `512K`, `1.5G` (K, M, G are binary: 1,024-based). */

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { concatBytes } from "../../util/bytes.ts";
 import { redactSecrets } from "../../util/safe-names.ts";
 import { clampUtf8, formatBytes, tailUtf8 } from "./text.ts";
 
@@ -23,16 +24,6 @@ export interface CollectedOutput {
   readonly totalBytes: number;
   /** Bytes left out of `text` (approximate after redaction). */
   readonly omittedBytes: number;
-}
-
-function concat(pieces: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
-  let offset = 0;
-  for (const piece of pieces) {
-    out.set(piece, offset);
-    offset += piece.length;
-  }
-  return out;
 }
 
 /** A bounded collector of output bytes. */
@@ -90,10 +81,10 @@ export class OutputCollector {
     const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
     const head = this.#head.subarray(0, this.#headLength);
     if (this.#total <= this.#headBytes + this.#tailBytes) {
-      return { text: redactSecrets(decode(concat([head, ...this.#tail])), secrets), totalBytes: this.#total, omittedBytes: 0 };
+      return { text: redactSecrets(decode(concatBytes([head, ...this.#tail])), secrets), totalBytes: this.#total, omittedBytes: 0 };
     }
     // Without drops the stream is contiguous, and the tail window may reach back into the head's margin.
-    const stream = this.#dropped === 0 ? concat([head, ...this.#tail]) : concat(this.#tail);
+    const stream = this.#dropped === 0 ? concatBytes([head, ...this.#tail]) : concatBytes(this.#tail);
     const tailRaw = stream.subarray(Math.max(0, stream.length - this.#tailBytes - this.#margin));
     const headText = clampUtf8(redactSecrets(decode(head), secrets), this.#headBytes, "");
     const tailText = tailUtf8(redactSecrets(decode(tailRaw), secrets), this.#tailBytes);

@@ -11,6 +11,7 @@
 
 import * as v from "valibot";
 import type { ReadHandle } from "../../runtime.ts";
+import { concatBytes } from "../../util/bytes.ts";
 import { exactObject } from "../../util/exact-object.ts";
 import { utf8ByteLength } from "../../util/safe-names.ts";
 import { refusalText, resolveWorkspacePath, scopeOf } from "./paths.ts";
@@ -47,16 +48,6 @@ interface Scan {
   readonly cut: "budget" | "scan" | null;
 }
 
-function concat(pieces: readonly Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const piece of pieces) {
-    out.set(piece, offset);
-    offset += piece.length;
-  }
-  return out;
-}
-
 /** Collects the bytes of lines `start`..`end` within the budget. */
 async function scan(handle: ReadHandle, start: number, end: number, signal: AbortSignal): Promise<Scan> {
   const buffer = new Uint8Array(CHUNK_BYTES);
@@ -66,7 +57,7 @@ async function scan(handle: ReadHandle, start: number, end: number, signal: Abor
   let position = 0;
   let lastByte = -1;
   const result = (cut: Scan["cut"], totalLines: number | null): Scan =>
-    ({ binary: false, bytes: concat(pieces, collected), totalLines, cut });
+    ({ binary: false, bytes: concatBytes(pieces), totalLines, cut });
   for (;;) {
     if (position >= MAX_SCAN_BYTES || signal.aborted) return result("scan", null);
     const length = await handle.read(buffer, position);
