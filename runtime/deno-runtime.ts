@@ -19,7 +19,7 @@ import {
   type SpawnOptions,
   type StdioKind,
   type Subprocess,
-} from "../src/runtime.ts";
+} from "../src/host/runtime.ts";
 import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 

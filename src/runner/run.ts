@@ -12,45 +12,16 @@
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import type { Runtime } from "../runtime.ts";
-import type { Endpoint } from "../startup/providers.ts";
-import type { Effort } from "../startup/settings.ts";
 import type { TurnStart } from "../store/sessions.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { RunEventChannel } from "./event-channel.ts";
 import { replayConversation } from "./replay.ts";
-import { RunIO, type RunOutcome, RunStop } from "./run-io.ts";
+import { RunIO, type RunOutcome, RunStop } from "./run-port.ts";
 import { ContentBudget } from "./segment.ts";
+import type { RunConfig } from "./run-config.ts";
 import { runStep } from "./step.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 import type { Usage } from "./providers/events.ts";
-import type { ApprovalPolicy } from "./tools/tool.ts";
-
-/** The admitted configuration a run works with: one startup snapshot's worth. */
-export interface RunConfig {
-  /** The runtime. */
-  readonly runtime: Runtime;
-  /** The provider endpoint. */
-  readonly endpoint: Endpoint;
-  /** Model id. */
-  readonly model: string;
-  /** Requested effort. */
-  readonly effort: Effort;
-  /** The key, or null for a keyless endpoint. */
-  readonly apiKey: string | null;
-  /** The system prompt (base instructions and AGENTS.md files). */
-  readonly instructions: string;
-  /** Tool approval policies from settings. */
-  readonly policies: Readonly<Record<string, ApprovalPolicy>>;
-  /** Most model requests per turn. */
-  readonly maxSteps: number;
-  /** Known secret values to redact. */
-  readonly secrets: readonly string[];
-  /** Canonical workspace (the child's cwd). */
-  readonly workspace: string;
-  /** Canonical `MC_HOME`. */
-  readonly home: string;
-}
 
 /** One admitted run. */
 export interface RunRequest {

@@ -10,7 +10,8 @@
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import type { SessionRecord } from "../store/records.ts";
 import type { TurnJournal } from "../store/turn-journal.ts";
-import type { CriticalEvent, RunEventChannel, RunScope } from "./event-channel.ts";
+import type { RunEventChannel } from "./event-channel.ts";
+import type { CriticalEvent, RunScope } from "./run-events.ts";
 
 /** How a run ended, as `run.finished` reports it. */
 export type RunOutcome = "completed" | "cancelled" | "failed";

@@ -11,16 +11,16 @@
  * @module
  */
 
-import { ErrorCode } from "../protocol/errors.ts";
-import type { ApprovalAnswerParams, TurnCancelParams, TurnStartParams } from "../protocol/schemas.ts";
-import type { Runtime } from "../runtime.ts";
-import type { SessionStore } from "../store/sessions.ts";
-import type { WorkerReplies } from "../store/session-worker.ts";
-import { deferred } from "../util/async.ts";
-import { uuid7 } from "../util/uuid7.ts";
-import { ApprovalBroker } from "./approvals.ts";
-import { RunEventChannel, type RunEventSink } from "./event-channel.ts";
-import type { RunConfig } from "./run.ts";
+import { ErrorCode } from "../../protocol/errors.ts";
+import type { ApprovalAnswerParams, TurnCancelParams, TurnStartParams } from "../../protocol/schemas.ts";
+import type { Runtime } from "../../host/runtime.ts";
+import type { SessionStore } from "../../store/sessions.ts";
+import { deferred } from "../../util/async.ts";
+import { uuid7 } from "../../util/uuid7.ts";
+import { ApprovalBroker } from "../../runner/approvals.ts";
+import { RunEventChannel, type RunEventSink } from "../../runner/event-channel.ts";
+import type { WorkerReplies } from "../../protocol/replies.ts";
+import type { RunConfig } from "../../runner/run-config.ts";
 
 /** What the worker needs from its connection. */
 export interface TurnHost {
@@ -46,7 +46,7 @@ interface ActiveRun {
   readonly done: Promise<void>;
 }
 
-type RunModule = typeof import("./run.ts");
+type RunModule = typeof import("../../runner/run.ts");
 
 /** Owns at most one run at a time. */
 export class TurnWorker {
@@ -66,7 +66,7 @@ export class TurnWorker {
 
   /** Loads the run module (providers, tools) ahead of the first turn. */
   warm(): Promise<RunModule> {
-    this.#module ??= import("./run.ts");
+    this.#module ??= import("../../runner/run.ts");
     return this.#module;
   }
 
