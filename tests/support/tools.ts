@@ -18,7 +18,8 @@ import { createMemoryRuntime } from "../../runtime/memory.ts";
 import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
 import { createNodeRuntime } from "../../runtime/node-runtime.ts";
 import type { FileSystem, Runtime } from "../../src/host/runtime.ts";
-import type { ToolContext } from "../../src/runner/tools/tool.ts";
+import { prepareCall } from "../../src/runner/tools/invoke.ts";
+import { type AnyTool, isPrepared, type ToolContext, type ToolResult } from "../../src/runner/tools/tool.ts";
 
 const isDeno = "Deno" in globalThis;
 // A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.
@@ -139,4 +140,10 @@ export function spawningRuntimes(): [string, Runtime][] {
 /** UTF-8 bytes of `text`. */
 export function bytesOf(text: string): number {
   return new TextEncoder().encode(text).length;
+}
+
+/** Prepares and runs one call without asking anyone, as the turn loop does under an `allow` policy. */
+export async function invokeTool(tool: AnyTool, args: unknown, context: ToolContext): Promise<ToolResult> {
+  const prepared = await prepareCall(tool, args, context);
+  return isPrepared(prepared) ? prepared.run() : prepared;
 }
