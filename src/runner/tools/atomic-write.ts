@@ -66,10 +66,9 @@ export async function writeFileAtomic(runtime: Runtime, path: string, bytes: Uin
   try {
     await runtime.fs.createExclusive(temporary, bytes, mode);
     // The last check before the rename: the window that remains is between this line and the next.
-    if (!sameObject(before, await canonicalDirectory(runtime.fs, directory))) {
-      await runtime.fs.unlink(temporary).catch(() => {});
-      return "moved";
-    }
+    // A moved directory took the temporary file with it; unlinking it by name could reach the
+    // directory that replaced it, so it is left where it went.
+    if (!sameObject(before, await canonicalDirectory(runtime.fs, directory))) return "moved";
     await runtime.fs.rename(temporary, path);
     return "written";
   } catch (error) {
