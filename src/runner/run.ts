@@ -16,7 +16,7 @@ import type { ApprovalBroker } from "./approvals.ts";
 import type { RunEventChannel } from "./event-channel.ts";
 import type { RunJournal } from "./journal-port.ts";
 import { replayConversation } from "./replay.ts";
-import { RunIO, type RunOutcome, RunStop } from "./run-port.ts";
+import { RunIO, type RunOutcome, RunStop } from "./run-output.ts";
 import { ContentBudget } from "./segment.ts";
 import type { RunConfig } from "./run-config.ts";
 import { runStep } from "./step.ts";
