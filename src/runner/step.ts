@@ -15,7 +15,7 @@ import type { ModelMessage } from "./providers/conversation.ts";
 import { type ProviderEvent, StreamErrorCode, type Usage } from "./providers/events.ts";
 import { assistantFromEvents, buildRequest } from "./providers/request.ts";
 import { accumulate } from "./providers/accumulate.ts";
-import { type RunIO, RunStop } from "./run-port.ts";
+import { type RunIO, RunStop } from "./run-output.ts";
 import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
