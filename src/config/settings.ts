@@ -14,6 +14,7 @@ import * as v from "valibot";
 import { ErrorCode } from "../protocol/errors.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
+import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 
@@ -45,7 +46,6 @@ const MAX_STEPS_LIMIT = 200;
 export const PROVIDER_NAME: RegExp = /^[A-Za-z0-9._-]{1,64}$/;
 /** Tool names a `tools` entry may use: the built-ins' snake_case, and room for MCP tools. */
 const TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,63}$/;
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const described = v.description;
 
 // JSON Schema cannot count UTF-8 bytes or see lone surrogates, so it gets maxLength 256
@@ -57,7 +57,7 @@ const ModelIdSchema = v.pipe(
   v.maxBytes(256),
   // deno-lint-ignore no-control-regex -- matching controls is the point
   v.regex(/^[^\u0000-\u001F\u007F-\u009F]*$/),
-  v.check((id) => !LONE_SURROGATE.test(id)),
+  v.check((id) => !hasLoneSurrogate(id)),
   described("Model id: 1-256 UTF-8 bytes, no control characters."),
 );
 

@@ -10,7 +10,8 @@
  * @module
  */
 
-import { utf8ByteCount } from "./utf8.ts";
+import { hasLoneSurrogate, utf8ByteCount } from "./utf8.ts";
+
 /** Longest display name, in UTF-8 bytes, that the wire contract admits. */
 export const MAX_DISPLAY_NAME_BYTES = 256;
 
@@ -23,9 +24,6 @@ export const MIN_KNOWN_SECRET_LENGTH = 8;
 
 // deno-lint-ignore no-control-regex -- matching controls is the point
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
-// In `u` mode a well-formed surrogate pair is one code point, so this only
-// matches unpaired halves, which have no UTF-8 encoding at all.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 // Vendor prefixes are anchored on a token-class boundary: it keeps "task-..."
 // from reading as "sk-...", and it lets each token run start a match at most
@@ -56,11 +54,6 @@ function isSecretRun(run: string): boolean {
   return run.split(/[-_/]/).some((part) => part.length >= 16 && /[A-Za-z]/.test(part) && /[0-9]/.test(part));
 }
 
-/** Returns the UTF-8 byte length of `text` (unpaired surrogates count as U+FFFD). */
-export function utf8ByteLength(text: string): number {
-  return utf8ByteCount(text);
-}
-
 /**
  * Whether `name` may be shown to a client as a provider or model name: 1–256
  * UTF-8 bytes, well-formed, free of C0/DEL/C1 controls, and not shaped like a
@@ -68,8 +61,8 @@ export function utf8ByteLength(text: string): number {
  */
 export function isSafeDisplayName(name: string): boolean {
   if (name.length === 0 || name.length > MAX_DISPLAY_NAME_BYTES) return false;
-  if (utf8ByteLength(name) > MAX_DISPLAY_NAME_BYTES) return false;
-  if (CONTROL.test(name) || LONE_SURROGATE.test(name)) return false;
+  if (utf8ByteCount(name) > MAX_DISPLAY_NAME_BYTES) return false;
+  if (CONTROL.test(name) || hasLoneSurrogate(name)) return false;
   // A name has no reason to mention an authorization scheme at all.
   if (/Bearer\s/i.test(name)) return false;
   if (VENDOR_PATTERNS.some((pattern) => name.search(pattern) !== -1)) return false;

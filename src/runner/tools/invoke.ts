@@ -10,7 +10,8 @@
 
 import * as v from "valibot";
 import { redactSecrets } from "../../util/redaction.ts";
-import { boundSummary, clampUtf8, describeError, finishResult } from "./tool-text.ts";
+import { clampUtf8 } from "../../util/utf8.ts";
+import { boundSummary, describeError, finishResult } from "./tool-text.ts";
 import type { AnyTool, ToolContext, ToolResult } from "./tool.ts";
 
 /** Most validation issues listed back to the model. */
