@@ -17,7 +17,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, RuntimeErrorCode } from "../host/runtime.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
-import { hasLoneSurrogate } from "../util/utf8.ts";
+import { isPrintable } from "../util/redaction.ts";
 import { PROVIDER_NAME } from "./settings.ts";
 
 /** The credentials file name, inside `$MC_HOME`. */
@@ -42,10 +42,8 @@ const KeySchema = v.pipe(
   v.string(),
   v.minLength(1),
   v.maxLength(4096),
-  // deno-lint-ignore no-control-regex -- matching controls is the point
-  v.regex(/^[^\u0000-\u001F\u007F-\u009F]*$/),
   v.regex(/\S/),
-  v.check((key) => !hasLoneSurrogate(key)),
+  v.check(isPrintable),
 );
 
 const CredentialsSchema = exactObject({

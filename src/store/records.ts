@@ -13,15 +13,13 @@
 import * as v from "valibot";
 import { LIMITS } from "../protocol/limits.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
-import { hasLoneSurrogate } from "../util/utf8.ts";
+import { isPrintable } from "../util/redaction.ts";
 import { isFlatJson, isIsoTimestamp, utf8BytesWithin } from "./record-fields.ts";
 import { EFFORTS } from "../policy/efforts.ts";
 
 /** The record format version this code reads and writes. */
 export const RECORD_VERSION = 1;
 
-// deno-lint-ignore no-control-regex -- matching controls is the point
-const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const PROVIDER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const CODE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -40,7 +38,7 @@ const bytesWithin = (min: number, max: number) => v.check((text: string) => utf8
 const IdSchema = v.pipe(
   v.string(),
   bytesWithin(1, LIMITS.activity_id_bytes),
-  v.check((id) => !CONTROL.test(id) && !hasLoneSurrogate(id)),
+  v.check(isPrintable),
 );
 
 // Free text stays arbitrary: legacy files may hold lone surrogates, which
@@ -74,7 +72,7 @@ const SESSION_PREFERENCES = {
   model: v.pipe(
     v.string(),
     bytesWithin(1, LIMITS.name_bytes),
-    v.check((model) => !CONTROL.test(model) && !hasLoneSurrogate(model)),
+    v.check(isPrintable),
   ),
   effort: v.picklist(EFFORTS),
 };

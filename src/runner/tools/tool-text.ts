@@ -7,7 +7,7 @@
  */
 
 import { isRuntimeError } from "../../host/runtime.ts";
-import { redactSecrets } from "../../util/redaction.ts";
+import { hasControl, redactSecrets, replaceControls } from "../../util/redaction.ts";
 import { clampUtf8 } from "../../util/utf8.ts";
 import { MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type ToolResult } from "./tool.ts";
 
@@ -23,12 +23,11 @@ export function quote(text: string, maxBytes = 200): string {
   return JSON.stringify(clampUtf8(text, maxBytes));
 }
 
-// deno-lint-ignore no-control-regex -- names with controls are quoted, not printed raw
-const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F]|^\s|\s$/;
+const EDGE_BLANK = /^\s|\s$/;
 
 /** A name as one output line: JSON-quoted when it could break the one-name-per-line layout. */
 export function displayName(name: string): string {
-  return UNPRINTABLE.test(name) ? JSON.stringify(name) : name;
+  return hasControl(name) || EDGE_BLANK.test(name) ? JSON.stringify(name) : name;
 }
 
 /**
@@ -80,9 +79,6 @@ export function describeError(error: unknown): string {
   }
 }
 
-// deno-lint-ignore no-control-regex -- replacing controls is the point
-const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;
-
 /**
  * The single exit of every tool: redacts known secrets and credential-shaped
  * tokens, then bounds. Redaction runs on the whole text before the cut: a
@@ -100,5 +96,5 @@ export function finishResult(ok: boolean, output: string, summary: string, secre
 
 /** A summary or description: redacted, one line, at most 1,024 UTF-8 bytes. */
 export function boundSummary(text: string, secrets: readonly string[]): string {
-  return clampUtf8(redactSecrets(text, secrets).replace(CONTROLS, " "), MAX_SUMMARY_BYTES);
+  return clampUtf8(replaceControls(redactSecrets(text, secrets), " "), MAX_SUMMARY_BYTES);
 }
