@@ -14,11 +14,11 @@
 
 import * as v from "valibot";
 import { ErrorCode } from "../protocol/errors.ts";
+import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, RuntimeErrorCode } from "../host/runtime.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
 import { isPrintable } from "../util/redaction.ts";
-import { PROVIDER_NAME } from "./settings.ts";
 
 /** The credentials file name, inside `$MC_HOME`. */
 export const CREDENTIALS_FILE = "credentials.json";
@@ -48,7 +48,7 @@ const KeySchema = v.pipe(
 
 const CredentialsSchema = exactObject({
   v: v.literal(1),
-  keys: v.pipe(notArray, v.record(v.pipe(v.string(), v.regex(PROVIDER_NAME)), KeySchema)),
+  keys: v.pipe(notArray, v.record(v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)), KeySchema)),
 });
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;

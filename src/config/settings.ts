@@ -12,6 +12,7 @@
 
 import * as v from "valibot";
 import { ErrorCode } from "../protocol/errors.ts";
+import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
 import { hasLoneSurrogate } from "../util/utf8.ts";
@@ -42,8 +43,6 @@ export const DEFAULT_MAX_STEPS = 50;
 /** Largest `agent.max_steps` accepted. */
 const MAX_STEPS_LIMIT = 200;
 
-/** Provider names, in settings and in the credentials file. */
-export const PROVIDER_NAME: RegExp = /^[A-Za-z0-9._-]{1,64}$/;
 /** Tool names a `tools` entry may use: the built-ins' snake_case, and room for MCP tools. */
 const TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,63}$/;
 const described = v.description;
@@ -61,7 +60,7 @@ const ModelIdSchema = v.pipe(
   described("Model id: 1-256 UTF-8 bytes, no control characters."),
 );
 
-const ProviderNameSchema = v.pipe(v.string(), v.regex(PROVIDER_NAME), described("Provider name: 1-64 of [A-Za-z0-9._-]."));
+const ProviderNameSchema = v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN), described("Provider name: 1-64 of [A-Za-z0-9._-]."));
 
 /** Whether `raw` is an absolute http(s) URL without credentials, query or fragment. */
 function isPlainHttpUrl(raw: string): boolean {
@@ -119,8 +118,8 @@ const EndpointsSchema = v.pipe(
     } satisfies Record<BuiltinProviderName, unknown>,
     CustomEndpointSchema,
   ),
-  v.check((endpoints) => Object.keys(endpoints).every((name) => PROVIDER_NAME.test(name))),
-  v.metadata({ propertyNames: { type: "string", pattern: PROVIDER_NAME.source } }),
+  v.check((endpoints) => Object.keys(endpoints).every((name) => PROVIDER_NAME_PATTERN.test(name))),
+  v.metadata({ propertyNames: { type: "string", pattern: PROVIDER_NAME_PATTERN.source } }),
   described("Named endpoints: partial overrides of openai/anthropic/ollama, or complete custom ones."),
 );
 

@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { exactObject } from "../util/exact-object.ts";
-import { IDENTIFIER_PATTERN } from "./identity.ts";
+import { IDENTIFIER_PATTERN, SESSION_ID_PATTERN } from "./identity.ts";
 import { LIMITS } from "./limits.ts";
 
 /** A capability name: the identifier grammar. */
@@ -28,9 +28,6 @@ export type InitializeParams = v.InferOutput<typeof InitializeParamsSchema>;
 
 /** Params of methods that take none: exactly `{}`. */
 export const EmptyParamsSchema = exactObject({});
-
-/** Session ids: 1–64 ASCII bytes of `[A-Za-z0-9_-]`, the store's file-name grammar. */
-export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** An opaque id the backend issued (revision, cursor): the 64-byte identifier grammar. */
 const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
