@@ -15,6 +15,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
+import { ownValue } from "../util/own.ts";
 import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
@@ -222,8 +223,6 @@ export function parseSettingsText(text: string): ParseSettingsResult {
  * in `project-trust.ts`.
  */
 export function mergeSettings(global: Settings, project: Settings): Settings {
-  const own = (map: Readonly<Record<string, EndpointSettings>> | undefined, name: string) =>
-    map !== undefined && Object.hasOwn(map, name) ? map[name] : undefined;
   const out: { -readonly [K in keyof Settings]: Settings[K] } = {};
   const schema = project.$schema ?? global.$schema;
   if (schema !== undefined) out.$schema = schema;
@@ -233,7 +232,7 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     const p = project.providers?.endpoints;
     const names = [...new Set([...Object.keys(g ?? {}), ...Object.keys(p ?? {})])];
     // fromEntries defines own properties, so no provider name can reach a prototype.
-    const endpoints = Object.fromEntries(names.map((name) => [name, { ...own(g, name), ...own(p, name) }]));
+    const endpoints = Object.fromEntries(names.map((name) => [name, { ...ownValue(g, name), ...ownValue(p, name) }]));
     out.providers = g === undefined && p === undefined ? {} : { endpoints };
   }
   if (global.tools !== undefined || project.tools !== undefined) {

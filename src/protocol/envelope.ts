@@ -49,10 +49,6 @@ function isObject(value: JsonValue): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function hasOwn(object: JsonObject, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(object, key);
-}
-
 /**
  * Validates the envelope of `parsed` and records its id in `ledger`.
  *
@@ -68,8 +64,8 @@ export function readEnvelope(parsed: ParseResult, ledger: IdLedger): EnvelopeRes
   if (!isObject(frame)) return reject(ErrorCode.invalidRequest, null);
   const id = !parsed.rootDuplicates.includes("id") && isIdentifier(frame.id) ? frame.id : null;
 
-  const foreignProtocol = hasOwn(frame, "protocol") && frame.protocol !== PROTOCOL;
-  const foreignVersion = hasOwn(frame, "version") && frame.version !== PROTOCOL_VERSION;
+  const foreignProtocol = Object.hasOwn(frame, "protocol") && frame.protocol !== PROTOCOL;
+  const foreignVersion = Object.hasOwn(frame, "version") && frame.version !== PROTOCOL_VERSION;
   if (foreignProtocol || foreignVersion) return reject(ErrorCode.protocolMismatch, id, true);
   if (id === null) return reject(ErrorCode.invalidRequest, null);
 
