@@ -179,7 +179,6 @@ export interface ModelSettings {
   readonly effort?: Effort;
 }
 
-/** The `agent` section. */
 export interface AgentSettings {
   /** Model requests per turn; the runner applies {@link DEFAULT_MAX_STEPS} when unset. */
   readonly max_steps?: number;

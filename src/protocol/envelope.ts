@@ -18,7 +18,7 @@ export interface Request {
   readonly id: string;
   /** The method name (grammar-checked, not yet routed). */
   readonly method: string;
-  /** The raw params value. */
+  /** Not yet validated: the method's own schema checks it, answering `invalid_params`. */
   readonly params: JsonValue;
   /** Whether a duplicate key was found inside `params`. */
   readonly paramsHaveDuplicate: boolean;
@@ -26,7 +26,6 @@ export interface Request {
 
 /** An envelope rejection; `close` means the connection must close after answering. */
 export interface EnvelopeRejection {
-  /** The wire code. */
   readonly code: ErrorCode;
   /** The request id when recoverable, else `null`. */
   readonly id: string | null;

@@ -32,7 +32,6 @@ export const EmptyParamsSchema = exactObject({});
 /** An opaque id the backend issued (revision, cursor): the 64-byte identifier grammar. */
 const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
-/** A session id in params. */
 const SessionIdSchema = v.pipe(v.string(), v.regex(SESSION_ID_PATTERN));
 
 /** `session.open` params: exactly `{ session_id }`. */

@@ -39,7 +39,7 @@ export interface RunEventSink {
 
 /** Options of a {@link RunEventChannel}. */
 export interface RunEventChannelOptions {
-  /** The consumer. */
+  /** Where events go, in order, as its room allows (see {@link RunEventSink}). */
   readonly sink: RunEventSink;
   /** The runtime's timers, which bound the critical wait. */
   readonly setTimer: SetTimer;

@@ -28,7 +28,6 @@ export type HttpFailureCode = typeof HttpFailureCode[keyof typeof HttpFailureCod
 /** A classified HTTP failure. */
 export interface HttpFailure {
   readonly code: HttpFailureCode;
-  /** The HTTP status. */
   readonly status: number;
 }
 
