@@ -40,7 +40,6 @@ export class Lifecycle {
   // Rendered once per phase: status is answered from memory on every request.
   #status: StatusObject | null = null;
 
-  /** The current phase. */
   get phase(): Phase {
     return this.#phase;
   }
