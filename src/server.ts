@@ -6,29 +6,18 @@
  * @module
  */
 
-import { Dispatcher, method } from "./protocol/dispatcher.ts";
-import { readEnvelope } from "./protocol/envelope.ts";
+import { Dispatcher } from "./protocol/dispatcher.ts";
 import { type ErrorCode, ErrorCode as Codes } from "./protocol/errors.ts";
 import { FrameEncoder, type OutputValue } from "./protocol/frames.ts";
-import { parseFrame } from "./protocol/json.ts";
-import { IdLedger } from "./protocol/ledger.ts";
 import { LIMITS } from "./protocol/limits.ts";
-import {
-  ApprovalAnswerParamsSchema,
-  EmptyParamsSchema,
-  type HistoryPageParams,
-  HistoryPageParamsSchema,
-  type InitializeParams,
-  InitializeParamsSchema,
-  SessionOpenParamsSchema,
-  TurnCancelParamsSchema,
-  TurnStartParamsSchema,
-} from "./protocol/schemas.ts";
+import { CAPABILITIES, isMethodName } from "./protocol/methods.ts";
+import { PhaseGate } from "./protocol/phase-gate.ts";
+import type { InitializeParams } from "./protocol/schemas.ts";
 import type { Runtime } from "./host/runtime.ts";
 import type { TurnWorker } from "./operations/turns/turn-worker.ts";
 import { Lifecycle } from "./admission/lifecycle.ts";
 import { runStartup, type StartupOutcome } from "./admission/startup.ts";
-import type { SessionTask, SessionWorker } from "./operations/sessions/session-worker.ts";
+import type { SessionWorker } from "./operations/sessions/session-worker.ts";
 import { LineFramer } from "./transport/line-reader.ts";
 import { OrderedWriter } from "./transport/writer.ts";
 import { deferred, settlesWithin } from "./util/async.ts";
@@ -49,13 +38,6 @@ export function createServer(runtime: Runtime): Server {
   return { serve: () => new Connection(runtime).serve() };
 }
 
-function isBlank(bytes: Uint8Array): boolean {
-  for (const byte of bytes) {
-    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
-  }
-  return true;
-}
-
 /** Pending output frames at which the read loop waits for the writer (half the bound). */
 const FLOW_CONTROL_PENDING = LIMITS.pending_output_frames / 2;
 
@@ -65,7 +47,6 @@ class Connection {
   readonly #runtime: Runtime;
   readonly #encoder: FrameEncoder;
   readonly #writer: OrderedWriter;
-  readonly #ledger = new IdLedger(LIMITS.request_ids);
   readonly #framer = new LineFramer(LIMITS.input_frame_bytes);
   readonly #lifecycle = new Lifecycle();
   readonly #dispatcher: Dispatcher;
@@ -90,31 +71,20 @@ class Connection {
       result: (id: string, result: OutputValue) => this.#send(() => this.#encoder.result(id, result)),
       error: (id: string, code: ErrorCode) => this.#send(() => this.#encoder.error(id, code)),
     };
-    this.#dispatcher = new Dispatcher(
-      new Map([
-        ["initialize", method(InitializeParamsSchema, (id, params) => this.#initialize(id, params))],
-        ["status", method(EmptyParamsSchema, (id) => this.#status(id))],
-        ["shutdown", method(EmptyParamsSchema, (id) => this.#shutdown(id))],
-        ["session.create", method(EmptyParamsSchema, (id) => this.#session(id, (store) => store.create()))],
-        [
-          "session.open",
-          method(SessionOpenParamsSchema, (id, params) =>
-            this.#session(id, (store, signal) => store.open(params.session_id, signal))),
-        ],
-        [
-          "history.page",
-          method(HistoryPageParamsSchema, (id, params: HistoryPageParams) =>
-            this.#session(id, (store) => store.page(params.session_id, params.revision, params.cursor ?? null))),
-        ],
-        ["turn.start", method(TurnStartParamsSchema, (id, params) => this.#turn(id, (turns) => turns.start(id, params)))],
-        ["turn.cancel", method(TurnCancelParamsSchema, (id, params) => this.#turn(id, (turns) => turns.cancel(id, params)))],
-        [
-          "approval.answer",
-          method(ApprovalAnswerParamsSchema, (id, params) => this.#turn(id, (turns) => turns.answer(id, params))),
-        ],
-      ]),
-      reply.error,
-    );
+    // Both workers are created together once startup succeeded.
+    const workers = () => this.#turns && this.#sessions && { turns: this.#turns, sessions: this.#sessions };
+    const gate = new PhaseGate(() => this.#lifecycle.phase, workers, (id, code) => this.#sendError(id, code));
+    this.#dispatcher = new Dispatcher({
+      "initialize": (id, params) => this.#initialize(id, params),
+      "status": (id) => this.#status(id),
+      "shutdown": (id) => this.#shutdown(id),
+      "session.create": gate.ready(({ sessions }, id) => sessions.create(id)),
+      "session.open": gate.ready(({ sessions }, id, params) => sessions.open(id, params)),
+      "history.page": gate.ready(({ sessions }, id, params) => sessions.page(id, params)),
+      "turn.start": gate.ready(({ turns }, id, params) => turns.start(id, params)),
+      "turn.cancel": gate.ready(({ turns }, id, params) => turns.cancel(id, params)),
+      "approval.answer": gate.ready(({ turns }, id, params) => turns.answer(id, params)),
+    }, (id, code) => this.#sendError(id, code));
     this.#reply = reply;
   }
 
@@ -166,7 +136,7 @@ class Connection {
           this.#close("protocol");
           return;
         }
-        this.#handleFrame(event.bytes);
+        if (this.#dispatcher.frame(event.bytes)) this.#close("protocol");
         // Flow control for pipelining clients: let output catch up before answering more. A reader
         // that has stopped still meets the output deadline, so this cannot hang the child.
         if (this.#writer.pending >= FLOW_CONTROL_PENDING) {
@@ -179,21 +149,9 @@ class Connection {
     }
   }
 
-  #handleFrame(bytes: Uint8Array): void {
-    if (isBlank(bytes)) return this.#sendError(null, Codes.invalidFrame);
-    const envelope = readEnvelope(parseFrame(bytes, LIMITS.json_depth), this.#ledger);
-    if (!envelope.ok) {
-      this.#sendError(envelope.rejection.id, envelope.rejection.code);
-      if (envelope.rejection.close) this.#close("protocol");
-      return;
-    }
-    this.#dispatcher.dispatch(envelope.request);
-  }
-
   #initialize(id: string, params: InitializeParams): void {
     if (this.#lifecycle.phase.kind !== "new") return this.#sendError(id, Codes.alreadyInitialized);
-    const offered = new Set(this.#dispatcher.methods);
-    if (!params.required_capabilities.every((name) => offered.has(name))) {
+    if (!params.required_capabilities.every((name) => isMethodName(name))) {
       return this.#sendError(id, Codes.unsupportedCapability);
     }
     const abort = this.#lifecycle.begin();
@@ -216,7 +174,7 @@ class Connection {
       this.#turns = workers.turns;
       this.#send(() =>
         this.#encoder.result(id, {
-          capabilities: this.#dispatcher.methods,
+          capabilities: CAPABILITIES,
           limits: LIMITS,
           status: this.#lifecycle.status(),
         })
@@ -234,22 +192,6 @@ class Connection {
     if (sessionId === null && runId === null) return this.#send(() => this.#encoder.result(id, status));
     const running = runId === null ? {} : { state: "running", run_id: runId };
     this.#send(() => this.#encoder.result(id, { ...status, session_id: sessionId, ...running }));
-  }
-
-  /** Turn operations need a ready startup; a failed one answers its own code. */
-  #turn(id: string, operation: (turns: TurnWorker) => void): void {
-    const phase = this.#lifecycle.phase;
-    if (phase.kind === "failed") return this.#sendError(id, phase.code);
-    if (this.#turns === null) return this.#sendError(id, Codes.notInitialized);
-    operation(this.#turns);
-  }
-
-  /** Session and history operations need a ready startup; a failed one answers its own code. */
-  #session(id: string, task: SessionTask): void {
-    const phase = this.#lifecycle.phase;
-    if (phase.kind === "failed") return this.#sendError(id, phase.code);
-    if (this.#sessions === null) return this.#sendError(id, Codes.notInitialized);
-    this.#sessions.submit(id, task, Codes.sessionInvalid);
   }
 
   #shutdown(id: string): void {
