@@ -44,17 +44,17 @@ export class SessionWorker {
     return this.#running !== null;
   }
 
-  /** `session.create`. */
+  /** `session.create`: attaches a new, not yet durable session. */
   create(id: string): void {
     this.#submit(id, (store) => store.create());
   }
 
-  /** `session.open`. */
+  /** `session.open`: attaches a stored session; the signal lets a close cancel its load. */
   open(id: string, params: MethodParams<"session.open">): void {
     this.#submit(id, (store, signal) => store.open(params.session_id, signal));
   }
 
-  /** `history.page`. */
+  /** `history.page`: one page of the attached session's history at the given revision. */
   page(id: string, params: MethodParams<"history.page">): void {
     this.#submit(id, (store) => store.page(params.session_id, params.revision, params.cursor ?? null));
   }
