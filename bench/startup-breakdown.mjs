@@ -130,7 +130,7 @@ if (flags["no-what-if"] !== true) {
     const jsoncBuilt = bundle(join(tree, "jsonc-entry.ts"), join(tree, "jsonc-esm.js"), tree);
     if (jsoncBuilt.status === 0) {
       let patched = 0;
-      for (const file of ["dist/src/startup/settings.js", "src/startup/settings.ts"]) {
+      for (const file of ["dist/src/config/settings.js", "src/config/settings.ts"]) {
         const path = join(tree, file);
         const text = readFileSync(path, "utf8");
         if (!text.includes('from "jsonc-parser"')) continue;

@@ -16,7 +16,7 @@ import {
   type ReadHandle,
   RuntimeError,
   type RuntimeErrorCode,
-} from "../src/runtime.ts";
+} from "../src/host/runtime.ts";
 
 const ERROR_CODES: [new (...args: never[]) => Error, RuntimeErrorCode][] = [
   [Deno.errors.NotFound, "not_found"],

@@ -20,7 +20,7 @@ import {
   type SpawnOptions,
   type StdioKind,
   type Subprocess,
-} from "../src/runtime.ts";
+} from "../src/host/runtime.ts";
 import { classifySocket } from "../src/util/stdio-kind.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 

@@ -15,7 +15,7 @@ import {
   type ReadHandle,
   RuntimeError,
   type RuntimeErrorCode,
-} from "../src/runtime.ts";
+} from "../src/host/runtime.ts";
 import { dirname, joinPath, normalizePath } from "../src/util/paths.ts";
 
 type Node =

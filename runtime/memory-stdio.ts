@@ -5,7 +5,7 @@
  * @module
  */
 
-import { type ByteReader, type ByteWriter, READ_BATCH_BYTES, RuntimeError } from "../src/runtime.ts";
+import { type ByteReader, type ByteWriter, READ_BATCH_BYTES, RuntimeError } from "../src/host/runtime.ts";
 
 /** Scripted standard input: each pushed chunk is delivered as its own read (split at 4,096 bytes). */
 export class MemoryInput implements ByteReader {

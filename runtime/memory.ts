@@ -8,7 +8,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { type Disposable, type Runtime, RuntimeError, type Sha256, type StdioKind, type Subprocess } from "../src/runtime.ts";
+import { type Disposable, type Runtime, RuntimeError, type Sha256, type StdioKind, type Subprocess } from "../src/host/runtime.ts";
 import { MemoryFileSystem } from "./memory-fs.ts";
 import { MemoryInput, MemoryOutput } from "./memory-stdio.ts";
 

@@ -20,7 +20,7 @@ import {
   type ReadHandle,
   RuntimeError,
   type RuntimeErrorCode,
-} from "../src/runtime.ts";
+} from "../src/host/runtime.ts";
 
 const ERRNO_CODES: Record<string, RuntimeErrorCode> = {
   ENOENT: "not_found",

@@ -10,7 +10,7 @@
  */
 
 import type { IncomingMessage } from "node:http";
-import type { HttpRequestInit, HttpResponse } from "../src/runtime.ts";
+import type { HttpRequestInit, HttpResponse } from "../src/host/runtime.ts";
 
 /** Longest silence on a provider connection, before and while the answer streams. */
 const IDLE_TIMEOUT_MS = 300_000;

@@ -27,7 +27,7 @@ import {
   type SpawnOptions,
   type StdioKind,
   type Subprocess,
-} from "../src/runtime.ts";
+} from "../src/host/runtime.ts";
 import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
 import { nodeFileSystem, normalizeError } from "./node-fs.ts";
 import { nodeFetch } from "./node-http.ts";

@@ -13,7 +13,7 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { toJsonSchema } from "@valibot/to-json-schema";
-import { SettingsSchema } from "../dist/src/startup/settings.js";
+import { SettingsSchema } from "../dist/src/config/settings.js";
 
 /** Where the published schema lives; package.json exports it as ./settings.schema.json. */
 const OUTPUT = new URL("../docs/settings.schema.json", import.meta.url);

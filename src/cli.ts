@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { Runtime, StdioKind } from "./runtime.ts";
+import type { Runtime, StdioKind } from "./host/runtime.ts";
 import { createServer } from "./server.ts";
 import { settlesWithin } from "./util/async.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "./util/version.ts";
 
 /** The `--help` text. */
 export const HELP = `magi-code ${VERSION}: a coding-agent backend for GUI clients.

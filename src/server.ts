@@ -24,15 +24,16 @@ import {
   TurnCancelParamsSchema,
   TurnStartParamsSchema,
 } from "./protocol/schemas.ts";
-import type { Runtime } from "./runtime.ts";
-import type { TurnWorker } from "./runner/turns.ts";
-import { Lifecycle } from "./startup/lifecycle.ts";
-import { runStartup, type StartupOutcome } from "./startup/startup.ts";
-import type { SessionTask, SessionWorker, WorkerReplies } from "./store/session-worker.ts";
+import type { Runtime } from "./host/runtime.ts";
+import type { TurnWorker } from "./operations/turns/turn-worker.ts";
+import { Lifecycle } from "./admission/lifecycle.ts";
+import { runStartup, type StartupOutcome } from "./admission/startup.ts";
+import type { SessionTask, SessionWorker } from "./operations/sessions/session-worker.ts";
 import { LineFramer } from "./transport/line-reader.ts";
 import { OrderedWriter } from "./transport/writer.ts";
 import { deferred, settlesWithin } from "./util/async.ts";
-import { createWorkers } from "./workers.ts";
+import { createWorkers } from "./operations/ready-workers.ts";
+import type { WorkerReplies } from "./protocol/replies.ts";
 
 /** Why a connection closes; decides draining and the exit code. */
 export type CloseReason = "eof" | "shutdown" | "protocol" | "transport";

@@ -6,10 +6,10 @@ import { describe, it } from "node:test";
 import { createMemoryRuntime, type MemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { nodeFileSystem } from "../runtime/node-runtime.ts";
-import type { FileSystem, ReadHandle } from "../src/runtime.ts";
-import { loadCredentials, MAX_CREDENTIALS_BYTES, parseCredentialsText } from "../src/startup/credentials.ts";
-import { apiKeyFor, BUILTIN_PROVIDERS, configuredSecrets, resolveSelection } from "../src/startup/providers.ts";
-import { runStartup } from "../src/startup/startup.ts";
+import type { FileSystem, ReadHandle } from "../src/host/runtime.ts";
+import { loadCredentials, MAX_CREDENTIALS_BYTES, parseCredentialsText } from "../src/config/credentials.ts";
+import { apiKeyFor, BUILTIN_PROVIDERS, configuredSecrets, resolveSelection } from "../src/config/providers.ts";
+import { runStartup } from "../src/admission/startup.ts";
 
 const isDeno = "Deno" in globalThis;
 // A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.

@@ -7,9 +7,9 @@ import { describe, it } from "node:test";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { nodeFileSystem } from "../runtime/node-runtime.ts";
-import type { FileSystem } from "../src/runtime.ts";
-import { loadInstructions, MAX_INSTRUCTION_BYTES, TRUNCATION_NOTICE } from "../src/startup/instructions.ts";
-import { runStartup } from "../src/startup/startup.ts";
+import type { FileSystem } from "../src/host/runtime.ts";
+import { loadInstructions, MAX_INSTRUCTION_BYTES, TRUNCATION_NOTICE } from "../src/config/instructions.ts";
+import { runStartup } from "../src/admission/startup.ts";
 
 const isDeno = "Deno" in globalThis;
 // A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.

@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parseFrame, parseJsonText, type JsonValue, type ParseResult } from "../src/protocol/json.ts";
+import { parseFrame, parseJsonText } from "../src/protocol/json.ts";
+import type { JsonValue, ParseResult } from "../src/protocol/json-value.ts";
 
 const encoder = new TextEncoder();
 const INVALID_REQUEST = { ok: false, code: "invalid_request" } as const;

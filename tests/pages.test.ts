@@ -6,10 +6,10 @@ import type { OutputValue } from "../src/protocol/frames.ts";
 import { IDENTIFIER_PATTERN } from "../src/protocol/identity.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { type HistoryPage, pageHistory, revisionId } from "../src/store/pages.ts";
-import type { HistoryEntry, HistorySnapshot } from "../src/store/history-entries.ts";
+import type { HistoryEntry, HistorySnapshot } from "../src/store/history-snapshot.ts";
 import { projectHistory, type ProjectionRecord } from "../src/store/projection.ts";
-import { PART_ESCAPED_BUDGET } from "../src/store/text-parts.ts";
-import { utf8ByteLength } from "../src/util/safe-names.ts";
+import { PART_ESCAPED_BUDGET } from "../src/store/history-text-parts.ts";
+import { utf8ByteLength } from "../src/util/redaction.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const DIGEST = "0123456789abcdef".repeat(4);

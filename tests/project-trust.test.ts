@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { projectEndpointsTrusted } from "../src/startup/project-trust.ts";
-import { BUILTIN_PROVIDER_NAMES, type Settings } from "../src/startup/settings.ts";
+import { projectEndpointsTrusted } from "../src/config/project-trust.ts";
+import { BUILTIN_PROVIDER_NAMES, type Settings } from "../src/config/settings.ts";
 import { initLine, startServer } from "./support/harness.ts";
 
 const trusted = (global: Settings, project: Settings) => projectEndpointsTrusted(global, project, BUILTIN_PROVIDER_NAMES, new Set());

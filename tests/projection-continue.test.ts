@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import type { HistorySnapshot } from "../src/store/history-entries.ts";
+import type { HistorySnapshot } from "../src/store/history-snapshot.ts";
 import { projectHistory } from "../src/store/projection.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { buildSession, realisticTextArb } from "./support/records.ts";

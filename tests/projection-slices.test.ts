@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { ErrorCode } from "../src/protocol/errors.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { PROJECTION_YIELD_UNITS, projectHistory, projectHistoryAsync, type ProjectionRecord } from "../src/store/projection.ts";
-import { SLICE_MS } from "../src/store/slices.ts";
+import { SLICE_MS } from "../src/store/cooperative-slices.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const SECRET = "hunter2-correct-horse";

@@ -4,11 +4,11 @@ import fc from "fast-check";
 import { ErrorCode } from "../src/protocol/errors.ts";
 import { IDENTIFIER_PATTERN } from "../src/protocol/identity.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import type { HistoryEntry, HistorySnapshot } from "../src/store/history-entries.ts";
+import type { HistoryEntry, HistorySnapshot } from "../src/store/history-snapshot.ts";
 import { INTERRUPTED_TURN_TEXT, projectHistory, type ProjectionRecord } from "../src/store/projection.ts";
-import { PART_ESCAPED_BUDGET } from "../src/store/text-parts.ts";
+import { PART_ESCAPED_BUDGET } from "../src/store/history-text-parts.ts";
 import { sanitizeText } from "../src/util/utf8.ts";
-import { REDACTION_MARKER, redactSecrets, utf8ByteLength } from "../src/util/safe-names.ts";
+import { REDACTION_MARKER, redactSecrets, utf8ByteLength } from "../src/util/redaction.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const SECRET = "hunter2-correct-horse";

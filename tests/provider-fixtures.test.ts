@@ -4,7 +4,7 @@ import { accumulate } from "../src/runner/providers/accumulate.ts";
 import { type ProviderEvent, StreamErrorCode } from "../src/runner/providers/events.ts";
 import { classifyHttpFailure, HttpFailureCode } from "../src/runner/providers/http-status.ts";
 import { decodeStream } from "../src/runner/providers/stream.ts";
-import type { ProviderApi } from "../src/startup/settings.ts";
+import type { ProviderApi } from "../src/config/settings.ts";
 import { type FakeProvider, Gate, type Script, startFakeProvider } from "./support/fake-provider.ts";
 import { apiPath, errorScript, type Fixture, frameEvent, frameFixture, loadFixtures, truncatedFrames } from "./support/provider-fixtures.ts";
 

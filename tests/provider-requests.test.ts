@@ -6,12 +6,13 @@ import type { ProviderEvent } from "../src/runner/providers/events.ts";
 import { type ClaudeModel, parseClaudeModel } from "../src/runner/providers/request-anthropic.ts";
 import { assistantFromEvents, buildRequest } from "../src/runner/providers/request.ts";
 import { decodeStream } from "../src/runner/providers/stream.ts";
-import type { Endpoint } from "../src/startup/providers.ts";
-import { EFFORTS, type Effort, type ProviderApi } from "../src/startup/settings.ts";
+import type { Endpoint } from "../src/config/providers.ts";
+import type { ProviderApi } from "../src/config/settings.ts";
 import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
 import { frameFixture, loadFixtures } from "./support/provider-fixtures.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { assertPaired, given, leaves } from "./support/request-checks.ts";
+import { type Effort, EFFORTS } from "../src/policy/efforts.ts";
 
 const KEY = "sk-test-PLANTED-0123456789abcdef";
 const APIS: readonly ProviderApi[] = ["anthropic-messages", "openai-responses", "openai-chat"];

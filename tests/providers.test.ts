@@ -1,8 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { BUILTIN_PROVIDERS, DEFAULT_PROVIDER, resolveEndpoints, resolveSelection } from "../src/startup/providers.ts";
-import { EFFORTS, type Settings } from "../src/startup/settings.ts";
+import { BUILTIN_PROVIDERS, DEFAULT_PROVIDER, resolveEndpoints, resolveSelection } from "../src/config/providers.ts";
+import type { Settings } from "../src/config/settings.ts";
+import { EFFORTS } from "../src/policy/efforts.ts";
 
 /** Selection with no credentials file, which these tests do not exercise. */
 const select = (settings: Settings, env: (name: string) => string | undefined) => resolveSelection(settings, env, new Map());

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { createNodeRuntime, nodeFileSystem } from "../runtime/node-runtime.ts";
-import { type FileSystem, isRuntimeError, type Runtime, type RuntimeErrorCode } from "../src/runtime.ts";
+import { type FileSystem, isRuntimeError, type Runtime, type RuntimeErrorCode } from "../src/host/runtime.ts";
 import { sha256Hex } from "../src/util/digest.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 

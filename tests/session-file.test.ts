@@ -22,7 +22,7 @@ import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { nodeFileSystem } from "../runtime/node-runtime.ts";
 import { ErrorCode } from "../src/protocol/errors.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { type FileSystem, RuntimeError } from "../src/runtime.ts";
+import { type FileSystem, RuntimeError } from "../src/host/runtime.ts";
 import { SessionAppender } from "../src/store/appender.ts";
 import { encodeRecord, type SessionRecord } from "../src/store/records.ts";
 import { readSessionFile, type ReadSessionOptions, type ReadSessionResult } from "../src/store/session-file.ts";

@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
-import { DEFAULT_POLICIES, isAtLeastAsStrict } from "../src/runner/tools/policies.ts";
-import { projectToolsTrusted } from "../src/startup/project-trust.ts";
-import { parseSettingsText, type Settings } from "../src/startup/settings.ts";
-import { loadSettings } from "../src/startup/settings-load.ts";
-import { runStartup } from "../src/startup/startup.ts";
+import { DEFAULT_POLICIES, isAtLeastAsStrict } from "../src/policy/tool-policies.ts";
+import { projectToolsTrusted } from "../src/config/project-trust.ts";
+import { parseSettingsText, type Settings } from "../src/config/settings.ts";
+import { loadSettings } from "../src/config/settings-load.ts";
+import { runStartup } from "../src/admission/startup.ts";
 
 const INVALID = { ok: false, code: "configuration_invalid" } as const;
 const json = (value: unknown) => JSON.stringify(value);

@@ -4,10 +4,11 @@ import { constants, promises as fsp, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
-import { RuntimeError, type FileInfo, type FileKind, type FileSystem } from "../src/runtime.ts";
-import { BUILTIN_PROVIDER_NAMES, EFFORTS, mergeSettings, parseSettingsText, PROVIDER_APIS } from "../src/startup/settings.ts";
-import { loadSettings } from "../src/startup/settings-load.ts";
-import type { EndpointSettings, Settings } from "../src/startup/settings.ts";
+import { RuntimeError, type FileInfo, type FileKind, type FileSystem } from "../src/host/runtime.ts";
+import { BUILTIN_PROVIDER_NAMES, mergeSettings, parseSettingsText, PROVIDER_APIS } from "../src/config/settings.ts";
+import { loadSettings } from "../src/config/settings-load.ts";
+import type { EndpointSettings, Settings } from "../src/config/settings.ts";
+import { EFFORTS } from "../src/policy/efforts.ts";
 
 const INVALID = { ok: false, code: "configuration_invalid" } as const;
 const utf8 = (text: string) => new TextEncoder().encode(text).length;

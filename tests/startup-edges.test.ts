@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 import { main } from "../src/cli.ts";
-import { resolveHome } from "../src/startup/startup.ts";
+import { resolveHome } from "../src/admission/startup.ts";
 import { classifySocket, classifyUnixSocket } from "../src/util/stdio-kind.ts";
 import { initLine, startServer } from "./support/harness.ts";
 

@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { configuredSecrets } from "../src/startup/providers.ts";
+import { configuredSecrets } from "../src/config/providers.ts";
 import { isLeaseStale } from "../src/store/lease-file.ts";
 import { Lease, leasePath } from "../src/store/leases.ts";
 import { projectHistory, type ProjectionRecord } from "../src/store/projection.ts";
-import { isFlatJson } from "../src/store/record-checks.ts";
+import { isFlatJson } from "../src/store/record-fields.ts";
 import { encodeRecord, parseRecordLine, type SessionRecord } from "../src/store/records.ts";
-import { utf8ByteLength } from "../src/util/safe-names.ts";
+import { utf8ByteLength } from "../src/util/redaction.ts";
 import { initLine, line, type Run, startServer } from "./support/harness.ts";
 
 const at = "2026-11-29T10:00:00.000Z";

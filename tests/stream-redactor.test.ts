@@ -28,7 +28,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { StreamRedactor } from "../src/runner/stream-redactor.ts";
-import { MIN_KNOWN_SECRET_LENGTH, REDACTION_MARKER, redactSecrets } from "../src/util/safe-names.ts";
+import { MIN_KNOWN_SECRET_LENGTH, REDACTION_MARKER, redactSecrets } from "../src/util/redaction.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const OPENAI_KEY = "sk-test-openai-0123456789abcdef";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import fc from "fast-check";
-import { isRuntimeError } from "../src/runtime.ts";
-import { isProtectedWrite, isWithin, type PathAccess, type PathDecision, resolveWorkspacePath } from "../src/runner/tools/paths.ts";
+import { isRuntimeError } from "../src/host/runtime.ts";
+import { isProtectedWrite, isWithin, type PathAccess, type PathDecision, resolveWorkspacePath } from "../src/policy/workspace-paths.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { removeWorlds, type World, worldMakers } from "./support/tools.ts";
 

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { createMemoryRuntime } from "../runtime/memory.ts";
-import type { Runtime } from "../src/runtime.ts";
+import type { Runtime } from "../src/host/runtime.ts";
 import { invokeTool } from "../src/runner/tools/invoke.ts";
 import { OUTPUT_HEAD_BYTES, shellEnvironment, shellTool } from "../src/runner/tools/shell.ts";
 import { MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type AnyTool, type ToolResult } from "../src/runner/tools/tool.ts";

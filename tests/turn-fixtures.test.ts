@@ -18,7 +18,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { builtinTools } from "../src/runner/tools/registry.ts";
-import type { ProviderApi } from "../src/startup/settings.ts";
+import type { ProviderApi } from "../src/config/settings.ts";
 import type { Frame } from "./support/harness.ts";
 import { line } from "./support/harness.ts";
 import { apiPath, type Fixture, frameFixture, loadFixtures, truncatedFrames } from "./support/provider-fixtures.ts";

@@ -40,7 +40,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import { ManualClock } from "../runtime/memory.ts";
-import type { ProviderApi } from "../src/startup/settings.ts";
+import type { ProviderApi } from "../src/config/settings.ts";
 import { type FakeProvider, Gate, type Script, startFakeProvider } from "./support/fake-provider.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { type Frame, line } from "./support/harness.ts";

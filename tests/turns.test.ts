@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { prompt } from "../src/fuzz/mod.ts";
-import type { ProviderApi } from "../src/startup/settings.ts";
+import type { ProviderApi } from "../src/config/settings.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { Gate } from "./support/fake-provider.ts";
 import { errorScript } from "./support/provider-fixtures.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { ManualClock } from "../runtime/memory.ts";
-import { type ByteWriter, RuntimeError } from "../src/runtime.ts";
+import { type ByteWriter, RuntimeError } from "../src/host/runtime.ts";
 import { OrderedWriter, type WriterClock, type WriterFailure } from "../src/transport/writer.ts";
 import { concatBytes } from "../src/util/bytes.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";

@@ -9,8 +9,8 @@
 
 import { ErrorCode } from "./errors.ts";
 import { isIdentifier, PROTOCOL, PROTOCOL_VERSION } from "./identity.ts";
-import type { JsonObject, JsonValue, ParseResult } from "./json.ts";
 import type { IdLedger } from "./ledger.ts";
+import type { JsonObject, JsonValue, ParseResult } from "./json-value.ts";
 
 /** A request whose envelope is valid and whose id was admitted to the ledger. */
 export interface Request {

@@ -17,7 +17,7 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import type { Disposable, Runtime } from "../runtime.ts";
+import type { Disposable, Runtime } from "../host/runtime.ts";
 
 /** How an approval ended: only an explicit winning allow reply yields `allowed`. */
 export type ApprovalDecision = "allowed" | "denied";

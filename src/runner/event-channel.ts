@@ -10,47 +10,11 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import type { Disposable } from "../runtime.ts";
+import type { Disposable } from "../host/runtime.ts";
 import type { SetTimer } from "../util/async.ts";
 import { splitUtf8 } from "../util/utf8.ts";
+import type { CriticalEvent, RunEvent, RunScope, TerminalEvent } from "./run-events.ts";
 
-/** What every run event's `data` carries. */
-export type RunScope = {
-  /** The attached session. */
-  readonly session_id: string;
-  /** The run the event belongs to. */
-  readonly run_id: string;
-};
-
-/** A run event named `Name` whose `data` is `Data` plus the run's scope. */
-export type ScopedEvent<Name extends string, Data> = { readonly event: Name; readonly data: RunScope & Readonly<Data> };
-
-/** One run event as the spec's event table defines it, before framing. */
-export type RunEvent =
-  | ScopedEvent<"input.persisted", { message_id: string; durable: true; revision: string }>
-  | ScopedEvent<"message.delta", { message_id: string; part: number; text: string }>
-  | ScopedEvent<"message.reconcile", { message_id: string; part: number; text: string; last_part: boolean; partial: boolean }>
-  | ScopedEvent<"activity", {
-    activity_id: string;
-    kind: "tool" | "subagent" | "compaction";
-    state: "started" | "completed" | "failed";
-    name: string;
-    summary: string;
-  }>
-  | ScopedEvent<"approval.requested", { approval_id: string; summary: string; expires_in_ms: number }>
-  | ScopedEvent<"diagnostic", { code: string; summary: string }>
-  | ScopedEvent<"run.finished", {
-    outcome: "completed" | "cancelled" | "failed";
-    persistence: "durable" | "degraded" | "not_started";
-    revision: string | null;
-    error_code: string | null;
-  }>;
-
-/** The one terminal event of a run. */
-export type TerminalEvent = Extract<RunEvent, { readonly event: "run.finished" }>;
-
-/** Events that wait for room and are never dropped; the terminal one goes through {@link RunEventChannel.finish}. */
-export type CriticalEvent = Exclude<RunEvent, { readonly event: "message.delta" | "run.finished" }>;
 
 /** How a critical event fared: accepted in order, undeliverable within the wait bound, or refused after the terminal event. */
 export type CriticalResult =

@@ -11,10 +11,11 @@
  */
 
 import { LIMITS } from "../protocol/limits.ts";
-import { redactSecrets } from "../util/safe-names.ts";
+import { redactSecrets } from "../util/redaction.ts";
 import { sanitizeText, splitUtf8, utf8ByteCount } from "../util/utf8.ts";
-import type { CriticalResult, RunEventChannel, RunScope } from "./event-channel.ts";
+import type { CriticalResult, RunEventChannel } from "./event-channel.ts";
 import { StreamRedactor } from "./stream-redactor.ts";
+import type { RunScope } from "./run-events.ts";
 
 /** The run-wide bound on authoritative assistant content: 8 MiB and 512 segments. */
 export class ContentBudget {

@@ -15,12 +15,12 @@ import type { ModelMessage } from "./providers/conversation.ts";
 import { type ProviderEvent, StreamErrorCode, type Usage } from "./providers/events.ts";
 import { assistantFromEvents, buildRequest } from "./providers/request.ts";
 import { accumulate } from "./providers/accumulate.ts";
-import type { RunConfig } from "./run.ts";
-import { type RunIO, RunStop } from "./run-io.ts";
+import { type RunIO, RunStop } from "./run-output.ts";
 import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
-import { redactSecrets } from "../util/safe-names.ts";
+import { redactSecrets } from "../util/redaction.ts";
+import type { RunConfig } from "./run-config.ts";
 
 /** What a step needs from its run. */
 export interface StepContext {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { redactSecrets } from "../util/safe-names.ts";
+import { redactSecrets } from "../util/redaction.ts";
 
 /**
  * Releases redacted text in order. Release points are whitespace boundaries

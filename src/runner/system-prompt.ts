@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Instruction } from "../startup/instructions.ts";
+import type { Instruction } from "../config/instructions.ts";
 
 const BASE = `You are magi-code, a coding agent working in the user's workspace through tools.
 

@@ -9,15 +9,16 @@
  */
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
-import { isSafeDisplayName } from "../util/safe-names.ts";
+import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
-import { type RunIO, RunStop } from "./run-io.ts";
+import { type RunIO, RunStop } from "./run-output.ts";
 import { describeCall, invokeTool } from "./tools/invoke.ts";
-import { boundSummary } from "./tools/text.ts";
-import { resolvePolicy } from "./tools/policies.ts";
+import { boundSummary } from "./tools/tool-text.ts";
+import { resolvePolicy } from "../policy/tool-policies.ts";
 import { findBuiltinTool } from "./tools/registry.ts";
-import type { ApprovalPolicy, ToolContext } from "./tools/tool.ts";
+import type { ToolContext } from "./tools/tool.ts";
+import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {

@@ -12,7 +12,7 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import { type AppendHandle, type FileInfo, type FileSystem, isRuntimeError } from "../runtime.ts";
+import { type AppendHandle, type FileInfo, type FileSystem, isRuntimeError } from "../host/runtime.ts";
 import { concatBytes } from "../util/bytes.ts";
 import { dirname } from "../util/paths.ts";
 import { encodeRecord, type SessionRecord } from "./records.ts";

@@ -10,16 +10,16 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import type { FileInfo, Runtime } from "../runtime.ts";
+import type { FileInfo, Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { type ConversationRecord, isConversationRecord } from "./conversation-records.ts";
 import type { Lease } from "./leases.ts";
 import { revisionId } from "./pages.ts";
-import type { HistorySnapshot } from "./history-entries.ts";
+import type { HistorySnapshot } from "./history-snapshot.ts";
 import { projectHistory, projectHistoryAsync } from "./projection.ts";
 import type { SessionRecord } from "./records.ts";
 import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
-import type { Cooperation } from "./slices.ts";
+import type { Cooperation } from "./cooperative-slices.ts";
 import type { JournalWrites } from "./turn-journal.ts";
 
 /** Notice when a durable session's history records no cwd, so its workspace is unverified. */

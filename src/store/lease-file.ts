@@ -7,7 +7,7 @@
  */
 
 import * as v from "valibot";
-import { type FileSystem, isRuntimeError, type Runtime } from "../runtime.ts";
+import { type FileSystem, isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { exactObject } from "../util/exact-object.ts";
 
 /** A lease whose heartbeat is older than this (or whose unreadable file's mtime is) is stale. */

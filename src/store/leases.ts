@@ -11,7 +11,7 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import { type Disposable, type FileSystem, isRuntimeError, type Runtime } from "../runtime.ts";
+import { type Disposable, type FileSystem, isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { joinPath } from "../util/paths.ts";
 import {
   encodeLeaseBody,

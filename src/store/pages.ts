@@ -12,7 +12,7 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import type { HistoryEntry, HistorySnapshot } from "./history-entries.ts";
+import type { HistoryEntry, HistorySnapshot } from "./history-snapshot.ts";
 
 /** One `history.page` result, exactly the wire shape. */
 export type HistoryPage = {

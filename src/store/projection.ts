@@ -11,8 +11,9 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import { chunkSlots, EMPTY_HISTORY, type HistorySnapshot, type Slot } from "./history-entries.ts";
-import { type Cooperation, Slicer } from "./slices.ts";
+import { EMPTY_HISTORY, type HistorySnapshot, type ProjectionResult, type Slot } from "./history-snapshot.ts";
+import { type Cooperation, Slicer } from "./cooperative-slices.ts";
+import { chunkSlots } from "./entry-chunking.ts";
 
 /**
  * The fields of stored records that the projection reads, named as in
@@ -74,11 +75,6 @@ export type ProjectionOptions = {
    */
   readonly after?: HistorySnapshot;
 };
-
-/** The outcome of {@link projectHistory}: a snapshot, or `history_limit` and nothing partial. */
-export type ProjectionResult =
-  | { readonly ok: true; readonly snapshot: HistorySnapshot }
-  | { readonly ok: false; readonly code: typeof ErrorCode.historyLimit };
 
 /** The outcome of {@link projectHistoryAsync}: also `operation_cancelled` once its signal is aborted. */
 export type AsyncProjectionResult = ProjectionResult | { readonly ok: false; readonly code: typeof ErrorCode.operationCancelled };

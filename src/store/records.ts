@@ -12,9 +12,9 @@
 
 import * as v from "valibot";
 import { LIMITS } from "../protocol/limits.ts";
-import { EFFORTS } from "../startup/settings.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
-import { isFlatJson, isIsoTimestamp, utf8BytesWithin } from "./record-checks.ts";
+import { isFlatJson, isIsoTimestamp, utf8BytesWithin } from "./record-fields.ts";
+import { EFFORTS } from "../policy/efforts.ts";
 
 /** The record format version this code reads and writes. */
 export const RECORD_VERSION = 1;

@@ -16,9 +16,9 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../runtime.ts";
+import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../host/runtime.ts";
 import { parseRecordLine, type SessionRecord } from "./records.ts";
-import { type Cooperation, Slicer } from "./slices.ts";
+import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 
 /** Most bytes requested per read call, and so the most file bytes held at once (besides one unfinished line). */
 export const READ_CHUNK_BYTES = 1_048_576;

@@ -10,7 +10,7 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import type { OutputValue } from "../protocol/frames.ts";
-import type { Runtime } from "../runtime.ts";
+import type { Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { joinPath } from "../util/paths.ts";
 import { uuid7 } from "../util/uuid7.ts";
@@ -18,7 +18,7 @@ import { type Attachment, type AttachmentContext, extendAttachment, loadAttachme
 import type { ConversationRecord } from "./conversation-records.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
-import { EMPTY_HISTORY } from "./history-entries.ts";
+import { EMPTY_HISTORY } from "./history-snapshot.ts";
 import { TurnJournal } from "./turn-journal.ts";
 
 /** A result as data: the wire result object, or a wire code. */

@@ -12,7 +12,7 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import type { FileInfo, Runtime } from "../runtime.ts";
+import type { FileInfo, Runtime } from "../host/runtime.ts";
 import { type AppenderOpenResult, type AppendResult, SessionAppender } from "./appender.ts";
 import { Lease, leasePath } from "./leases.ts";
 import type { SessionRecord } from "./records.ts";

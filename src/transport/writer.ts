@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ByteWriter, Disposable } from "../runtime.ts";
+import type { ByteWriter, Disposable } from "../host/runtime.ts";
 import { concatBytes } from "../util/bytes.ts";
 
 /** Why the writer gave up. */

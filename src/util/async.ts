@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Disposable } from "../runtime.ts";
+import type { Disposable } from "../host/runtime.ts";
 
 /** A promise together with the functions that settle it. */
 export interface Deferred<T> {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { StdioKind } from "../runtime.ts";
+import type { StdioKind } from "../host/runtime.ts";
 
 /** Extracts the inode from a `/proc/self/fd/N` link target such as `socket:[12345]`. */
 export function socketInode(linkTarget: string): string | null {

@@ -6,7 +6,8 @@
  * @module
  */
 
-import type { CriticalEvent, RunEvent, RunEventSink, RunScope, TerminalEvent } from "../../src/runner/event-channel.ts";
+import type { RunEventSink } from "../../src/runner/event-channel.ts";
+import type { CriticalEvent, RunEvent, RunScope, TerminalEvent } from "../../src/runner/run-events.ts";
 
 /** The scope every test event carries. */
 export const SCOPE: RunScope = { session_id: "s-1", run_id: "r-1" };

@@ -12,7 +12,7 @@
 
 import { createNodeRuntime } from "../../runtime/node-runtime.ts";
 import { ErrorCode } from "../../src/protocol/errors.ts";
-import type { Runtime } from "../../src/runtime.ts";
+import type { Runtime } from "../../src/host/runtime.ts";
 import { Lease, leasePath } from "../../src/store/leases.ts";
 
 // A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.

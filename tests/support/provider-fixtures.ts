@@ -13,7 +13,7 @@
 
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ProviderApi } from "../../src/startup/settings.ts";
+import type { ProviderApi } from "../../src/config/settings.ts";
 import type { Script } from "./fake-provider.ts";
 import { repoRoot } from "./processes.ts";
 

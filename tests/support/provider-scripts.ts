@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ProviderApi } from "../../src/startup/settings.ts";
+import type { ProviderApi } from "../../src/config/settings.ts";
 import type { Gate, Script } from "./fake-provider.ts";
 import { frameEvent } from "./provider-fixtures.ts";
 

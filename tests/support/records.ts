@@ -6,9 +6,9 @@
  */
 
 import fc from "fast-check";
-import { EFFORTS } from "../../src/startup/settings.ts";
 import { encodeRecord, type SessionRecord } from "../../src/store/records.ts";
 import { concatBytes as concatByteArrays } from "../../src/util/bytes.ts";
+import { EFFORTS } from "../../src/policy/efforts.ts";
 
 // deno-lint-ignore no-control-regex -- matching controls is the point
 const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;

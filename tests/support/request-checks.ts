@@ -8,7 +8,8 @@
 
 import assert from "node:assert/strict";
 import type { ModelMessage } from "../../src/runner/providers/conversation.ts";
-import { EFFORTS, type ProviderApi } from "../../src/startup/settings.ts";
+import type { ProviderApi } from "../../src/config/settings.ts";
+import { EFFORTS } from "../../src/policy/efforts.ts";
 
 const VOCABULARY = [
   "user", "assistant", "system", "tool", "text", "input_text", "output_text", "function", "function_call",

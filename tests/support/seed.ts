@@ -33,7 +33,7 @@
  */
 
 import { LIMITS } from "../../src/protocol/limits.ts";
-import type { FileSystem } from "../../src/runtime.ts";
+import type { FileSystem } from "../../src/host/runtime.ts";
 import { encodeRecord, type SessionRecord } from "../../src/store/records.ts";
 import { concatBytes } from "../../src/util/bytes.ts";
 import { joinPath } from "../../src/util/paths.ts";

@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { createMemoryRuntime } from "../../runtime/memory.ts";
 import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
 import { createNodeRuntime } from "../../runtime/node-runtime.ts";
-import type { FileSystem, Runtime } from "../../src/runtime.ts";
+import type { FileSystem, Runtime } from "../../src/host/runtime.ts";
 import type { ToolContext } from "../../src/runner/tools/tool.ts";
 
 const isDeno = "Deno" in globalThis;

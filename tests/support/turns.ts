@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
 import type { MemoryRuntimeOptions } from "../../runtime/memory.ts";
-import type { ProviderApi } from "../../src/startup/settings.ts";
+import type { ProviderApi } from "../../src/config/settings.ts";
 import { type FakeProvider, startFakeProvider } from "./fake-provider.ts";
 import { type Frame, initLine, line, type Run, startServer } from "./harness.ts";
 

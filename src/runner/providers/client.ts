@@ -8,8 +8,8 @@
  */
 
 import { DiagnosticCode } from "../../protocol/errors.ts";
-import type { HttpResponse, Runtime } from "../../runtime.ts";
-import type { Endpoint } from "../../startup/providers.ts";
+import type { HttpResponse, Runtime } from "../../host/runtime.ts";
+import type { Endpoint } from "../../config/providers.ts";
 import type { BuiltRequest } from "./conversation.ts";
 import type { ProviderEvent } from "./events.ts";
 import { classifyHttpFailure } from "./http-status.ts";

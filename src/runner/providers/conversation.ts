@@ -10,8 +10,8 @@
  * @module
  */
 
-import type { Endpoint } from "../../startup/providers.ts";
-import type { Effort } from "../../startup/settings.ts";
+import type { Endpoint } from "../../config/providers.ts";
+import type { Effort } from "../../policy/efforts.ts";
 
 /** A tool as the model sees it. */
 export interface ToolSpec {

@@ -17,8 +17,7 @@
  * @module
  */
 
-import type { Endpoint } from "../../startup/providers.ts";
-import type { Effort } from "../../startup/settings.ts";
+import type { Endpoint } from "../../config/providers.ts";
 import {
   type AssistantMessage,
   baseHeaders,
@@ -27,6 +26,7 @@ import {
   normalizeHistory,
   type RequestParams,
 } from "./conversation.ts";
+import type { Effort } from "../../policy/efforts.ts";
 
 /** The API version header value this builder's body shape follows. */
 export const ANTHROPIC_VERSION = "2023-06-01";

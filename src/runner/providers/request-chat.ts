@@ -11,9 +11,9 @@
  * @module
  */
 
-import type { Endpoint } from "../../startup/providers.ts";
-import type { Effort } from "../../startup/settings.ts";
+import type { Endpoint } from "../../config/providers.ts";
 import { baseHeaders, type BuiltRequest, joinUrl, normalizeHistory, type RequestParams } from "./conversation.ts";
+import type { Effort } from "../../policy/efforts.ts";
 
 const REASONING_EFFORT: Readonly<Record<Exclude<Effort, "default">, string>> = {
   low: "low",

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Endpoint } from "../../startup/providers.ts";
+import type { Endpoint } from "../../config/providers.ts";
 import { accumulate } from "./accumulate.ts";
 import type { AssistantMessage, BuiltRequest, ModelToolCall, ReplayItem, RequestParams } from "./conversation.ts";
 import type { ProviderEvent } from "./events.ts";

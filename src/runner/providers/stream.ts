@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { ProviderApi } from "../../startup/settings.ts";
+import type { ProviderApi } from "../../config/settings.ts";
 import { AnthropicDecoder } from "./decode-anthropic.ts";
 import { ChatDecoder } from "./decode-chat.ts";
 import { ResponsesDecoder } from "./decode-responses.ts";

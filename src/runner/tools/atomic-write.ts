@@ -9,9 +9,9 @@
  * @module
  */
 
-import { isRuntimeError, type Runtime } from "../../runtime.ts";
+import { isRuntimeError, type Runtime } from "../../host/runtime.ts";
 import { dirname, joinPath } from "../../util/paths.ts";
-import { describeError } from "./text.ts";
+import { describeError } from "./tool-text.ts";
 import type { ToolContext } from "./tool.ts";
 
 /** Largest file `write_file` and `edit_file` produce. */

@@ -10,11 +10,12 @@
 
 import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
-import { REDACTION_MARKER } from "../../util/safe-names.ts";
+import { REDACTION_MARKER } from "../../util/redaction.ts";
 import { existingMode, MAX_WRITE_BYTES, writeFileAtomic } from "./atomic-write.ts";
-import { refusalText, resolveWorkspacePath, scopeOf } from "./paths.ts";
-import { count, describeError, finishResult, formatBytes, quote } from "./text.ts";
+import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import type { Tool, ToolContext, ToolResult } from "./tool.ts";
+import { scopeOf } from "./tool.ts";
 
 const PATH_TEXT = "File path, relative to the workspace (or absolute inside it).";
 const OLD_TEXT = "Exact text to replace, including whitespace and line breaks; it must occur exactly once unless replace_all is true.";

@@ -10,10 +10,11 @@
 import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { compileGlob, type GlobState } from "./glob-match.ts";
-import { refusalText, resolveWorkspacePath, scopeOf } from "./paths.ts";
-import { count, describeError, displayName, finishResult, groupDigits, quote } from "./text.ts";
+import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { count, describeError, displayName, finishResult, groupDigits, quote } from "./tool-text.ts";
 import type { Tool, ToolContext, ToolResult } from "./tool.ts";
 import { walkTree } from "./walk.ts";
+import { scopeOf } from "./tool.ts";
 
 const PATTERN_TEXT = "Glob pattern relative to path: * and ? within a name, ** across directories, [abc] classes, {a,b} alternatives.";
 const PATH_TEXT = "Directory to search from, relative to the workspace (default: the workspace root).";

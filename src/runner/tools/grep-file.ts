@@ -6,9 +6,9 @@
  * @module
  */
 
-import type { FileSystem, ReadHandle } from "../../runtime.ts";
-import { utf8ByteLength } from "../../util/safe-names.ts";
-import { clampUtf8, displayName } from "./text.ts";
+import type { FileSystem, ReadHandle } from "../../host/runtime.ts";
+import { utf8ByteLength } from "../../util/redaction.ts";
+import { clampUtf8, displayName } from "./tool-text.ts";
 
 /** The budgets of one search. */
 export interface SearchLimits {

@@ -20,11 +20,12 @@ import type { RE2JS } from "re2js";
 import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { compileGlob, type GlobMatcher, type GlobState } from "./glob-match.ts";
-import { refusalText, relativeTo, resolveWorkspacePath, scopeOf } from "./paths.ts";
+import { refusalText, relativeTo, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
 import { searchFile, type SearchLimits, type SearchTally } from "./grep-file.ts";
-import { clampUtf8, count, describeError, finishResult, formatBytes, quote } from "./text.ts";
+import { clampUtf8, count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import { MAX_OUTPUT_BYTES, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
 import { walkTree } from "./walk.ts";
+import { scopeOf } from "./tool.ts";
 
 const PATTERN_TEXT = "RE2 regular expression (ripgrep/Go syntax; no lookaround or backreferences), or plain text with literal=true.";
 const PATH_TEXT = "File or directory to search, relative to the workspace (default: the workspace root).";

@@ -9,8 +9,8 @@
  */
 
 import * as v from "valibot";
-import { redactSecrets } from "../../util/safe-names.ts";
-import { boundSummary, clampUtf8, describeError, finishResult } from "./text.ts";
+import { redactSecrets } from "../../util/redaction.ts";
+import { boundSummary, clampUtf8, describeError, finishResult } from "./tool-text.ts";
 import type { AnyTool, ToolContext, ToolResult } from "./tool.ts";
 
 /** Most validation issues listed back to the model. */

@@ -7,12 +7,13 @@
  */
 
 import * as v from "valibot";
-import type { DirEntry, FileKind } from "../../runtime.ts";
+import type { DirEntry, FileKind } from "../../host/runtime.ts";
 import { exactObject } from "../../util/exact-object.ts";
 import { joinPath } from "../../util/paths.ts";
-import { refusalText, relativeTo, resolveWorkspacePath, scopeOf } from "./paths.ts";
-import { count, describeError, displayName, finishResult, groupDigits, quote } from "./text.ts";
+import { refusalText, relativeTo, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { count, describeError, displayName, finishResult, groupDigits, quote } from "./tool-text.ts";
 import type { Tool, ToolContext, ToolResult } from "./tool.ts";
+import { scopeOf } from "./tool.ts";
 
 const PATH_TEXT = "Directory path, relative to the workspace (default: the workspace root).";
 

@@ -13,8 +13,8 @@
  */
 
 import { concatBytes } from "../../util/bytes.ts";
-import { redactSecrets } from "../../util/safe-names.ts";
-import { clampUtf8, formatBytes, tailUtf8 } from "./text.ts";
+import { redactSecrets } from "../../util/redaction.ts";
+import { clampUtf8, formatBytes, tailUtf8 } from "./tool-text.ts";
 
 /** The kept output of a finished subprocess. */
 export interface CollectedOutput {

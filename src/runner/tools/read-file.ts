@@ -10,13 +10,14 @@
  */
 
 import * as v from "valibot";
-import type { ReadHandle } from "../../runtime.ts";
+import type { ReadHandle } from "../../host/runtime.ts";
 import { concatBytes } from "../../util/bytes.ts";
 import { exactObject } from "../../util/exact-object.ts";
-import { utf8ByteLength } from "../../util/safe-names.ts";
-import { refusalText, resolveWorkspacePath, scopeOf } from "./paths.ts";
-import { count, describeError, finishResult, formatBytes, quote } from "./text.ts";
+import { utf8ByteLength } from "../../util/redaction.ts";
+import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import { MAX_OUTPUT_BYTES, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
+import { scopeOf } from "./tool.ts";
 
 const PATH_TEXT = "File path, relative to the workspace (or absolute inside it).";
 const START_TEXT = "First line to return, counting from 1 (default 1).";

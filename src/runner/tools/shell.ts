@@ -22,11 +22,11 @@
  */
 
 import * as v from "valibot";
-import type { ByteReader, Disposable, ExitStatus, Subprocess } from "../../runtime.ts";
+import type { ByteReader, Disposable, ExitStatus, Subprocess } from "../../host/runtime.ts";
 import { exactObject } from "../../util/exact-object.ts";
-import { MIN_KNOWN_SECRET_LENGTH } from "../../util/safe-names.ts";
+import { MIN_KNOWN_SECRET_LENGTH } from "../../util/redaction.ts";
 import { OutputCollector } from "./output-buffer.ts";
-import { describeError, finishResult, formatBytes, quote } from "./text.ts";
+import { describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import type { Tool, ToolContext, ToolResult } from "./tool.ts";
 
 const COMMAND_TEXT = "The command, run with sh -c in the workspace directory; stdin is empty.";

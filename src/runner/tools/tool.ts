@@ -12,15 +12,10 @@
  * @module
  */
 
-import * as v from "valibot";
+import type * as v from "valibot";
 import { LIMITS } from "../../protocol/limits.ts";
-import type { Runtime } from "../../runtime.ts";
-
-/** What happens when the model calls a tool: run it, ask the user first, or refuse. */
-export type ApprovalPolicy = "allow" | "ask" | "deny";
-
-/** Validates one {@link ApprovalPolicy}, for the settings schema. */
-export const ApprovalPolicySchema = v.picklist(["allow", "ask", "deny"]);
+import type { Runtime } from "../../host/runtime.ts";
+import type { PathScope } from "../../policy/workspace-paths.ts";
 
 /** Largest `output` a tool hands the model, in UTF-8 bytes. */
 export const MAX_OUTPUT_BYTES = 65_536;
@@ -80,3 +75,8 @@ export interface Tool<P> {
  * after the tool's own schema has produced the parameters.
  */
 export type AnyTool = Tool<unknown>;
+
+/** The scope a tool call resolves its paths in. */
+export function scopeOf(context: ToolContext): PathScope {
+  return { fs: context.runtime.fs, workspace: context.workspace, home: context.home };
+}

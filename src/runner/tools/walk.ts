@@ -9,9 +9,9 @@
  * @module
  */
 
-import type { FileKind, FileSystem } from "../../runtime.ts";
+import type { FileKind, FileSystem } from "../../host/runtime.ts";
 import { joinPath } from "../../util/paths.ts";
-import { isWithin, relativeTo } from "./paths.ts";
+import { isWithin, relativeTo } from "../../policy/workspace-paths.ts";
 
 /** One entry the walk met. */
 export interface WalkEntry {

@@ -11,9 +11,10 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { dirname } from "../../util/paths.ts";
 import { existingMode, MAX_WRITE_BYTES, writeFileAtomic } from "./atomic-write.ts";
-import { refusalText, resolveWorkspacePath, scopeOf } from "./paths.ts";
-import { count, describeError, finishResult, formatBytes, quote } from "./text.ts";
+import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import type { Tool, ToolContext, ToolResult } from "./tool.ts";
+import { scopeOf } from "./tool.ts";
 
 const PATH_TEXT = "File path, relative to the workspace (or absolute inside it).";
 const CONTENT_TEXT = "The complete new content of the file.";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { isIsoTimestamp, utf8BytesWithin } from "../src/store/record-checks.ts";
+import { isIsoTimestamp, utf8BytesWithin } from "../src/store/record-fields.ts";
 import { utf8ByteCount } from "../src/util/utf8.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 

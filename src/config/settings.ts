@@ -12,9 +12,10 @@
 
 import * as v from "valibot";
 import { ErrorCode } from "../protocol/errors.ts";
-import { type ApprovalPolicy, ApprovalPolicySchema } from "../runner/tools/tool.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
+import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
+import { EFFORTS, type Effort } from "../policy/efforts.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -24,11 +25,6 @@ export const PROJECT_SETTINGS_PATH: readonly string[] = Object.freeze([".magi-co
 
 /** Largest settings file read, in bytes. */
 export const MAX_SETTINGS_BYTES = 1_048_576;
-
-/** Effort requests, exactly as the wire spells them. */
-export const EFFORTS = ["default", "low", "medium", "high", "xhigh", "max"] as const;
-/** One effort request; `default` means no explicit override. */
-export type Effort = typeof EFFORTS[number];
 
 /** Wire dialects an endpoint can speak. */
 export const PROVIDER_APIS = ["openai-chat", "openai-responses", "anthropic-messages"] as const;

@@ -6,12 +6,12 @@
  * @module
  */
 
-import type { Runtime } from "../runtime.ts";
-import { apiKeyFor } from "../startup/providers.ts";
-import { DEFAULT_MAX_STEPS } from "../startup/settings.ts";
-import type { StartupSnapshot } from "../startup/startup.ts";
-import type { RunConfig } from "./run.ts";
-import { systemPrompt } from "./system-prompt.ts";
+import type { Runtime } from "../../host/runtime.ts";
+import { apiKeyFor } from "../../config/providers.ts";
+import { DEFAULT_MAX_STEPS } from "../../config/settings.ts";
+import type { StartupSnapshot } from "../../admission/startup.ts";
+import { systemPrompt } from "../../runner/system-prompt.ts";
+import type { RunConfig } from "../../runner/run-config.ts";
 
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isSafeDisplayName, MAX_SCANNED_RUN, redactSecrets, REDACTION_MARKER, utf8ByteLength } from "../src/util/safe-names.ts";
+import { isSafeDisplayName, MAX_SCANNED_RUN, redactSecrets, REDACTION_MARKER, utf8ByteLength } from "../src/util/redaction.ts";
 
 // Shaped like real credentials but built at runtime, so no scanner mistakes this file for a leak.
 const body = (length: number, alphabet = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z") =>

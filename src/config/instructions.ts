@@ -13,8 +13,8 @@
  * @module
  */
 
-import type { FileInfo, FileSystem, ReadHandle } from "../runtime.ts";
-import { isWithin } from "../runner/tools/paths.ts";
+import type { FileInfo, FileSystem, ReadHandle } from "../host/runtime.ts";
+import { isWithin } from "../policy/workspace-paths.ts";
 import { joinPath } from "../util/paths.ts";
 
 /** The instructions file name, in `$MC_HOME` and in the workspace root. */

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { isAtLeastAsStrict, resolvePolicy } from "../runner/tools/policies.ts";
+import { isAtLeastAsStrict, resolvePolicy } from "../policy/tool-policies.ts";
 import type { Settings } from "./settings.ts";
 
 /**

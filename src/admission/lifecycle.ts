@@ -8,7 +8,7 @@
 
 import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import type { OutputValue } from "../protocol/frames.ts";
-import { isSafeDisplayName } from "../util/safe-names.ts";
+import { isSafeDisplayName } from "../util/redaction.ts";
 import type { StartupOutcome, StartupSnapshot } from "./startup.ts";
 
 /** Where initialization stands. */

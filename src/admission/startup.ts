@@ -9,14 +9,14 @@
  */
 
 import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
-import { isRuntimeError, type Runtime } from "../runtime.ts";
+import { isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { isAbsolute, joinPath } from "../util/paths.ts";
-import { CREDENTIALS_FILE, type Credentials, loadCredentials } from "./credentials.ts";
-import { type Instruction, loadInstructions } from "./instructions.ts";
-import { resolveSelection, type Selection } from "./providers.ts";
-import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "./settings.ts";
-import { loadSettings } from "./settings-load.ts";
+import { CREDENTIALS_FILE, type Credentials, loadCredentials } from "../config/credentials.ts";
+import { type Instruction, loadInstructions } from "../config/instructions.ts";
+import { resolveSelection, type Selection } from "../config/providers.ts";
+import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
+import { loadSettings } from "../config/settings-load.ts";
 
 /** Directories created under `MC_HOME` at startup, with owner-only permissions. */
 export const HOME_DIRECTORIES = ["sessions"] as const;

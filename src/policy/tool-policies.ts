@@ -7,7 +7,13 @@
  * @module
  */
 
-import type { ApprovalPolicy } from "./tool.ts";
+import * as v from "valibot";
+
+/** What happens when the model calls a tool: run it, ask the user first, or refuse. */
+export type ApprovalPolicy = "allow" | "ask" | "deny";
+
+/** Validates one {@link ApprovalPolicy}, for the settings schema. */
+export const ApprovalPolicySchema = v.picklist(["allow", "ask", "deny"]);
 
 /** The policy of each built-in tool when settings name none: reads run, writes and shell ask. */
 export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({

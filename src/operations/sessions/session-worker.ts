@@ -7,17 +7,9 @@
  * @module
  */
 
-import { type ErrorCode, ErrorCode as Codes } from "../protocol/errors.ts";
-import type { OutputValue } from "../protocol/frames.ts";
-import type { SessionStore, StoreResult } from "./sessions.ts";
-
-/** How the worker answers requests. */
-export interface WorkerReplies {
-  /** Sends a success response. */
-  result(id: string, result: OutputValue): void;
-  /** Sends an error response. */
-  error(id: string, code: ErrorCode): void;
-}
+import { type ErrorCode, ErrorCode as Codes } from "../../protocol/errors.ts";
+import type { WorkerReplies } from "../../protocol/replies.ts";
+import type { SessionStore, StoreResult } from "../../store/sessions.ts";
 
 /** A session operation: runs against the store, honours the signal. */
 export type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;

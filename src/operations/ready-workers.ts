@@ -8,16 +8,18 @@
  * @module
  */
 
-import { LIMITS } from "./protocol/limits.ts";
-import { runConfig } from "./runner/config.ts";
-import type { RunEvent, RunEventSink } from "./runner/event-channel.ts";
-import { TurnWorker } from "./runner/turns.ts";
-import type { Runtime } from "./runtime.ts";
-import { configuredSecrets } from "./startup/providers.ts";
-import type { StartupSnapshot } from "./startup/startup.ts";
-import { SessionWorker, type WorkerReplies } from "./store/session-worker.ts";
-import { SessionStore } from "./store/sessions.ts";
-import type { OrderedWriter } from "./transport/writer.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import { runConfig } from "./turns/configure-run.ts";
+import type { RunEventSink } from "../runner/event-channel.ts";
+import { TurnWorker } from "./turns/turn-worker.ts";
+import type { Runtime } from "../host/runtime.ts";
+import { configuredSecrets } from "../config/providers.ts";
+import type { StartupSnapshot } from "../admission/startup.ts";
+import { SessionWorker } from "./sessions/session-worker.ts";
+import { SessionStore } from "../store/sessions.ts";
+import type { OrderedWriter } from "../transport/writer.ts";
+import type { WorkerReplies } from "../protocol/replies.ts";
+import type { RunEvent } from "../runner/run-events.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
 const RESPONSE_RESERVE = 4;

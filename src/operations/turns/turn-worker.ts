@@ -11,16 +11,17 @@
  * @module
  */
 
-import { ErrorCode } from "../protocol/errors.ts";
-import type { ApprovalAnswerParams, TurnCancelParams, TurnStartParams } from "../protocol/schemas.ts";
-import type { Runtime } from "../runtime.ts";
-import type { SessionStore } from "../store/sessions.ts";
-import type { WorkerReplies } from "../store/session-worker.ts";
-import { deferred } from "../util/async.ts";
-import { uuid7 } from "../util/uuid7.ts";
-import { ApprovalBroker } from "./approvals.ts";
-import { RunEventChannel, type RunEventSink } from "./event-channel.ts";
-import type { RunConfig } from "./run.ts";
+import { ErrorCode } from "../../protocol/errors.ts";
+import type { ApprovalAnswerParams, TurnCancelParams, TurnStartParams } from "../../protocol/schemas.ts";
+import type { Runtime } from "../../host/runtime.ts";
+import type { SessionStore } from "../../store/sessions.ts";
+import { deferred } from "../../util/async.ts";
+import { uuid7 } from "../../util/uuid7.ts";
+import { ApprovalBroker } from "../../runner/approvals.ts";
+import { RunEventChannel, type RunEventSink } from "../../runner/event-channel.ts";
+import type { WorkerReplies } from "../../protocol/replies.ts";
+import type { RunConfig } from "../../runner/run-config.ts";
+import type { RunJournal } from "../../runner/journal-port.ts";
 
 /** What the worker needs from its connection. */
 export interface TurnHost {
@@ -46,7 +47,7 @@ interface ActiveRun {
   readonly done: Promise<void>;
 }
 
-type RunModule = typeof import("./run.ts");
+type RunModule = typeof import("../../runner/run.ts");
 
 /** Owns at most one run at a time. */
 export class TurnWorker {
@@ -66,7 +67,7 @@ export class TurnWorker {
 
   /** Loads the run module (providers, tools) ahead of the first turn. */
   warm(): Promise<RunModule> {
-    this.#module ??= import("./run.ts");
+    this.#module ??= import("../../runner/run.ts");
     return this.#module;
   }
 
@@ -83,6 +84,15 @@ export class TurnWorker {
     const abort = new AbortController();
     const broker = new ApprovalBroker(runtime);
     const start = store.beginTurn();
+    // The store's turn bound to the runner's port: the run never sees the store or its journal class.
+    const journal: RunJournal = {
+      conversation: start.conversation,
+      inputMessageId: start.inputMessageId,
+      appendInput: (records) => start.journal.appendInput(records),
+      append: (records) => start.journal.append(records),
+      inputRevision: () => store.inputRevision(turnId),
+      complete: (durable) => store.completeTurn(start.journal, durable),
+    };
     const handedOff = deferred<void>();
     const channel = new RunEventChannel({
       sink: {
@@ -112,9 +122,7 @@ export class TurnWorker {
           runId,
           turnId,
           prompt: params.prompt,
-          start,
-          inputRevision: () => store.inputRevision(turnId),
-          complete: (durable) => store.completeTurn(start.journal, durable),
+          journal,
           channel,
           broker,
           signal: abort.signal,

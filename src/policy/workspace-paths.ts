@@ -24,9 +24,8 @@
  * @module
  */
 
-import { type FileSystem, isRuntimeError } from "../../runtime.ts";
-import { dirname, isAbsolute, joinPath, normalizePath } from "../../util/paths.ts";
-import type { ToolContext } from "./tool.ts";
+import { type FileSystem, isRuntimeError } from "../host/runtime.ts";
+import { dirname, isAbsolute, joinPath, normalizePath } from "../util/paths.ts";
 
 /** Whether a path will be read or written. */
 export type PathAccess = "read" | "write";
@@ -47,11 +46,6 @@ export interface PathScope {
   readonly workspace: string;
   /** The canonical `MC_HOME`. */
   readonly home: string;
-}
-
-/** The scope a tool call resolves its paths in. */
-export function scopeOf(context: ToolContext): PathScope {
-  return { fs: context.runtime.fs, workspace: context.workspace, home: context.home };
 }
 
 /** Longest accepted path, in UTF-8 bytes (Linux's `PATH_MAX`). */

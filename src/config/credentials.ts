@@ -14,7 +14,7 @@
 
 import * as v from "valibot";
 import { ErrorCode } from "../protocol/errors.ts";
-import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, RuntimeErrorCode } from "../runtime.ts";
+import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, RuntimeErrorCode } from "../host/runtime.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
 import { PROVIDER_NAME } from "./settings.ts";

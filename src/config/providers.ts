@@ -12,13 +12,8 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import type { Credentials } from "./credentials.ts";
-import {
-  BUILTIN_PROVIDER_NAMES,
-  type BuiltinProviderName,
-  type Effort,
-  type ProviderApi,
-  type Settings,
-} from "./settings.ts";
+import { BUILTIN_PROVIDER_NAMES, type BuiltinProviderName, type ProviderApi, type Settings } from "./settings.ts";
+import type { Effort } from "../policy/efforts.ts";
 
 /** A resolved provider endpoint. Carries the key's variable name, never its value. */
 export interface Endpoint {

@@ -7,7 +7,7 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../runtime.ts";
+import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../host/runtime.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "./project-trust.ts";
 import {
   BUILTIN_PROVIDER_NAMES,

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { isRuntimeError } from "../../runtime.ts";
-import { redactSecrets } from "../../util/safe-names.ts";
+import { isRuntimeError } from "../../host/runtime.ts";
+import { redactSecrets } from "../../util/redaction.ts";
 import { MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type ToolResult } from "./tool.ts";
 
 /** Appended where {@link clampUtf8} cut the text. */

@@ -1,0 +1,96 @@
+/**
+ * The filesystem part of the runtime contract: only the operations the core
+ * needs, each with the refusal behaviour (symlinks, non-files, size) that
+ * session storage and the tools rely on.
+ *
+ * @module
+ */
+
+/** What kind of filesystem object a path or handle names. */
+export type FileKind = "file" | "directory" | "symlink" | "fifo" | "socket" | "device" | "other";
+
+/** The stat fields the core relies on. */
+export interface FileInfo {
+  /** The kind of object. */
+  readonly kind: FileKind;
+  /** Size in bytes. */
+  readonly size: number;
+  /** Permission bits (`mode & 0o7777`). */
+  readonly mode: number;
+  /** Modification time, milliseconds since the epoch. */
+  readonly mtimeMs: number;
+  /** Device number; with `ino`, the object's identity. */
+  readonly dev: number;
+  /** Inode number. */
+  readonly ino: number;
+  /** Hard-link count. */
+  readonly nlink: number;
+}
+
+/** One directory entry. */
+export interface DirEntry {
+  /** The entry's file name. */
+  readonly name: string;
+  /** Its kind, without following symlinks. */
+  readonly kind: FileKind;
+}
+
+/** A file opened for reading. */
+export interface ReadHandle {
+  /** Stats the open handle (not the path), for identity checks after open. */
+  stat(): Promise<FileInfo>;
+  /** Reads up to `buffer.length` bytes at `position`; resolves with the count, 0 at end. */
+  read(buffer: Uint8Array, position: number): Promise<number>;
+  /** Closes the handle. */
+  close(): Promise<void>;
+}
+
+/** A file opened for appending. */
+export interface AppendHandle {
+  /** Stats the open handle. */
+  stat(): Promise<FileInfo>;
+  /** Appends all of `bytes` with one write call where the platform allows it. */
+  append(bytes: Uint8Array): Promise<void>;
+  /** Truncates the file to `length` bytes. */
+  truncate(length: number): Promise<void>;
+  /** Flushes data and metadata to stable storage (fsync). */
+  sync(): Promise<void>;
+  /** Closes the handle. */
+  close(): Promise<void>;
+}
+
+/** The filesystem operations the core needs; every path is absolute. */
+export interface FileSystem {
+  /** Stats `path` without following a final symlink. */
+  lstat(path: string): Promise<FileInfo>;
+  /** Stats `path`, following symlinks. */
+  stat(path: string): Promise<FileInfo>;
+  /** Resolves `path` to its canonical form. */
+  realpath(path: string): Promise<string>;
+  /** Lists `path`, without `.` and `..`, in platform order. */
+  readDir(path: string): Promise<DirEntry[]>;
+  /** Creates `path` and missing parents with `mode`; an existing directory is success. */
+  mkdir(path: string, mode: number): Promise<void>;
+  /**
+   * Reads a whole regular file of at most `maxBytes` bytes; rejects with
+   * `too_large` beyond that, `symlink` if `path` is a symlink and `not_file`
+   * if it is not a regular file. Adapters check with `lstat` before opening
+   * (Node also opens with `O_NONBLOCK`), so a FIFO at `path` is refused
+   * without blocking; on Deno, which has no `O_NONBLOCK`, a FIFO swapped in
+   * between that check and the open can still block the read.
+   */
+  readFile(path: string, maxBytes: number): Promise<Uint8Array>;
+  /** Opens a regular file for reading, refusing a final symlink (`symlink`) and non-files (`not_file`). */
+  openRead(path: string): Promise<ReadHandle>;
+  /** Creates `path` exclusively with `mode`, writes `bytes`, syncs and closes; `exists` if present. */
+  createExclusive(path: string, bytes: Uint8Array, mode: number): Promise<void>;
+  /** Fsyncs the directory `path`, so a file created in it keeps its entry after a power loss. */
+  syncDirectory(path: string): Promise<void>;
+  /** Opens `path` for appending, refusing a final symlink; `create` allows a new file with `mode`. */
+  openAppend(path: string, options: { create: boolean; mode: number }): Promise<AppendHandle>;
+  /** Atomically renames `from` to `to`. */
+  rename(from: string, to: string): Promise<void>;
+  /** Removes a file. */
+  unlink(path: string): Promise<void>;
+}
+

@@ -1,0 +1,37 @@
+/**
+ * What a run is configured with, apart from the run function so the run
+ * and its steps both depend on this shape and not on each other.
+ *
+ * @module
+ */
+
+import type { Endpoint } from "../config/providers.ts";
+import type { Runtime } from "../host/runtime.ts";
+import type { Effort } from "../policy/efforts.ts";
+import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+
+/** The admitted configuration a run works with: one startup snapshot's worth. */
+export interface RunConfig {
+  /** The runtime. */
+  readonly runtime: Runtime;
+  /** The provider endpoint. */
+  readonly endpoint: Endpoint;
+  /** Model id. */
+  readonly model: string;
+  /** Requested effort. */
+  readonly effort: Effort;
+  /** The key, or null for a keyless endpoint. */
+  readonly apiKey: string | null;
+  /** The system prompt (base instructions and AGENTS.md files). */
+  readonly instructions: string;
+  /** Tool approval policies from settings. */
+  readonly policies: Readonly<Record<string, ApprovalPolicy>>;
+  /** Most model requests per turn. */
+  readonly maxSteps: number;
+  /** Known secret values to redact. */
+  readonly secrets: readonly string[];
+  /** Canonical workspace (the child's cwd). */
+  readonly workspace: string;
+  /** Canonical `MC_HOME`. */
+  readonly home: string;
+}
