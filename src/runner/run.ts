@@ -25,7 +25,6 @@ import type { Usage } from "./providers/events.ts";
 
 /** One admitted run. */
 export interface RunRequest {
-  /** The session. */
   readonly sessionId: string;
   /** The run id `turn.start` returned. */
   readonly runId: string;

@@ -31,7 +31,6 @@ export interface TurnHost {
   readonly store: SessionStore;
   /** Whether a session or history operation is running. */
   sessionsBusy(): boolean;
-  /** Response channel. */
   readonly replies: WorkerReplies;
   /** Where run events go (the ordered writer, leaving room for responses). */
   readonly sink: RunEventSink;
@@ -55,7 +54,6 @@ export class TurnWorker {
   #active: ActiveRun | null = null;
   #module: Promise<RunModule> | null = null;
 
-  /** Creates the worker. */
   constructor(host: TurnHost) {
     this.#host = host;
   }

@@ -43,7 +43,7 @@ export async function openProviderStream(
   if (!response.ok || response.body === null) {
     // The body is never read: providers echo keys and prompts in error messages.
     await response.body?.cancel().catch(() => {});
-    const code = response.ok ? DiagnosticCode.providerStreamTruncated : classifyHttpFailure(response.status, response.headers.get("retry-after")).code;
+    const code = response.ok ? DiagnosticCode.providerStreamTruncated : classifyHttpFailure(response.status).code;
     return { ok: false, code, status: response.status };
   }
   return { ok: true, events: decodeStream(endpoint.api, response.body, { signal, model }) };
