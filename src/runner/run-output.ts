@@ -129,14 +129,13 @@ export class RunIO {
   }
 
   /** Emits a `diagnostic` event and records it in history (unless persistence already failed). */
-  async diagnostic(code: DiagnosticCode): Promise<void> {
-    const summary = DIAGNOSTIC_TEXT[code];
+  async diagnostic(code: DiagnosticCode, summary: string = DIAGNOSTIC_TEXT[code]): Promise<void> {
     await this.persist([{ v: 1, type: "diagnostic", session_id: this.scope.session_id, at: this.at(), turn_id: this.turnId, code, summary }]);
-    await this.notify(code);
+    await this.notify(code, summary);
   }
 
   /** Emits a `diagnostic` event without recording it. */
-  async notify(code: DiagnosticCode): Promise<void> {
-    await this.emit({ event: "diagnostic", data: { ...this.scope, code, summary: DIAGNOSTIC_TEXT[code] } });
+  async notify(code: DiagnosticCode, summary: string = DIAGNOSTIC_TEXT[code]): Promise<void> {
+    await this.emit({ event: "diagnostic", data: { ...this.scope, code, summary } });
   }
 }
