@@ -39,22 +39,12 @@ export interface RunEventSink {
 
 /** Options of a {@link RunEventChannel}. */
 export interface RunEventChannelOptions {
-  /** The consumer. */
+  /** Where events go, in order, as its room allows (see {@link RunEventSink}). */
   readonly sink: RunEventSink;
   /** The runtime's timers, which bound the critical wait. */
   readonly setTimer: SetTimer;
   /** The run the channel's own `message.delta` events are stamped with. */
   readonly scope: RunScope;
-}
-
-/** Counters for benches and tests. */
-export interface RunEventStats {
-  /** Events handed to the sink. */
-  readonly delivered: number;
-  /** Delta parts appended to an already queued delta instead of taking a slot. */
-  readonly coalesced: number;
-  /** Delta parts dropped for lack of room (their part numbers stay unused, a visible gap). */
-  readonly dropped: number;
 }
 
 
@@ -82,20 +72,12 @@ export class RunEventChannel {
   readonly #roomWaiters = new Set<() => void>();
   #closed = false;
   #failed = false;
-  #delivered = 0;
-  #coalesced = 0;
-  #dropped = 0;
 
   /** Creates the channel for one run. */
   constructor(options: RunEventChannelOptions) {
     this.#sink = options.sink;
     this.#setTimer = options.setTimer;
     this.#scope = options.scope;
-  }
-
-  /** Counters so far. */
-  get stats(): RunEventStats {
-    return { delivered: this.#delivered, coalesced: this.#coalesced, dropped: this.#dropped };
   }
 
   /** Events accepted and not yet handed to the sink (never more than `LIMITS.worker_events`). */
@@ -126,7 +108,6 @@ export class RunEventChannel {
       if (open !== null && open.data.message_id === messageId && this.#waiters.length === 0 && open.bytes + piece.bytes <= LIMITS.event_chunk_bytes) {
         open.data.text += piece.text;
         open.bytes += piece.bytes;
-        this.#coalesced++;
         continue;
       }
       if (this.#hasRoom()) {
@@ -136,8 +117,8 @@ export class RunEventChannel {
         this.#open = { data, bytes: piece.bytes };
         continue;
       }
+      // Dropped for lack of room: its part number stays unused, a visible gap.
       this.#nextPart.set(messageId, part + 1);
-      this.#dropped++;
       if (open?.data.message_id === messageId) this.#open = null;
     }
     this.#drain();
@@ -240,7 +221,6 @@ export class RunEventChannel {
       const event = this.#queue.shift()!;
       // Once sent the event is the sink's; appending to it then would change a delivered frame.
       if (this.#open !== null && this.#open.data === event.data) this.#open = null;
-      this.#delivered++;
       this.#sink.send(event);
       this.#admitWaiters();
     }

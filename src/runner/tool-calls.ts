@@ -3,7 +3,8 @@
  * them: resolve the tool, prepare the call (its paths resolved, what it
  * needs read), apply its approval policy (asking the client when it is
  * `ask`, or when the prepared call must ask, with a summary of exactly what
- * will run), run it, and report each call as `activity` events and records. Every call gets a result the model can read, so the next request
+ * will run), run it, and report each call as `activity` events and records.
+ * Every call gets a result the model can read, so the next request
  * pairs every call with its result even when a call was refused.
  *
  * @module
@@ -13,7 +14,7 @@ import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
-import { type RunIO, RunStop } from "./run-port.ts";
+import { type RunIO, RunStop } from "./run-output.ts";
 import { approvalSummary, prepareCall } from "./tools/invoke.ts";
 import { boundSummary } from "./tools/tool-text.ts";
 import { resolvePolicy } from "../policy/tool-policies.ts";

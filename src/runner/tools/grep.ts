@@ -24,7 +24,8 @@ import { compileGlob, type GlobMatcher, type GlobState } from "./glob-match.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
 import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
 import { searchFile, type SearchLimits, type SearchTally } from "./grep-file.ts";
-import { clampUtf8, count, finishResult, formatBytes, quote, showExactly } from "./tool-text.ts";
+import { clampUtf8 } from "../../util/utf8.ts";
+import { count, finishResult, formatBytes, quote, showExactly } from "./tool-text.ts";
 import { MAX_OUTPUT_BYTES, type PreparedCall, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
 import { walkTree } from "./walk.ts";
 

@@ -10,8 +10,9 @@
  */
 
 import * as v from "valibot";
-import { redactSecrets, utf8ByteLength } from "../../util/redaction.ts";
-import { boundSummary, clampUtf8, describeError, finishResult } from "./tool-text.ts";
+import { redactSecrets, redactStrings } from "../../util/redaction.ts";
+import { clampUtf8, utf8ByteCount } from "../../util/utf8.ts";
+import { boundSummary, describeError, finishResult } from "./tool-text.ts";
 import { type AnyTool, isPrepared, MAX_SUMMARY_BYTES, type PreparedCall, type ToolContext, type ToolResult } from "./tool.ts";
 
 /** Most validation issues listed back to the model. */
@@ -79,15 +80,5 @@ export async function prepareCall(tool: AnyTool, args: unknown, context: ToolCon
  */
 export function approvalSummary(prepared: PreparedCall, secrets: readonly string[]): string | null {
   const shown = redactSecrets(prepared.action, secrets);
-  return utf8ByteLength(shown) <= MAX_SUMMARY_BYTES ? boundSummary(shown, secrets) : null;
-}
-
-/** `value` with every string in it (at any depth) redacted. */
-function redactStrings(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((item) => redactStrings(item, secrets));
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactStrings(item, secrets)]));
-  }
-  return value;
+  return utf8ByteCount(shown) <= MAX_SUMMARY_BYTES ? boundSummary(shown, secrets) : null;
 }
