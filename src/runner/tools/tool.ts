@@ -10,9 +10,9 @@
  * prepared target and fails if it changed in between. Bad input, refused
  * paths, missing files and failed commands all come back as a
  * {@link ToolResult} with `ok: false`; a tool never throws for anything the
- * model sent. Call tools through `prepareCall()` / `invokeTool()`
- * (`invoke.ts`), which validate the raw arguments first and re-apply the
- * output bounds and redaction as a safety net.
+ * model sent. Call tools through `prepareCall()` (`invoke.ts`), which
+ * validates the raw arguments first and re-applies the output bounds and
+ * redaction as a safety net.
  *
  * @module
  */
