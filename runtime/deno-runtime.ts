@@ -22,6 +22,7 @@ import {
 } from "../src/host/runtime.ts";
 import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
+import { denoFetch } from "./deno-http.ts";
 
 // Re-exported so callers keep one import path for the whole Deno adapter.
 export { denoFileSystem, normalizeError };
@@ -220,7 +221,7 @@ export function createDenoRuntime(): Runtime {
     pid: Deno.pid,
     isProcessAlive,
     hostname,
-    fetch: (url, init) => globalThis.fetch(url, init),
+    fetch: denoFetch,
     platform: Deno.build.os,
     exit: (code) => Deno.exit(code),
   };
