@@ -76,6 +76,8 @@ const TIMEOUT_MS = 60_000;
 // The issue states memory in MB (10^6 bytes); comparing in MiB would be 5 % more lenient.
 const MB = 1_000_000;
 const TARGETS = { warmMs: 20, deltasPerSecond: 25_000, idleMB: 60, peakMB: 100 };
+/** Issue 13 item 7, for --per-write: Node's deltas/s over Deno's, and Deno's peak in a fresh child. */
+const PER_WRITE_TARGETS = { ratio: 1.3, peakMiB: 90 };
 const CAPABILITIES = ["session.create", "session.open", "turn.start", "status", "shutdown"];
 
 // Realistically long keys (an OpenAI project key is 164 characters, an Anthropic key 108): every
@@ -586,6 +588,15 @@ for (const [name, s] of Object.entries(summary)) {
       `peak RSS during a ${deltaCount.toLocaleString("en-US")}-delta answer (fresh child) ≤ ${TARGETS.peakMB} MB: ${verdict((s.freshPeakKiB * 1024) / MB <= TARGETS.peakMB)} (${((s.freshPeakKiB * 1024) / MB).toFixed(1)} MB); ` +
       `after ${warmTurns} warm and ${bigTurns} big turns: ${mib(s.peakKiB)}` +
       `${s.textMatches ? "" : "; WARNING: a reconciled text differed from the answer"}`,
+  );
+}
+if (summary.node !== undefined && summary.deno !== undefined) {
+  const ratio = summary.node.deltasPerSecond / summary.deno.deltasPerSecond;
+  const denoPeakMiB = summary.deno.freshPeakKiB / 1024;
+  console.log(
+    `node ÷ deno deltas/s (same run): ${ratio.toFixed(2)}×` +
+      (perWrite ? `; issue 13 item 7 (--per-write): Deno within ${PER_WRITE_TARGETS.ratio}× of Node: ${verdict(ratio <= PER_WRITE_TARGETS.ratio)}, ` +
+        `Deno peak (fresh child) < ${PER_WRITE_TARGETS.peakMiB} MiB: ${verdict(denoPeakMiB < PER_WRITE_TARGETS.peakMiB)} (${denoPeakMiB.toFixed(1)} MiB)` : ""),
   );
 }
 console.log(foreignCpuNote(foreignCores));
