@@ -32,7 +32,6 @@ describe("RunEventChannel delta hold", () => {
     clock.advance(HOLD_MS);
     events.delta("m", "e ");
     assert.deepEqual(deltas(sink.sent), [["m", 0, "a "], ["m", 1, "b c d "], ["m", 2, "e "]]);
-    assert.deepEqual(events.stats, { delivered: 3, coalesced: 2, dropped: 0 });
   });
 
   it("lets a critical event through at once, behind the held text", async () => {
@@ -62,7 +61,7 @@ describe("RunEventChannel delta hold", () => {
     const word = "x".repeat(999) + " ";
     for (let index = 0; index < 40; index++) events.delta("m", word);
     clock.advance(HOLD_MS);
-    assert.equal(events.stats.dropped, 0);
+    assert.deepEqual(deltas(sink.sent).map(([, part]) => part), [...sink.sent.keys()], "no part number skipped: nothing dropped");
     assert.equal(deltas(sink.sent).map(([, , text]) => text).join(""), word.repeat(40));
     assert.ok(sink.sent.length < 40, "text was joined");
   });
@@ -98,7 +97,10 @@ describe("RunEventChannel delta hold", () => {
         assert.deepEqual(sink.violations, []);
         const parts = deltas(sink.sent).map(([, part]) => part);
         assert.ok(parts.every((part, index) => index === 0 || part > parts[index - 1]!), "parts ascend");
-        if (events.stats.dropped === 0) assert.equal(deltas(sink.sent).map(([, , text]) => text).join(""), offered);
+        // A skipped part number marks a drop (for lack of room, never for holding); without one the
+        // delivered text is the offered text up to where the last delivered part ends.
+        const delivered = deltas(sink.sent).map(([, , text]) => text).join("");
+        if (parts.every((part, index) => part === index)) assert.ok(offered.startsWith(delivered), "delivered text is the offered text, in order");
         assert.equal(sink.sent.filter((event) => event.event === "activity").length, criticals);
       }),
       { numRuns: fuzzRuns(200) },

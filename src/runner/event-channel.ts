@@ -46,8 +46,8 @@ export interface RunEventChannelOptions {
   /** The run the channel's own `message.delta` events are stamped with. */
   readonly scope: RunScope;
   /**
-   * After a delta is handed to the sink, later text of the stream waits up
-   * to this long and leaves as one delta (absent or 0: never held). For a
+   * After a delta is handed to an idle sink, later text of the stream waits
+   * up to this long and leaves as one delta (absent or 0: never held). For a
    * sink whose every write call is costly (`ByteWriter.batchMs`); the first
    * delta after a pause and every critical event still go at once.
    */
@@ -81,6 +81,7 @@ export class RunEventChannel {
   readonly #holdMs: number;
   // Open while deltas are held: from a delta's hand-over until `#holdMs` later.
   #hold: Disposable | null = null;
+  #idleRoom = 0; // The most room the sink has shown: its room when idle.
   readonly #queue: RunEvent[] = [];
   // Critical events waiting for a slot, oldest first; they are ahead of anything produced later.
   readonly #waiters: Waiter[] = [];
@@ -254,8 +255,11 @@ export class RunEventChannel {
       // Once sent the event is the sink's; appending to it then would change a delivered frame.
       if (this.#open !== null && this.#open.data === event.data) this.#open = null;
       this.#delivered++;
+      // Hold only after a delta that reached an idle sink (all its room free): that one costs a write of its own.
+      const idle = this.#sink.room() >= this.#idleRoom;
+      this.#idleRoom = Math.max(this.#idleRoom, this.#sink.room());
       this.#sink.send(event);
-      if (event.event === "message.delta" && this.#holdMs > 0 && !this.#closed) this.#startHold();
+      if (idle && event.event === "message.delta" && this.#holdMs > 0 && !this.#closed) this.#startHold();
       this.#admitWaiters();
     }
     if (this.#closed && this.#queue.length === 0) this.#endHold();
