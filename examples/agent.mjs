@@ -8,7 +8,7 @@
 //   node examples/agent.mjs                            # prompt loop
 //
 // Assistant text goes to stdout; everything else goes to stderr.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -63,12 +63,22 @@ const KINDS = new Set(["tool", "subagent", "compaction"]), STATES = new Set(["st
 const OUTCOMES = new Set(["completed", "cancelled", "failed"]), PERSISTENCE = new Set(["durable", "degraded", "not_started"]);
 const HINTS = {
   provider_unavailable: "The selected provider's API key variable (e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY) is not set here; export it, or select the keyless ollama provider (see docs/settings.md).",
-  configuration_invalid: "Fix ~/.magi-code/settings.jsonc (or $MC_HOME/settings.jsonc) or <cwd>/.magi-code/settings.jsonc.",
   unsupported_capability: "This magi-code does not implement everything this client needs (turns, approvals).",
   session_missing: "No saved session has that id in this storage root.",
   session_busy: "Another magi-code child has that session open.",
   cwd_mismatch: "That session belongs to another workspace; pass its directory with --cwd.",
 };
+
+/**
+ * The wire error is a bare code; `magi-code config check`, run with the same
+ * executable, cwd and environment, says which file and JSON path are wrong.
+ */
+function configProblem() {
+  const args = opts.bin ? ["config", "check"] : [script, "config", "check"];
+  const checked = spawnSync(opts.bin ?? process.execPath, args, { cwd: opts.cwd ?? process.cwd(), encoding: "utf8" });
+  const first = checked.status === 1 ? checked.stdout.split("\n")[0] : "";
+  return first ? `${first}\n(magi-code config check lists every problem)` : "Run magi-code config check to see what is wrong.";
+}
 
 let exiting = false;
 function die(message) {
@@ -326,7 +336,8 @@ try {
     }
   }
 } catch (error) {
-  note(HINTS[error.code] ? `${error.message}\n${HINTS[error.code]}` : error.message);
+  const hint = error.code === "configuration_invalid" ? configProblem() : HINTS[error.code];
+  note(hint ? `${error.message}\n${hint}` : error.message);
   exitCode = 1;
 }
 

@@ -10,6 +10,7 @@
  */
 
 import type * as NodeCrypto from "node:crypto";
+import type * as NodeFs from "node:fs";
 import {
   type ByteReader,
   type ByteWriter,
@@ -20,7 +21,7 @@ import {
   type StdioKind,
   type Subprocess,
 } from "../src/host/runtime.ts";
-import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
+import { classifySocket } from "../src/util/stdio-kind.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 import { denoFetch } from "./deno-http.ts";
 
@@ -79,26 +80,31 @@ function readProcTable(name: string): string {
   }
 }
 
+// Loaded by the one stdio check of `serve --stdio`, not imported, like `node:crypto` below.
+let nodeFs: typeof NodeFs | null = null;
+
+/**
+ * What stdio descriptor `fd` is connected to. `fstat` on the descriptor (through
+ * Deno's `node:fs`) needs no permission at all, unlike stating `/dev/fd/N` or
+ * `/proc/self/fd/N`, which Deno allows only under `--allow-all`. The inode
+ * `fstat` gives is the socket inode `/proc/net/unix` lists. That table also
+ * needs `--allow-all` (it is `/proc/self/net/unix`); without it a socket is
+ * taken for a socketpair, as on macOS, where no cheap test exists either.
+ */
 function stdioKind(fd: 0 | 1 | 2): StdioKind {
-  let info: Deno.FileInfo;
+  let info: ReturnType<typeof NodeFs.fstatSync>;
   try {
-    // `/dev/fd/N` stats the object behind the descriptor on Linux and macOS alike.
-    info = Deno.statSync(`/dev/fd/${fd}`);
+    info = (nodeFs ??= process.getBuiltinModule("node:fs")).fstatSync(fd);
   } catch {
     return "other";
   }
-  if (info.isFifo) return "fifo";
-  if (info.isFile) return "file";
-  if (info.isCharDevice) return isTerminal(fd) ? "tty" : "device";
-  if (info.isBlockDevice) return "device";
-  if (!info.isSocket) return "other";
-  if (Deno.build.os !== "linux") return "socketpair";
-  try {
-    const inode = socketInode(Deno.readLinkSync(`/proc/self/fd/${fd}`));
-    return inode === null ? "socket" : classifySocket(readProcTable, inode);
-  } catch {
-    return "socket";
-  }
+  if (info.isFIFO()) return "fifo";
+  if (info.isFile()) return "file";
+  if (info.isCharacterDevice()) return isTerminal(fd) ? "tty" : "device";
+  if (info.isBlockDevice()) return "device";
+  if (!info.isSocket()) return "other";
+  // Unreadable tables read as "" and leave the socket unlisted: a socketpair.
+  return Deno.build.os === "linux" ? classifySocket(readProcTable, String(info.ino)) : "socketpair";
 }
 
 function isTerminal(fd: 0 | 1 | 2): boolean {

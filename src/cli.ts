@@ -1,11 +1,12 @@
 /**
- * The command line: `magi-code serve --stdio`, `--help` and `--version`.
+ * The command line: `magi-code serve --stdio`, `config check`, `--help` and `--version`.
  * Anything else is an invalid launch: exit 2 with one line on stderr, nothing
  * on stdout, and no filesystem or other runtime side effect.
  *
  * @module
  */
 
+import { configCheckCommand } from "./admission/config-check-command.ts";
 import type { Runtime, StdioKind } from "./host/runtime.ts";
 import { createServer } from "./server.ts";
 import { settlesWithin } from "./util/async.ts";
@@ -16,12 +17,15 @@ export const HELP = `magi-code ${VERSION}: a coding-agent backend for GUI client
 
 Usage:
   magi-code serve --stdio   Serve magi-code.local-agent version 1 on stdin/stdout.
+  magi-code config check    Print every settings problem (file, JSON path, what is
+                            wrong); exit 1 if there is any.
   magi-code --help          Print this help.
   magi-code --version       Print the version.
 
 stdin and stdout must be pipes (FIFOs or the socketpairs a parent process
 creates for child stdio). MC_HOME selects the storage root (default
-~/.magi-code). See docs/protocol.md for the wire contract.
+~/.magi-code). See docs/protocol.md for the wire contract and
+docs/settings.md for settings and providers.
 `;
 
 /** Stdio kinds the transport serves: FIFOs and unnamed socketpairs. */
@@ -50,6 +54,10 @@ export async function main(runtime: Runtime): Promise<number> {
     } catch {
       return 1;
     }
+  }
+  if (args[0] === "config") {
+    if (args.length === 2 && args[1] === "check") return await configCheckCommand(runtime);
+    return await fail(runtime, "'config' takes one subcommand, check");
   }
   if (args[0] !== "serve") {
     return await fail(runtime, args.length === 0 ? "missing command; try 'magi-code --help'" : "unknown command; try 'magi-code --help'");

@@ -49,7 +49,6 @@ describe("ApprovalBroker rules", () => {
     assert.match(request.approvalId, UUID_V4);
     assert.equal(request.expiresInMs, 60_000);
     assert.equal(request.summary, "shell: npm test");
-    assert.equal(broker.pending, 1);
     assert.equal(liveTimers(), 1);
     assert.equal(await peek(request.decision), "pending");
     assert.notEqual(broker.request("again").approvalId, request.approvalId);
@@ -61,7 +60,6 @@ describe("ApprovalBroker rules", () => {
       const broker = new ApprovalBroker(host);
       const request = broker.request("write_file: a.txt");
       assert.deepEqual(broker.answer(request.approvalId, allow), { ok: true });
-      assert.equal(broker.pending, 0);
       assert.equal(liveTimers(), 0);
       assert.deepEqual(broker.answer(request.approvalId, !allow), STALE);
       assert.deepEqual(broker.answer(request.approvalId, allow), STALE);
@@ -77,10 +75,8 @@ describe("ApprovalBroker rules", () => {
     const request = broker.request("edit_file: src/a.ts");
     clock.advance(EXPIRY - 1);
     assert.equal(await peek(request.decision), "pending");
-    assert.equal(broker.pending, 1);
     clock.advance(1);
     assert.equal(await request.decision, "denied");
-    assert.equal(broker.pending, 0);
     assert.equal(liveTimers(), 0);
     assert.deepEqual(broker.answer(request.approvalId, true), STALE);
   });
@@ -106,7 +102,6 @@ describe("ApprovalBroker rules", () => {
     assert.deepEqual(broker.answer(foreign.approvalId, true), STALE);
     assert.equal(await peek(request.decision), "pending");
     assert.equal(await peek(foreign.decision), "pending");
-    assert.equal(broker.pending, 1);
   });
 
   for (const reason of ["cancelled", "disconnected"] as const) {
@@ -117,8 +112,6 @@ describe("ApprovalBroker rules", () => {
       const open = [broker.request("shell: a"), broker.request("shell: b")];
       broker.answer(answered.approvalId, true);
       assert.equal(broker.cancel(reason), 2);
-      assert.equal(broker.cancelReason, reason);
-      assert.equal(broker.pending, 0);
       assert.equal(liveTimers(), 0);
       assert.deepEqual(await Promise.all(open.map((r) => r.decision)), ["denied", "denied"]);
       assert.equal(await answered.decision, "allowed");
@@ -127,12 +120,10 @@ describe("ApprovalBroker rules", () => {
       const late = broker.request("shell: c");
       assert.equal(late.expiresInMs, 0);
       assert.equal(await late.decision, "denied");
-      assert.equal(broker.pending, 0);
       assert.equal(liveTimers(), 0);
       assert.deepEqual(broker.answer(late.approvalId, true), STALE);
 
       assert.equal(broker.cancel("cancelled"), 0);
-      assert.equal(broker.cancelReason, reason);
       clock.advance(EXPIRY);
     });
   }
@@ -168,7 +159,6 @@ describe("ApprovalBroker under fc.scheduler()", () => {
 
           const check = () => {
             const pending = seen.filter((a) => a.model.status === "pending").length;
-            assert.equal(broker.pending, pending);
             assert.equal(liveTimers(), pending);
             for (const a of seen) {
               assert.ok(a.decisions.length <= 1, "an approval decided twice");
@@ -229,7 +219,6 @@ describe("ApprovalBroker under fc.scheduler()", () => {
           for (const a of seen) if (a.model.status === "pending") a.model.status = "denied";
           await Promise.all([0, 1, 2].map(() => Promise.resolve()));
           for (const a of seen) assert.deepEqual(a.decisions, [a.model.status]);
-          assert.equal(broker.pending, 0);
           assert.equal(liveTimers(), 0);
           clock.advance(EXPIRY * 2);
           for (const a of seen) assert.deepEqual(broker.answer(a.id, true), STALE);

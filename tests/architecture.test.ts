@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, posix, relative, sep } from "node:path";
 import { describe, it } from "node:test";
 import { VERSION } from "../src/util/version.ts";
@@ -129,7 +129,7 @@ describe("architecture", () => {
     assert.deepEqual(offenders, []);
   });
 
-  it("every wire error code is spelled only in src/protocol/errors.ts", () => {
+  it("every wire error code is spelled only in src/protocol/errors.ts, in any quotes", () => {
     const table = readFileSync(join(root, "src", "protocol", "errors.ts"), "utf8");
     const codes = [...table.matchAll(/:\s*"([a-z_]+)",/g)].map((match) => match[1]!);
     assert.ok(codes.length >= 30);
@@ -137,7 +137,12 @@ describe("architecture", () => {
     for (const file of files) {
       if (file.endsWith(join("protocol", "errors.ts"))) continue;
       const text = code(readFileSync(file, "utf8"));
-      for (const wire of codes) if (text.includes(`"${wire}"`)) offenders.push(`${relative(root, file)}: ${wire}`);
+      for (const wire of codes) {
+        // Any quoting counts: double, single, or a template literal holding only the code.
+        if ([`"${wire}"`, `'${wire}'`, `\`${wire}\``].some((spelled) => text.includes(spelled))) {
+          offenders.push(`${relative(root, file)}: ${wire}`);
+        }
+      }
     }
     assert.deepEqual(offenders, []);
   });
@@ -170,6 +175,34 @@ describe("architecture", () => {
       .map((file) => ({ file: relative(root, file), lines: readFileSync(file, "utf8").split("\n").length - 1 }))
       .filter(({ lines }) => lines > MAX_LINES);
     assert.deepEqual(long, []);
+  });
+
+  it("docs/architecture.md names only files that exist and draws the layers in LAYERS order", () => {
+    const doc = readFileSync(join(root, "docs", "architecture.md"), "utf8");
+    const missing = doc.split("\n")
+      .filter((row) => !row.includes("not built yet"))
+      .flatMap((row) => [...row.matchAll(/`(src\/[^`*]+?\.ts)`/g)].map((match) => match[1]!))
+      .filter((path) => !existsSync(join(root, path)));
+    assert.deepEqual(missing, []);
+    const drawing = /```\n([\s\S]*?)```/.exec(doc)![1]!.split("\n").filter((row) => row.trim() !== "");
+    const drawn = drawing.map((row) => row.trim().split(/\s+/)[0]!.replace(/\/$/, "")).reverse();
+    assert.deepEqual(drawn, [...LAYERS]);
+  });
+
+  it("the runner reaches the store only through record types", () => {
+    const allowed = new Set(["src/store/records.ts", "src/store/conversation-records.ts"]);
+    const offenders: string[] = [];
+    for (const file of files) {
+      const from = relative(root, file).split(sep).join("/");
+      if (!from.startsWith("src/runner/")) continue;
+      const text = code(readFileSync(file, "utf8"));
+      for (const match of text.matchAll(/\b(import|export)(\s+type)?\s[^;]*?from\s+["'](\.{1,2}\/[^"']+)["']/g)) {
+        const target = posix.normalize(posix.join(posix.dirname(from), match[3]!));
+        if (!target.startsWith("src/store/")) continue;
+        if (match[2] === undefined || !allowed.has(target)) offenders.push(`${from} -> ${target}`);
+      }
+    }
+    assert.deepEqual(offenders, []);
   });
 
   it("findCycle() finds a two-file cycle and accepts a chain", () => {

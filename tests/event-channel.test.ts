@@ -60,7 +60,6 @@ describe("RunEventChannel", () => {
       ["m1", 3, 2],
     ]);
     assert.equal(deltas(sink.sent).filter(([m]) => m === "m1").map(([, , t]) => t).join(""), "😀".repeat(1_500) + "é".repeat(2_001));
-    assert.deepEqual(events.stats, { delivered: 5, coalesced: 0, dropped: 0 });
   });
 
   it("a blocked sink coalesces text into the queued tail delta of the same message", () => {
@@ -73,7 +72,6 @@ describe("RunEventChannel", () => {
     sink.resize(64);
     events.delta("m1", "d");
     assert.deepEqual(deltas(sink.sent).map(([m, part, text]) => [m, part, bytes(text)]), [["m1", 0, 4_000], ["m1", 1, 1], ["m1", 2, 1]]);
-    assert.deepEqual(events.stats, { delivered: 3, coalesced: 40, dropped: 0 });
   });
 
   it("a full queue drops what cannot join its tail and leaves a part gap", () => {
@@ -92,7 +90,6 @@ describe("RunEventChannel", () => {
     const sent = deltas(sink.sent);
     assert.deepEqual(sent[31], ["m2", 15, "ab"]);
     assert.deepEqual(sent.slice(32), [["m1", 17, "d"], ["m2", 18, "z"]]);
-    assert.deepEqual(events.stats, { delivered: 34, coalesced: 1, dropped: 3 });
   });
 
   it("a critical event waits in order for room, never dropped, while later deltas drop rather than overtake it", async () => {
@@ -106,7 +103,6 @@ describe("RunEventChannel", () => {
     events.delta("m1", "after");
     assert.deepEqual(ids(sink).slice(30), ["m1#15", "m2#15", "a1", "m1#17"]);
     assert.equal(deltas(sink.sent)[31]![2], "31,");
-    assert.deepEqual(events.stats, { delivered: 34, coalesced: 0, dropped: 2 });
   });
 
   it("whenDeltaRoom() resolves at once with room, when a slot frees, or after its bound", async () => {
@@ -227,7 +223,6 @@ describe("RunEventChannel under fc.scheduler()", () => {
         const produced = new Map<string, string>();
         const outcomes: Outcome[] = [];
         const called: string[] = [];
-        let pieces = 0;
         const producer = (async () => {
           const unawaited: Promise<void>[] = [];
           let index = 0;
@@ -238,7 +233,6 @@ describe("RunEventChannel under fc.scheduler()", () => {
               if (step.kind === "delta") {
                 const id = `m${step.message}`;
                 produced.set(id, (produced.get(id) ?? "") + tag + step.text);
-                pieces += splitUtf8(tag + step.text, 4_000).length;
                 events.delta(id, tag + step.text);
               } else if (step.kind === "resize") {
                 sink.resize(step.capacity);
@@ -274,7 +268,7 @@ describe("RunEventChannel under fc.scheduler()", () => {
         const tags = sink.sent.flatMap((e) => (e.event === "message.delta" ? e.data.text : e.event === "activity" ? e.data.activity_id : "").match(/<\d+>/g) ?? []);
         const order = tags.map((t) => Number(t.slice(1, -1)));
         assert.ok(order.every((n, i) => i === 0 || n > order[i - 1]!), "in order");
-        // Per message: parts only increase, gaps only where text was dropped, and every piece is accounted for.
+        // Per message: parts only increase, and the parts before any gap are a prefix of its text.
         const byMessage = new Map<string, [number, string][]>();
         for (const [id, part, text] of deltas(sink.sent)) {
           assert.ok(bytes(text) <= 4_000);
@@ -285,11 +279,7 @@ describe("RunEventChannel under fc.scheduler()", () => {
           const contiguous = parts.findIndex(([part], i) => part !== i);
           const prefix = parts.slice(0, contiguous < 0 ? parts.length : contiguous).map(([, t]) => t).join("");
           assert.ok(produced.get(id)!.startsWith(prefix), `${id}: gap-free parts are a prefix of its text`);
-          if (events.stats.dropped === 0) assert.equal(prefix, produced.get(id));
         }
-        const { delivered, coalesced, dropped } = events.stats;
-        assert.equal(delivered, sink.sent.length);
-        assert.equal(deltas(sink.sent).length + coalesced + dropped, pieces);
       }),
       { numRuns: fuzzRuns(150, 4) },
     );

@@ -150,6 +150,13 @@ describe("examples/agent.mjs against the real backend", () => {
     assert.match(toolResult.content, /denied/);
   });
 
+  it("a settings typo names the file and the JSON path (from magi-code config check), not a generic hint", async () => {
+    const broken = workspace(root, "agent-typo", await fake(), { model: { provdier: "ollama" } });
+    const run = await agent(broken, ["--yes", "--cwd", broken.cwd, "hello"]);
+    assert.equal(run.code, 1);
+    assert.ok(lines(run.stderr).includes(`${broken.home}/settings.jsonc: $.model.provdier: unknown key`), `stderr:\n${run.stderr}`);
+  });
+
   it("stdout carries each assistant message exactly once", async () => {
     // A script reading the one-shot answer from stdout should get the answer, not a streamed
     // prefix followed by the authoritative copy of the same text.

@@ -9,7 +9,7 @@ import { type HistoryPage, pageHistory, revisionId } from "../src/store/pages.ts
 import type { HistoryEntry, HistorySnapshot } from "../src/store/history-snapshot.ts";
 import { projectHistory, type ProjectionRecord } from "../src/store/projection.ts";
 import { PART_ESCAPED_BUDGET } from "../src/store/history-text-parts.ts";
-import { utf8ByteLength } from "../src/util/redaction.ts";
+import { utf8ByteCount } from "../src/util/utf8.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const DIGEST = "0123456789abcdef".repeat(4);
@@ -35,7 +35,7 @@ function pageAll(snapshot: HistorySnapshot, sessionId = SESSION, revision = REVI
     const got = pageHistory(snapshot, sessionId, revision, cursor);
     assert.ok(got.ok, `page ${pages.length} failed`);
     const page = got.result;
-    assert.ok(utf8ByteLength(JSON.stringify(page)) <= LIMITS.history_page_bytes, "page bytes");
+    assert.ok(utf8ByteCount(JSON.stringify(page)) <= LIMITS.history_page_bytes, "page bytes");
     assert.ok(page.entries.length <= LIMITS.history_page_entries, "page entries");
     assert.equal(page.session_id, sessionId);
     assert.equal(page.revision, revision);
@@ -103,7 +103,7 @@ describe("pageHistory", () => {
 
   it("fits one worst-case part per page: 64-byte ids everywhere and a text at the escaped budget", () => {
     const text = "\u0001".repeat(Math.floor(PART_ESCAPED_BUDGET / 6)) + "a".repeat(PART_ESCAPED_BUDGET % 6);
-    assert.equal(utf8ByteLength(JSON.stringify(text)) - 2, PART_ESCAPED_BUDGET);
+    assert.equal(utf8ByteCount(JSON.stringify(text)) - 2, PART_ESCAPED_BUDGET);
     const entry: HistoryEntry = {
       message_id: "m".repeat(64),
       kind: "reasoning_summary",

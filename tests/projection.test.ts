@@ -7,8 +7,8 @@ import { LIMITS } from "../src/protocol/limits.ts";
 import type { HistoryEntry, HistorySnapshot } from "../src/store/history-snapshot.ts";
 import { INTERRUPTED_TURN_TEXT, projectHistory, type ProjectionRecord } from "../src/store/projection.ts";
 import { PART_ESCAPED_BUDGET } from "../src/store/history-text-parts.ts";
-import { sanitizeText } from "../src/util/utf8.ts";
-import { REDACTION_MARKER, redactSecrets, utf8ByteLength } from "../src/util/redaction.ts";
+import { sanitizeText, utf8ByteCount } from "../src/util/utf8.ts";
+import { REDACTION_MARKER, redactSecrets } from "../src/util/redaction.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const SECRET = "hunter2-correct-horse";
@@ -68,7 +68,7 @@ function messages(entries: readonly HistoryEntry[]): string[] {
   return out;
 }
 
-const escapedBytes = (text: string): number => utf8ByteLength(JSON.stringify(text)) - 2;
+const escapedBytes = (text: string): number => utf8ByteCount(JSON.stringify(text)) - 2;
 
 describe("projectHistory rules", () => {
   it("projects user input and assistant replies; session, preferences, internal prompts, usage and turn markers show nothing", () => {
@@ -325,7 +325,7 @@ describe("projectHistory chunking", () => {
     ];
     for (const [label, text, sizes] of cases) {
       const got = parts(text);
-      assert.deepEqual(got.map(utf8ByteLength), sizes, label);
+      assert.deepEqual(got.map(utf8ByteCount), sizes, label);
       assert.equal(got.join(""), text, label);
     }
   });
@@ -343,7 +343,7 @@ describe("projectHistory chunking", () => {
   it("quotes and backslashes double when escaped and are budgeted too", () => {
     const got = parts(`"\\`.repeat(LIMITS.history_chunk_bytes / 2));
     assert.ok(got.length >= 2);
-    assert.ok(got.every((p) => escapedBytes(p) <= PART_ESCAPED_BUDGET && utf8ByteLength(p) <= LIMITS.history_chunk_bytes));
+    assert.ok(got.every((p) => escapedBytes(p) <= PART_ESCAPED_BUDGET && utf8ByteCount(p) <= LIMITS.history_chunk_bytes));
   });
 
   it("splits one very large message into many numbered parts", () => {
@@ -354,7 +354,7 @@ describe("projectHistory chunking", () => {
     assert.deepEqual(entries.map((e) => e.part), entries.map((_, i) => i));
     assert.deepEqual(entries.map((e) => e.last_part), entries.map((_, i) => i === entries.length - 1));
     assert.equal(new Set(entries.map((e) => e.message_id)).size, 1);
-    assert.ok(entries.every((e) => utf8ByteLength(e.text) <= LIMITS.history_chunk_bytes));
+    assert.ok(entries.every((e) => utf8ByteCount(e.text) <= LIMITS.history_chunk_bytes));
     assert.equal(messages(entries)[0], text);
   });
 });
@@ -400,13 +400,13 @@ describe("projectHistory snapshot bounds", () => {
     const probe = projectHistory(build(0), NO_SECRETS);
     assert.ok(probe.ok);
     assert.equal(probe.snapshot.entries.length, count);
-    const missing = LIMITS.history_snapshot_bytes - utf8ByteLength(JSON.stringify(probe.snapshot.entries));
+    const missing = LIMITS.history_snapshot_bytes - utf8ByteCount(JSON.stringify(probe.snapshot.entries));
     assert.ok(missing > 0 && missing < count * (LIMITS.history_chunk_bytes - base));
 
     const exact = projectHistory(build(missing), NO_SECRETS);
     assert.ok(exact.ok);
     assert.equal(exact.snapshot.entries.length, count);
-    assert.equal(utf8ByteLength(JSON.stringify(exact.snapshot.entries)), LIMITS.history_snapshot_bytes);
+    assert.equal(utf8ByteCount(JSON.stringify(exact.snapshot.entries)), LIMITS.history_snapshot_bytes);
     assert.deepEqual(projectHistory(build(missing + 1), NO_SECRETS), { ok: false, code: ErrorCode.historyLimit });
   });
 
@@ -441,7 +441,7 @@ describe("projectHistory properties", () => {
         const partsOf = snapshot.entries.map((e) => e.text);
         assert.equal(partsOf.join(""), sanitizeText(redactSecrets(text, [SECRET])));
         for (const [i, part] of partsOf.entries()) {
-          assert.ok(utf8ByteLength(part) <= LIMITS.history_chunk_bytes);
+          assert.ok(utf8ByteCount(part) <= LIMITS.history_chunk_bytes);
           assert.ok(escapedBytes(part) <= PART_ESCAPED_BUDGET);
           assert.doesNotMatch(part, /[\uD800-\uDFFF]/u); // no half of a pair, no lone half
           const next = partsOf[i + 1];
@@ -449,7 +449,7 @@ describe("projectHistory properties", () => {
             // Greedy: the next code point would have broken a bound.
             const first = String.fromCodePoint(next.codePointAt(0)!);
             assert.ok(
-              utf8ByteLength(part + first) > LIMITS.history_chunk_bytes || escapedBytes(part + first) > PART_ESCAPED_BUDGET,
+              utf8ByteCount(part + first) > LIMITS.history_chunk_bytes || escapedBytes(part + first) > PART_ESCAPED_BUDGET,
             );
           }
         }

@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { isSafeDisplayName, MAX_SCANNED_RUN, redactSecrets, REDACTION_MARKER, utf8ByteLength } from "../src/util/redaction.ts";
+import { isSafeDisplayName, MAX_SCANNED_RUN, redactSecrets, REDACTION_MARKER } from "../src/util/redaction.ts";
+import { utf8ByteCount } from "../src/util/utf8.ts";
 
 // Shaped like real credentials but built at runtime, so no scanner mistakes this file for a leak.
 const body = (length: number, alphabet = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z") =>
@@ -45,7 +46,7 @@ test("isSafeDisplayName() treats 256 UTF-8 bytes as the limit for multibyte name
     ["a".repeat(257), 257, false],
   ];
   for (const [name, bytes, safe] of cases) {
-    assert.equal(utf8ByteLength(name), bytes);
+    assert.equal(utf8ByteCount(name), bytes);
     assert.equal(isSafeDisplayName(name), safe, `${bytes} bytes`);
   }
 });

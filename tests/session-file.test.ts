@@ -172,7 +172,7 @@ describe("readSessionFile() on the memory filesystem", () => {
             const opened = await SessionAppender.open(fs, PATH, SID, { create: false, expectedIntactLength: result.intactLength });
             assert.ok(opened.ok);
             const added = finished(`turn-${turns.length - 1}`);
-            assert.deepEqual(await opened.appender.append(added), { ok: true });
+            assert.deepEqual(await opened.appender.appendAll([added]), { ok: true });
             await opened.appender.close();
             const after = await read(fs);
             assert.ok(after.ok);
@@ -304,10 +304,10 @@ describe("SessionAppender on the memory filesystem", () => {
     assert.ok(created.ok);
     assert.equal((await fs.lstat(PATH)).mode, 0o600);
     assert.deepEqual(fs.contents(PATH), encodeAll([session, prefs]));
-    assert.deepEqual(await created.appender.append(started), { ok: true });
+    assert.deepEqual(await created.appender.appendAll([started]), { ok: true });
     assert.equal(created.appender.intactLength, encodeAll([session, prefs, started]).length);
     await created.appender.close();
-    assert.deepEqual(await created.appender.append(started), { ok: false, code: ErrorCode.persistenceFailed });
+    assert.deepEqual(await created.appender.appendAll([started]), { ok: false, code: ErrorCode.persistenceFailed });
     const again = await SessionAppender.open(fs, PATH, SID, { create: true, firstRecords: [session] });
     assert.deepEqual(again, { ok: false, code: ErrorCode.persistenceFailed });
     assert.deepEqual(fs.contents(PATH), encodeAll([session, prefs, started]));
@@ -318,7 +318,7 @@ describe("SessionAppender on the memory filesystem", () => {
     }
   });
 
-  it("SessionAppender.append() issues exactly one append and one sync per record", async () => {
+  it("SessionAppender.appendAll() issues exactly one append and one sync per call", async () => {
     const memory = fileWith(encodeAll([session]));
     const calls: string[] = [];
     const counting = wrap(memory, {
@@ -334,8 +334,8 @@ describe("SessionAppender on the memory filesystem", () => {
     });
     const opened = await SessionAppender.open(counting, PATH, SID, { create: false });
     assert.ok(opened.ok);
-    assert.deepEqual(await opened.appender.append(prefs), { ok: true });
-    assert.deepEqual(await opened.appender.append(started), { ok: true });
+    assert.deepEqual(await opened.appender.appendAll([prefs]), { ok: true });
+    assert.deepEqual(await opened.appender.appendAll([started]), { ok: true });
     assert.deepEqual(calls, [`append:${encodeRecord(prefs)!.length}`, "sync", `append:${encodeRecord(started)!.length}`, "sync"]);
   });
 
@@ -344,15 +344,15 @@ describe("SessionAppender on the memory filesystem", () => {
     const opened = await SessionAppender.open(fs, PATH, SID, { create: false });
     assert.ok(opened.ok);
     for (const record of [session, { ...prefs, session_id: "other-session" }, { ...prefs, at: "now" }, { ...prefs, effort: "huge" } as unknown as SessionRecord]) {
-      assert.deepEqual(await opened.appender.append(record), { ok: false, code: ErrorCode.persistenceFailed });
+      assert.deepEqual(await opened.appender.appendAll([record]), { ok: false, code: ErrorCode.persistenceFailed });
     }
     assert.deepEqual(fs.contents(PATH), encodeAll([session]));
-    assert.deepEqual(await opened.appender.append(prefs), { ok: true }, "refusals do not poison the appender");
+    assert.deepEqual(await opened.appender.appendAll([prefs]), { ok: true }, "refusals do not poison the appender");
     const empty = fileWith("");
     const onEmpty = await SessionAppender.open(empty, PATH, SID, { create: false, expectedIntactLength: 0 });
     assert.ok(onEmpty.ok);
-    assert.deepEqual(await onEmpty.appender.append(prefs), { ok: false, code: ErrorCode.persistenceFailed });
-    assert.deepEqual(await onEmpty.appender.append(session), { ok: true });
+    assert.deepEqual(await onEmpty.appender.appendAll([prefs]), { ok: false, code: ErrorCode.persistenceFailed });
+    assert.deepEqual(await onEmpty.appender.appendAll([session]), { ok: true });
   });
 
   it("SessionAppender refuses every append after a failed write until it is reopened", async () => {
@@ -375,13 +375,13 @@ describe("SessionAppender on the memory filesystem", () => {
     });
     const opened = await SessionAppender.open(partial, PATH, SID, { create: false });
     assert.ok(opened.ok);
-    assert.deepEqual(await opened.appender.append(prefs), { ok: false, code: ErrorCode.persistenceFailed });
-    assert.deepEqual(await opened.appender.append(started), { ok: false, code: ErrorCode.persistenceFailed });
+    assert.deepEqual(await opened.appender.appendAll([prefs]), { ok: false, code: ErrorCode.persistenceFailed });
+    assert.deepEqual(await opened.appender.appendAll([started]), { ok: false, code: ErrorCode.persistenceFailed });
     const torn = await read(memory);
     assert.ok(torn.ok && torn.torn);
     const reopened = await SessionAppender.open(partial, PATH, SID, { create: false, expectedIntactLength: torn.intactLength });
     assert.ok(reopened.ok);
-    assert.deepEqual(await reopened.appender.append(prefs), { ok: true });
+    assert.deepEqual(await reopened.appender.appendAll([prefs]), { ok: true });
     const result = await read(memory);
     assert.ok(result.ok && !result.torn);
     assert.deepEqual(result.records, [session, prefs]);
@@ -389,9 +389,9 @@ describe("SessionAppender on the memory filesystem", () => {
     const faulty = await SessionAppender.open(faultyPath, PATH, SID, { create: false });
     assert.ok(faulty.ok);
     faultyPath.faults.set(PATH, "io");
-    assert.deepEqual(await faulty.appender.append(prefs), { ok: false, code: ErrorCode.persistenceFailed });
+    assert.deepEqual(await faulty.appender.appendAll([prefs]), { ok: false, code: ErrorCode.persistenceFailed });
     faultyPath.faults.delete(PATH);
-    assert.deepEqual(await faulty.appender.append(prefs), { ok: true }, "a refused lstat wrote nothing, so it does not poison");
+    assert.deepEqual(await faulty.appender.appendAll([prefs]), { ok: true }, "a refused lstat wrote nothing, so it does not poison");
   });
 
   it("SessionAppender.open() leaves a file that changed since the snapshot untouched", async () => {
@@ -419,7 +419,7 @@ describe("SessionAppender on the memory filesystem", () => {
     const opened = await SessionAppender.open(fs, PATH, SID, { create: false });
     assert.ok(opened.ok);
     fs.writeFile(PATH, encodeAll([session]), 0o600);
-    assert.deepEqual(await opened.appender.append(prefs), { ok: false, code: ErrorCode.persistenceFailed });
+    assert.deepEqual(await opened.appender.appendAll([prefs]), { ok: false, code: ErrorCode.persistenceFailed });
     assert.deepEqual(fs.contents(PATH), encodeAll([session]));
   });
 });
@@ -526,7 +526,7 @@ for (const [adapter, disk] of diskAdapters) describe(`session files on disk (the
     assert.deepEqual(torn.records, records.slice(0, 3));
     const reopened = await SessionAppender.open(disk, path, SID, { create: false, expectedIntactLength: torn.intactLength });
     assert.ok(reopened.ok);
-    for (const record of records.slice(3)) assert.deepEqual(await reopened.appender.append(record), { ok: true });
+    for (const record of records.slice(3)) assert.deepEqual(await reopened.appender.appendAll([record]), { ok: true });
     await reopened.appender.close();
     assert.deepEqual(new Uint8Array(readFileSync(path)), bytes);
     const whole = await readSessionFile(disk, path, SID, options());

@@ -8,7 +8,7 @@ import { Lease, leasePath } from "../src/store/leases.ts";
 import { projectHistory, type ProjectionRecord } from "../src/store/projection.ts";
 import { isFlatJson } from "../src/store/record-fields.ts";
 import { encodeRecord, parseRecordLine, type SessionRecord } from "../src/store/records.ts";
-import { utf8ByteLength } from "../src/util/redaction.ts";
+import { utf8ByteCount } from "../src/util/utf8.ts";
 import { initLine, line, type Run, startServer } from "./support/harness.ts";
 
 const at = "2026-11-29T10:00:00.000Z";
@@ -70,7 +70,7 @@ describe("session store hardening", () => {
     const result = projectHistory(records, { torn: false, secrets: [secret] });
     assert.ok(result.ok);
     for (const entry of result.snapshot.entries) {
-      assert.ok(utf8ByteLength(entry.text) <= LIMITS.summary_bytes, `${entry.kind}: ${utf8ByteLength(entry.text)} bytes`);
+      assert.ok(utf8ByteCount(entry.text) <= LIMITS.summary_bytes, `${entry.kind}: ${utf8ByteCount(entry.text)} bytes`);
       assert.ok(!entry.text.includes(secret));
     }
   });

@@ -14,10 +14,11 @@
 
 import * as v from "valibot";
 import { ErrorCode } from "../protocol/errors.ts";
+import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, RuntimeErrorCode } from "../host/runtime.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
-import { PROVIDER_NAME } from "./settings.ts";
+import { isPrintable } from "../util/redaction.ts";
 
 /** The credentials file name, inside `$MC_HOME`. */
 export const CREDENTIALS_FILE = "credentials.json";
@@ -41,15 +42,13 @@ const KeySchema = v.pipe(
   v.string(),
   v.minLength(1),
   v.maxLength(4096),
-  // deno-lint-ignore no-control-regex -- matching controls is the point
-  v.regex(/^[^\u0000-\u001F\u007F-\u009F]*$/),
   v.regex(/\S/),
-  v.check((key) => !/[\uD800-\uDFFF]/u.test(key)),
+  v.check(isPrintable),
 );
 
 const CredentialsSchema = exactObject({
   v: v.literal(1),
-  keys: v.pipe(notArray, v.record(v.pipe(v.string(), v.regex(PROVIDER_NAME)), KeySchema)),
+  keys: v.pipe(notArray, v.record(v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)), KeySchema)),
 });
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;

@@ -31,7 +31,7 @@ export function projectEndpointsTrusted(
   const userEndpoints = global.providers?.endpoints ?? {};
   for (const [name, endpoint] of Object.entries(project.providers?.endpoints ?? {})) {
     if (endpoint.api_key_env !== undefined) return false;
-    const userOwned = builtins.includes(name) || Object.prototype.hasOwnProperty.call(userEndpoints, name);
+    const userOwned = builtins.includes(name) || Object.hasOwn(userEndpoints, name);
     if (userOwned && (endpoint.base_url !== undefined || endpoint.api !== undefined)) return false;
     if (!userOwned && credentialNames.has(name)) return false;
   }

@@ -19,7 +19,6 @@ import type { Effort } from "../policy/efforts.ts";
 export interface Endpoint {
   /** Provider name, as settings and the wire spell it. */
   readonly name: string;
-  /** Wire dialect. */
   readonly api: ProviderApi;
   /** Absolute http(s) base URL. */
   readonly baseUrl: string;
@@ -65,13 +64,10 @@ export const DEFAULT_PROVIDER: BuiltinProviderName = "ollama";
 
 /** The effective startup selection. */
 export interface Selection {
-  /** Provider name. */
   readonly provider: string;
-  /** Model id. */
   readonly model: string;
   /** Requested effort. */
   readonly effort: Effort;
-  /** The resolved endpoint. */
   readonly endpoint: Endpoint;
 }
 

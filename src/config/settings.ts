@@ -12,8 +12,11 @@
 
 import * as v from "valibot";
 import { ErrorCode } from "../protocol/errors.ts";
+import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { parseConfigText } from "../util/jsonc.ts";
+import { ownValue } from "../util/own.ts";
+import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 
@@ -41,11 +44,8 @@ export const DEFAULT_MAX_STEPS = 50;
 /** Largest `agent.max_steps` accepted. */
 const MAX_STEPS_LIMIT = 200;
 
-/** Provider names, in settings and in the credentials file. */
-export const PROVIDER_NAME: RegExp = /^[A-Za-z0-9._-]{1,64}$/;
 /** Tool names a `tools` entry may use: the built-ins' snake_case, and room for MCP tools. */
 const TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,63}$/;
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const described = v.description;
 
 // JSON Schema cannot count UTF-8 bytes or see lone surrogates, so it gets maxLength 256
@@ -57,11 +57,11 @@ const ModelIdSchema = v.pipe(
   v.maxBytes(256),
   // deno-lint-ignore no-control-regex -- matching controls is the point
   v.regex(/^[^\u0000-\u001F\u007F-\u009F]*$/),
-  v.check((id) => !LONE_SURROGATE.test(id)),
+  v.check((id) => !hasLoneSurrogate(id)),
   described("Model id: 1-256 UTF-8 bytes, no control characters."),
 );
 
-const ProviderNameSchema = v.pipe(v.string(), v.regex(PROVIDER_NAME), described("Provider name: 1-64 of [A-Za-z0-9._-]."));
+const ProviderNameSchema = v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN), described("Provider name: 1-64 of [A-Za-z0-9._-]."));
 
 /** Whether `raw` is an absolute http(s) URL without credentials, query or fragment. */
 function isPlainHttpUrl(raw: string): boolean {
@@ -119,8 +119,8 @@ const EndpointsSchema = v.pipe(
     } satisfies Record<BuiltinProviderName, unknown>,
     CustomEndpointSchema,
   ),
-  v.check((endpoints) => Object.keys(endpoints).every((name) => PROVIDER_NAME.test(name))),
-  v.metadata({ propertyNames: { type: "string", pattern: PROVIDER_NAME.source } }),
+  v.check((endpoints) => Object.keys(endpoints).every((name) => PROVIDER_NAME_PATTERN.test(name))),
+  v.metadata({ propertyNames: { type: "string", pattern: PROVIDER_NAME_PATTERN.source } }),
   described("Named endpoints: partial overrides of openai/anthropic/ollama, or complete custom ones."),
 );
 
@@ -179,7 +179,6 @@ export interface ModelSettings {
   readonly effort?: Effort;
 }
 
-/** The `agent` section. */
 export interface AgentSettings {
   /** Model requests per turn; the runner applies {@link DEFAULT_MAX_STEPS} when unset. */
   readonly max_steps?: number;
@@ -223,8 +222,6 @@ export function parseSettingsText(text: string): ParseSettingsResult {
  * in `project-trust.ts`.
  */
 export function mergeSettings(global: Settings, project: Settings): Settings {
-  const own = (map: Readonly<Record<string, EndpointSettings>> | undefined, name: string) =>
-    map !== undefined && Object.hasOwn(map, name) ? map[name] : undefined;
   const out: { -readonly [K in keyof Settings]: Settings[K] } = {};
   const schema = project.$schema ?? global.$schema;
   if (schema !== undefined) out.$schema = schema;
@@ -234,7 +231,7 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     const p = project.providers?.endpoints;
     const names = [...new Set([...Object.keys(g ?? {}), ...Object.keys(p ?? {})])];
     // fromEntries defines own properties, so no provider name can reach a prototype.
-    const endpoints = Object.fromEntries(names.map((name) => [name, { ...own(g, name), ...own(p, name) }]));
+    const endpoints = Object.fromEntries(names.map((name) => [name, { ...ownValue(g, name), ...ownValue(p, name) }]));
     out.providers = g === undefined && p === undefined ? {} : { endpoints };
   }
   if (global.tools !== undefined || project.tools !== undefined) {

@@ -190,7 +190,6 @@ export function boundaryFrameLength(): fc.Arbitrary<number> {
 
 /** A `turn.start` prompt and whether the spec admits it (at most `prompt_bytes` UTF-8 bytes, not all whitespace). */
 export interface Prompt {
-  /** The prompt text. */
   readonly text: string;
   /** Whether a conforming child admits it rather than answering `invalid_params`. */
   readonly valid: boolean;

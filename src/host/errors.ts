@@ -8,7 +8,6 @@
 
 /** Something that can be released once; releasing twice is harmless. */
 export interface Disposable {
-  /** Releases the resource. */
   dispose(): void;
 }
 
@@ -35,7 +34,6 @@ export type RuntimeErrorCode = typeof RuntimeErrorCode[keyof typeof RuntimeError
 
 /** A platform failure, reduced to a code. The message never carries a path. */
 export class RuntimeError extends Error {
-  /** The normalised failure code. */
   readonly code: RuntimeErrorCode;
 
   /** Creates an error with `code`; `detail` is a fixed, path-free phrase. */

@@ -11,7 +11,6 @@ export type FileKind = "file" | "directory" | "symlink" | "fifo" | "socket" | "d
 
 /** The stat fields the core relies on. */
 export interface FileInfo {
-  /** The kind of object. */
   readonly kind: FileKind;
   /** Size in bytes. */
   readonly size: number;
@@ -41,13 +40,11 @@ export interface ReadHandle {
   stat(): Promise<FileInfo>;
   /** Reads up to `buffer.length` bytes at `position`; resolves with the count, 0 at end. */
   read(buffer: Uint8Array, position: number): Promise<number>;
-  /** Closes the handle. */
   close(): Promise<void>;
 }
 
 /** A file opened for appending. */
 export interface AppendHandle {
-  /** Stats the open handle. */
   stat(): Promise<FileInfo>;
   /** Appends all of `bytes` with one write call where the platform allows it. */
   append(bytes: Uint8Array): Promise<void>;
@@ -55,7 +52,6 @@ export interface AppendHandle {
   truncate(length: number): Promise<void>;
   /** Flushes data and metadata to stable storage (fsync). */
   sync(): Promise<void>;
-  /** Closes the handle. */
   close(): Promise<void>;
 }
 

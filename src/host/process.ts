@@ -34,7 +34,6 @@ export interface ExitStatus {
 
 /** A running subprocess. */
 export interface Subprocess {
-  /** The child's process id. */
   readonly pid: number;
   /** Its stdin, when piped; `close()` sends EOF. */
   readonly stdin: (ByteWriter & { close(): Promise<void> }) | null;

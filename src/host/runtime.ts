@@ -35,7 +35,6 @@ export interface Sha256 {
 
 /** What {@link Runtime.fetch} sends: the subset of `RequestInit` the core uses. */
 export interface HttpRequestInit {
-  /** HTTP method. */
   readonly method: "POST";
   /** Header names in lower case. */
   readonly headers: Readonly<Record<string, string>>;
@@ -49,11 +48,9 @@ export interface HttpRequestInit {
 
 /** What {@link Runtime.fetch} answers: the subset of `Response` the core reads (a `Response` is one). */
 export interface HttpResponse {
-  /** Status code. */
   readonly status: number;
   /** Whether the status is 2xx. */
   readonly ok: boolean;
-  /** Response headers. */
   readonly headers: { get(name: string): string | null };
   /** The body stream; cancelling it closes the connection's response. */
   readonly body: ReadableStream<Uint8Array> | null;
@@ -65,7 +62,6 @@ export interface Runtime {
   readonly name: string;
   /** Command-line arguments after the program (and script) name. */
   readonly args: readonly string[];
-  /** Standard input. */
   readonly stdin: ByteReader;
   /** Standard output: protocol bytes only. */
   readonly stdout: ByteWriter;
@@ -73,7 +69,6 @@ export interface Runtime {
   readonly stderr: ByteWriter;
   /** What the standard stream with descriptor 0, 1 or 2 is connected to. */
   stdioKind(fd: 0 | 1 | 2): Promise<StdioKind>;
-  /** The filesystem. */
   readonly fs: FileSystem;
   /** Starts `command` as a subprocess; rejects with `not_found` if it cannot be started. */
   spawn(command: string, options: SpawnOptions): Subprocess;
@@ -87,13 +82,11 @@ export interface Runtime {
   monotonicNow(): number;
   /** Wall-clock milliseconds since the epoch, for timestamps. */
   wallNow(): number;
-  /** Reads one environment variable. */
   env(name: string): string | undefined;
   /** A copy of the whole environment, for subprocesses. */
   envAll(): Record<string, string>;
   /** The process's current working directory (absolute). */
   cwd(): string;
-  /** The process id. */
   readonly pid: number;
   /**
    * True if a process with `pid` exists on this host: `kill(pid, 0)` succeeds

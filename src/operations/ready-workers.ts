@@ -3,7 +3,9 @@
  * session/history worker and the turn worker, sharing one session store and
  * excluding each other (a session operation during a run is `busy`, and a
  * turn during a session operation too). Run events reach the ordered writer
- * through a sink that leaves room for responses.
+ * through a sink that leaves room for responses. On close both are
+ * cancelled, and the session leases are released only after the run and the
+ * last session operation have let go of the store.
  *
  * @module
  */
@@ -17,9 +19,7 @@ import { configuredSecrets } from "../config/providers.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
 import { SessionWorker } from "./sessions/session-worker.ts";
 import { SessionStore } from "../store/sessions.ts";
-import type { OrderedWriter } from "../transport/writer.ts";
-import type { WorkerReplies } from "../protocol/replies.ts";
-import type { RunEvent } from "../runner/run-events.ts";
+import type { ProtocolOutput } from "../transport/output.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
 const RESPONSE_RESERVE = 4;
@@ -33,40 +33,72 @@ export interface Workers {
   readonly turns: TurnWorker;
 }
 
-/** What the workers need from the connection. */
-export interface WorkerHost {
-  /** The runtime. */
-  readonly runtime: Runtime;
-  /** This child's instance id (written into leases). */
-  readonly instanceId: string;
-  /** Responses. */
-  readonly replies: WorkerReplies;
-  /** The ordered writer, for the event sink's room. */
-  readonly writer: OrderedWriter;
-  /** Encodes and enqueues one run event. */
-  sendEvent(event: RunEvent): void;
-}
-
-/** Creates both workers over one session store for `snapshot`. */
-export function createWorkers(host: WorkerHost, snapshot: StartupSnapshot): Workers {
-  const { runtime, writer } = host;
+function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: StartupSnapshot): Workers {
+  const writer = output.writer;
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
-  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: host.instanceId, secrets });
+  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
   let turns: TurnWorker | null = null;
-  const sessions = new SessionWorker(store, host.replies, () => turns?.runId != null);
+  const sessions = new SessionWorker(store, output, () => turns?.runId != null);
   const sink: RunEventSink = {
     // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
     room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),
     whenRoom: () => writer.whenPendingBelow(EVENT_SLOTS),
-    send: (event) => host.sendEvent(event),
+    send: (event) => output.event(event.event, event.data),
   };
   turns = new TurnWorker({
     runtime,
     store,
     sessionsBusy: () => sessions.busy,
-    replies: host.replies,
+    replies: output,
     sink,
     config: runConfig(runtime, snapshot, secrets),
   });
   return { sessions, turns };
+}
+
+/** The workers of one child: none until startup admitted a snapshot, then both for good. */
+export class ReadyWorkers {
+  readonly #runtime: Runtime;
+  readonly #output: ProtocolOutput;
+  #workers: Workers | null = null;
+
+  /** Prepares workers that will answer through `output`. */
+  constructor(runtime: Runtime, output: ProtocolOutput) {
+    this.#runtime = runtime;
+    this.#output = output;
+  }
+
+  /** Both workers once startup succeeded, else `null`: what the phase gate and `status` look at. */
+  get current(): Workers | null {
+    return this.#workers;
+  }
+
+  /** Creates both workers over one session store for `snapshot`. */
+  start(snapshot: StartupSnapshot): void {
+    this.#workers = createWorkers(this.#runtime, this.#output, snapshot);
+  }
+
+  /** Warm-up: the first turn should not pay for loading the provider clients and tools. */
+  warm(): void {
+    void this.#workers?.turns.warm().catch(() => {});
+  }
+
+  /**
+   * Cancels the active run and the running session operation for a closing
+   * connection (answering the latter `operation_cancelled` when `answer` is
+   * set). Returns the cleanup that ends with the session leases released.
+   */
+  cancel(answer: boolean): Promise<void> {
+    const workers = this.#workers;
+    if (workers === null) return Promise.resolve();
+    workers.turns.cancelForClose();
+    workers.sessions.cancel(answer);
+    // The run uses the store until its cleanup ends; leases are released after both.
+    return workers.turns.idle().then(() => workers.sessions.close());
+  }
+
+  /** Settles once no run is active: its cleanup finished and its terminal event was handed to the writer. */
+  settled(): Promise<void> {
+    return this.#workers?.turns.idle() ?? Promise.resolve();
+  }
 }

@@ -8,6 +8,7 @@
  */
 
 import * as v from "valibot";
+import { ownValue } from "../util/own.ts";
 
 /** What happens when the model calls a tool: run it, ask the user first, or refuse. */
 export type ApprovalPolicy = "allow" | "ask" | "deny";
@@ -33,8 +34,6 @@ export function isAtLeastAsStrict(candidate: ApprovalPolicy, baseline: ApprovalP
   return STRICTNESS[candidate] >= STRICTNESS[baseline];
 }
 
-const own = (table: object, key: string) => Object.prototype.hasOwnProperty.call(table, key);
-
 /**
  * The policy for calls to `toolName`: `settingsPolicies[toolName]` when it is
  * an own property holding a valid policy (settings validation should have
@@ -42,9 +41,7 @@ const own = (table: object, key: string) => Object.prototype.hasOwnProperty.call
  * is not built in, an MCP tool say).
  */
 export function resolvePolicy(toolName: string, settingsPolicies?: Readonly<Record<string, ApprovalPolicy>>): ApprovalPolicy {
-  if (settingsPolicies !== undefined && own(settingsPolicies, toolName)) {
-    const configured = settingsPolicies[toolName];
-    if (configured !== undefined && own(STRICTNESS, configured)) return configured;
-  }
-  return own(DEFAULT_POLICIES, toolName) ? DEFAULT_POLICIES[toolName]! : "ask";
+  const configured = ownValue(settingsPolicies, toolName);
+  if (configured !== undefined && Object.hasOwn(STRICTNESS, configured)) return configured;
+  return ownValue(DEFAULT_POLICIES, toolName) ?? "ask";
 }

@@ -1,55 +1,75 @@
 /**
- * Routes an admitted request to its method handler after validating params
- * with the method's valibot schema. Handlers answer for themselves; the
- * dispatcher answers only what it rejects, and is where validation problems
- * become wire codes.
+ * Turns one input frame into at most one handler call: parse it, read its
+ * envelope (recording the id in the child's ledger), route the method and
+ * validate its params with the method's schema. Handlers answer for
+ * themselves; the dispatcher answers only what it rejects, and is where
+ * parse, envelope and validation problems become wire codes, in the order
+ * `docs/protocol.md` documents.
  *
  * @module
  */
 
 import * as v from "valibot";
-import type { Request } from "./envelope.ts";
+import { type Request, readEnvelope } from "./envelope.ts";
 import { type ErrorCode, ErrorCode as Codes } from "./errors.ts";
+import { parseFrame } from "./json.ts";
+import { IdLedger } from "./ledger.ts";
+import { LIMITS } from "./limits.ts";
+import { isMethodName, type MethodHandlers, type MethodName, METHODS } from "./methods.ts";
 
-/** Sends an error response for a rejected request. */
-export type Reject = (id: string, code: ErrorCode) => void;
+/** Sends an error response for a rejected request; `id` is `null` when the request's identity is unrecoverable. */
+export type Reject = (id: string | null, code: ErrorCode) => void;
 
-/** One method: its params schema and its handler. */
-export interface MethodHandler<P> {
-  /** Validates params; any issue is `invalid_params`. */
-  readonly schema: v.GenericSchema<unknown, P>;
-  /** Handles validated params; answers now or later. */
-  handle(id: string, params: P): void;
+/** A frame of spaces, tabs and CRs only: "empty lines are invalid", before any JSON parsing. */
+function isBlank(bytes: Uint8Array): boolean {
+  for (const byte of bytes) {
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  }
+  return true;
 }
 
-/** Builds a {@link MethodHandler}, inferring its params type from the schema. */
-export function method<P>(schema: v.GenericSchema<unknown, P>, handle: (id: string, params: P) => void): MethodHandler<P> {
-  return { schema, handle };
-}
-
-/** Routes requests to a fixed method table. */
+/** Routes the frames of one connection to the method table. */
 export class Dispatcher {
-  readonly #methods: ReadonlyMap<string, MethodHandler<any>>;
+  readonly #ledger = new IdLedger(LIMITS.request_ids);
+  readonly #handlers: MethodHandlers;
   readonly #reject: Reject;
 
-  /** Creates a dispatcher over `methods` that answers rejections through `reject`. */
-  constructor(methods: ReadonlyMap<string, MethodHandler<any>>, reject: Reject) {
-    this.#methods = methods;
+  /** Creates a dispatcher over `handlers` that answers rejections through `reject`. */
+  constructor(handlers: MethodHandlers, reject: Reject) {
+    this.#handlers = handlers;
     this.#reject = reject;
   }
 
-  /** The method names this dispatcher serves, sorted. */
-  get methods(): string[] {
-    return [...this.#methods.keys()].sort();
+  /**
+   * Handles one complete frame. Returns `true` when the frame's rejection
+   * closes the connection (`protocol_mismatch`, `request_limit`); its error
+   * is already queued, so the caller closes after it.
+   */
+  frame(bytes: Uint8Array): boolean {
+    if (isBlank(bytes)) {
+      this.#reject(null, Codes.invalidFrame);
+      return false;
+    }
+    const envelope = readEnvelope(parseFrame(bytes, LIMITS.json_depth), this.#ledger);
+    if (!envelope.ok) {
+      this.#reject(envelope.rejection.id, envelope.rejection.code);
+      return envelope.rejection.close;
+    }
+    this.#dispatch(envelope.request);
+    return false;
   }
 
-  /** Validates and runs `request`, or answers it with an error. */
-  dispatch(request: Request): void {
-    const handler = this.#methods.get(request.method);
-    if (handler === undefined) return this.#reject(request.id, Codes.unsupportedMethod);
+  #dispatch(request: Request): void {
+    if (!isMethodName(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
     if (request.paramsHaveDuplicate) return this.#reject(request.id, Codes.invalidParams);
-    const parsed = v.safeParse(handler.schema, request.params);
-    if (!parsed.success) return this.#reject(request.id, Codes.invalidParams);
-    handler.handle(request.id, parsed.output);
+    if (!this.#run(request.method, request.id, request.params)) this.#reject(request.id, Codes.invalidParams);
+  }
+
+  /** Validates `params` against method `name`'s schema and runs its handler; `false` when they are invalid. */
+  #run<M extends MethodName>(name: M, id: string, params: unknown): boolean {
+    const parsed = v.safeParse(METHODS[name], params);
+    if (!parsed.success) return false;
+    this.#handlers[name](id, parsed.output);
+    return true;
   }
 }

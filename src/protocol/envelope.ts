@@ -18,7 +18,7 @@ export interface Request {
   readonly id: string;
   /** The method name (grammar-checked, not yet routed). */
   readonly method: string;
-  /** The raw params value. */
+  /** Not yet validated: the method's own schema checks it, answering `invalid_params`. */
   readonly params: JsonValue;
   /** Whether a duplicate key was found inside `params`. */
   readonly paramsHaveDuplicate: boolean;
@@ -26,7 +26,6 @@ export interface Request {
 
 /** An envelope rejection; `close` means the connection must close after answering. */
 export interface EnvelopeRejection {
-  /** The wire code. */
   readonly code: ErrorCode;
   /** The request id when recoverable, else `null`. */
   readonly id: string | null;
@@ -49,10 +48,6 @@ function isObject(value: JsonValue): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function hasOwn(object: JsonObject, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(object, key);
-}
-
 /**
  * Validates the envelope of `parsed` and records its id in `ledger`.
  *
@@ -68,8 +63,8 @@ export function readEnvelope(parsed: ParseResult, ledger: IdLedger): EnvelopeRes
   if (!isObject(frame)) return reject(ErrorCode.invalidRequest, null);
   const id = !parsed.rootDuplicates.includes("id") && isIdentifier(frame.id) ? frame.id : null;
 
-  const foreignProtocol = hasOwn(frame, "protocol") && frame.protocol !== PROTOCOL;
-  const foreignVersion = hasOwn(frame, "version") && frame.version !== PROTOCOL_VERSION;
+  const foreignProtocol = Object.hasOwn(frame, "protocol") && frame.protocol !== PROTOCOL;
+  const foreignVersion = Object.hasOwn(frame, "version") && frame.version !== PROTOCOL_VERSION;
   if (foreignProtocol || foreignVersion) return reject(ErrorCode.protocolMismatch, id, true);
   if (id === null) return reject(ErrorCode.invalidRequest, null);
 

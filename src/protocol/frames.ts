@@ -43,7 +43,6 @@ export class FrameEncoder {
     this.#prefix = `{"protocol":${JSON.stringify(PROTOCOL)},"version":${PROTOCOL_VERSION},`;
   }
 
-  /** The child's instance id. */
   get instanceId(): string {
     return this.#instanceId;
   }

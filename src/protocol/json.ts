@@ -21,10 +21,6 @@ const INVALID_REQUEST: ParseResult = Object.freeze({ ok: false, code: ErrorCode.
 // protocol wants bare JSON, and silently dropping bytes would hide client bugs.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-// With the `u` flag a surrogate range matches only unpaired halves, so this
-// finds exactly the ill-formed code units a decoded UTF-8 frame cannot contain.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
 /**
  * Parses the bytes of one frame (LF removed; a trailing CR is whitespace). The
  * whole frame is decoded before parsing, so invalid UTF-8 anywhere is
@@ -40,18 +36,6 @@ export function parseFrame(bytes: Uint8Array, maxDepth: number = LIMITS.json_dep
   } catch {
     return INVALID_REQUEST;
   }
-  return parse(text, maxDepth);
-}
-
-/**
- * Same as {@link parseFrame} for text that is already decoded. Raw lone
- * surrogates are rejected so both entry points accept the same language.
- *
- * @param text the frame's text.
- * @param maxDepth the most containers that may be open at once; a non-negative integer.
- */
-export function parseJsonText(text: string, maxDepth: number = LIMITS.json_depth): ParseResult {
-  if (LONE_SURROGATE.test(text)) return INVALID_REQUEST;
   return parse(text, maxDepth);
 }
 

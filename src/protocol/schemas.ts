@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { exactObject } from "../util/exact-object.ts";
-import { IDENTIFIER_PATTERN } from "./identity.ts";
+import { IDENTIFIER_PATTERN, SESSION_ID_PATTERN } from "./identity.ts";
 import { LIMITS } from "./limits.ts";
 
 /** A capability name: the identifier grammar. */
@@ -29,13 +29,9 @@ export type InitializeParams = v.InferOutput<typeof InitializeParamsSchema>;
 /** Params of methods that take none: exactly `{}`. */
 export const EmptyParamsSchema = exactObject({});
 
-/** Session ids: 1–64 ASCII bytes of `[A-Za-z0-9_-]`, the store's file-name grammar. */
-export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-
 /** An opaque id the backend issued (revision, cursor): the 64-byte identifier grammar. */
 const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
-/** A session id in params. */
 const SessionIdSchema = v.pipe(v.string(), v.regex(SESSION_ID_PATTERN));
 
 /** `session.open` params: exactly `{ session_id }`. */

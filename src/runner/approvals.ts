@@ -70,16 +70,6 @@ export class ApprovalBroker {
     this.#host = host;
   }
 
-  /** How many approvals still await a decision. */
-  get pending(): number {
-    return this.#waiting.size;
-  }
-
-  /** Why the broker was cancelled, or `null` while it still accepts requests. */
-  get cancelReason(): ApprovalCancelReason | null {
-    return this.#cancelReason;
-  }
-
   /**
    * Issues an approval for `summary` (already bounded and redacted, e.g. by
    * `describeCall`). After {@link cancel} the request is refused: its
@@ -114,7 +104,8 @@ export class ApprovalBroker {
 
   /**
    * Denies every pending approval and refuses all later requests and answers.
-   * Idempotent: the first reason sticks. Returns how many approvals it denied.
+   * Idempotent. Returns how many approvals it denied. `reason` says at the
+   * call site why the run stopped; the outcome is the same for both.
    */
   cancel(reason: ApprovalCancelReason): number {
     this.#cancelReason ??= reason;

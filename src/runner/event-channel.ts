@@ -39,7 +39,7 @@ export interface RunEventSink {
 
 /** Options of a {@link RunEventChannel}. */
 export interface RunEventChannelOptions {
-  /** The consumer. */
+  /** Where events go, in order, as its room allows (see {@link RunEventSink}). */
   readonly sink: RunEventSink;
   /** The runtime's timers, which bound the critical wait. */
   readonly setTimer: SetTimer;
@@ -52,16 +52,6 @@ export interface RunEventChannelOptions {
    * delta after a pause and every critical event still go at once.
    */
   readonly deltaHoldMs?: number;
-}
-
-/** Counters for benches and tests. */
-export interface RunEventStats {
-  /** Events handed to the sink. */
-  readonly delivered: number;
-  /** Delta parts appended to an already queued delta instead of taking a slot. */
-  readonly coalesced: number;
-  /** Delta parts dropped for lack of room (their part numbers stay unused, a visible gap). */
-  readonly dropped: number;
 }
 
 
@@ -93,9 +83,6 @@ export class RunEventChannel {
   readonly #roomWaiters = new Set<() => void>();
   #closed = false;
   #failed = false;
-  #delivered = 0;
-  #coalesced = 0;
-  #dropped = 0;
 
   /** Creates the channel for one run. */
   constructor(options: RunEventChannelOptions) {
@@ -103,11 +90,6 @@ export class RunEventChannel {
     this.#setTimer = options.setTimer;
     this.#scope = options.scope;
     this.#holdMs = options.deltaHoldMs ?? 0;
-  }
-
-  /** Counters so far. */
-  get stats(): RunEventStats {
-    return { delivered: this.#delivered, coalesced: this.#coalesced, dropped: this.#dropped };
   }
 
   /** Events accepted and not yet handed to the sink (never more than `LIMITS.worker_events`). */
@@ -138,7 +120,6 @@ export class RunEventChannel {
       if (open !== null && open.data.message_id === messageId && this.#waiters.length === 0 && open.bytes + piece.bytes <= LIMITS.event_chunk_bytes) {
         open.data.text += piece.text;
         open.bytes += piece.bytes;
-        this.#coalesced++;
         continue;
       }
       if (this.#hasRoom()) {
@@ -148,8 +129,8 @@ export class RunEventChannel {
         this.#open = { data, bytes: piece.bytes };
         continue;
       }
+      // Dropped for lack of room: its part number stays unused, a visible gap.
       this.#nextPart.set(messageId, part + 1);
-      this.#dropped++;
       if (open?.data.message_id === messageId) this.#open = null;
     }
     this.#drain();
@@ -254,7 +235,6 @@ export class RunEventChannel {
       const event = this.#queue.shift()!;
       // Once sent the event is the sink's; appending to it then would change a delivered frame.
       if (this.#open !== null && this.#open.data === event.data) this.#open = null;
-      this.#delivered++;
       // Hold only after a delta that reached an idle sink (all its room free): that one costs a write of its own.
       const idle = this.#sink.room() >= this.#idleRoom;
       this.#idleRoom = Math.max(this.#idleRoom, this.#sink.room());

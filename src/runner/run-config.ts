@@ -12,11 +12,8 @@ import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
-  /** The runtime. */
   readonly runtime: Runtime;
-  /** The provider endpoint. */
   readonly endpoint: Endpoint;
-  /** Model id. */
   readonly model: string;
   /** Requested effort. */
   readonly effort: Effort;

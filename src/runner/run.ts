@@ -12,11 +12,11 @@
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import type { TurnStart } from "../store/sessions.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { RunEventChannel } from "./event-channel.ts";
+import type { RunJournal } from "./journal-port.ts";
 import { replayConversation } from "./replay.ts";
-import { RunIO, type RunOutcome, RunStop } from "./run-port.ts";
+import { RunIO, type RunOutcome, RunStop } from "./run-output.ts";
 import { ContentBudget } from "./segment.ts";
 import type { RunConfig } from "./run-config.ts";
 import { runStep } from "./step.ts";
@@ -25,7 +25,6 @@ import type { Usage } from "./providers/events.ts";
 
 /** One admitted run. */
 export interface RunRequest {
-  /** The session. */
   readonly sessionId: string;
   /** The run id `turn.start` returned. */
   readonly runId: string;
@@ -33,12 +32,8 @@ export interface RunRequest {
   readonly turnId: string;
   /** The user's prompt. */
   readonly prompt: string;
-  /** The durable side and replayed conversation. */
-  readonly start: TurnStart;
-  /** Names the history right after the input append. */
-  inputRevision(): Promise<string>;
-  /** Ends the durable side; returns the new revision or null. */
-  complete(durable: boolean): Promise<string | null>;
+  /** The turn's durable side and the conversation it continues. */
+  readonly journal: RunJournal;
   /** The run's event channel. */
   readonly channel: RunEventChannel;
   /** The run's approvals. */
@@ -55,7 +50,7 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
     turnId: request.turnId,
     secrets: config.secrets,
     channel: request.channel,
-    journal: request.start.journal,
+    journal: request.journal,
     wallNow: () => config.runtime.wallNow(),
   });
   const usage = new UsageTotal();
@@ -83,7 +78,7 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
     // Only the degradation diagnostic can throw here (output already unavailable); the
     // persistence state it tracks is set before, and the terminal event still follows.
   } finally {
-    revision = await request.complete(io.inputDurable).catch(() => null);
+    revision = await request.journal.complete(io.inputDurable).catch(() => null);
   }
   // The journal is closed by now, so this one is shown but cannot be stored.
   if (io.inputDurable && revision === null) await io.notify(DiagnosticCode.historyUnavailable).catch(() => {});
@@ -100,15 +95,15 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
     { v: 1, type: "turn_started", session_id: request.sessionId, at, turn_id: request.turnId, run_id: request.runId },
     { v: 1, type: "user_input", session_id: request.sessionId, at, turn_id: request.turnId, message_id: "input", text: request.prompt },
   ]);
-  const revision = await request.inputRevision();
+  const revision = await request.journal.inputRevision();
   await io.emit({
     event: "input.persisted",
-    data: { ...io.scope, message_id: request.start.inputMessageId, durable: true, revision },
+    data: { ...io.scope, message_id: request.journal.inputMessageId, durable: true, revision },
   });
 
   const messages: ModelMessage[] = [
     { role: "system", text: config.instructions },
-    ...replayConversation(request.start.conversation),
+    ...replayConversation(request.journal.conversation),
     { role: "user", text: request.prompt },
   ];
   let activities = 0;

@@ -10,12 +10,13 @@
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { RunEventChannel } from "./event-channel.ts";
+import { providerFailureSummary } from "./provider-hints.ts";
 import { openProviderStream } from "./providers/client.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 import { type ProviderEvent, StreamErrorCode, type Usage } from "./providers/events.ts";
 import { assistantFromEvents, buildRequest } from "./providers/request.ts";
 import { accumulate } from "./providers/accumulate.ts";
-import { type RunIO, RunStop } from "./run-port.ts";
+import { type RunIO, RunStop } from "./run-output.ts";
 import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
@@ -82,6 +83,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   const events: ProviderEvent[] = [];
   let overLimit = false;
   let failure: DiagnosticCode | null = null;
+  let failedStatus: number | null = null;
   try {
     const request = buildRequest(config.endpoint, {
       model: config.model,
@@ -92,7 +94,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       maxOutputTokens: MAX_OUTPUT_TOKENS,
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
-    if (!opened.ok) failure = opened.code;
+    if (!opened.ok) [failure, failedStatus] = [opened.code, opened.status];
     else {
       for await (const event of opened.events) {
         if (event.type === "text" || event.type === "refusal") {
@@ -125,7 +127,9 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   if (cancelled) throw new RunStop("cancelled", null);
   if (overLimit) throw new RunStop("failed", ErrorCode.contentLimit);
   if (failure !== null) {
-    await io.diagnostic(failure);
+    // Unreachable and 404 get a summary naming the base URL (provider-hints.ts); the rest keep their fixed text.
+    const hint = providerFailureSummary(failure, failedStatus, config.endpoint, io.secrets);
+    await io.diagnostic(failure, hint ?? undefined);
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
   if (folded.finishReason === "length") await io.diagnostic(DiagnosticCode.outputTokenLimit);

@@ -12,7 +12,7 @@ import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
-import { type RunIO, RunStop } from "./run-port.ts";
+import { type RunIO, RunStop } from "./run-output.ts";
 import { describeCall, invokeTool } from "./tools/invoke.ts";
 import { boundSummary } from "./tools/tool-text.ts";
 import { resolvePolicy } from "../policy/tool-policies.ts";

@@ -56,7 +56,7 @@ export type AppenderOpenResult =
   | { readonly ok: true; readonly appender: SessionAppender }
   | { readonly ok: false; readonly code: AppenderOpenFailureCode };
 
-/** The outcome of {@link SessionAppender.append}. */
+/** The outcome of {@link SessionAppender.appendAll}. */
 export type AppendResult = { readonly ok: true } | { readonly ok: false; readonly code: typeof ErrorCode.persistenceFailed };
 
 const LF = 0x0a;
@@ -137,20 +137,13 @@ export class SessionAppender {
   }
 
   /**
-   * Appends `record` as one write of its complete line, then fsyncs. After a
-   * failed write or sync the file may end in a fragment, so the appender
-   * refuses every later append: reopening it repairs the tail first. The
-   * caller issues one append at a time, as it does for every byte sink.
-   */
-  append(record: SessionRecord): Promise<AppendResult> {
-    return this.appendAll([record]);
-  }
-
-  /**
    * Appends `records` as one write of their complete lines and one fsync:
    * all are durable, or (on failure) none is acknowledged. A crash in
    * between leaves a prefix of whole lines plus at most one torn fragment,
-   * which readers handle like any torn append.
+   * which readers handle like any torn append. After a failed write or sync
+   * the file may end in a fragment, so the appender refuses every later
+   * append: reopening it repairs the tail first. The caller issues one
+   * append at a time, as it does for every byte sink.
    */
   async appendAll(records: readonly SessionRecord[]): Promise<AppendResult> {
     if (!this.#usable || records.length === 0) return PERSISTENCE_FAILED;

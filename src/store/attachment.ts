@@ -27,7 +27,6 @@ export const CWD_UNVERIFIED = "cwd_unverified";
 
 /** The attached session as the store holds it. */
 export interface Attachment {
-  /** The session id. */
   readonly sessionId: string;
   /** Whether the session has a file. */
   readonly durable: boolean;
@@ -49,7 +48,6 @@ export interface Attachment {
 
 /** What loading and extending need from the store. */
 export interface AttachmentContext {
-  /** The runtime. */
   readonly runtime: Runtime;
   /** The child's canonical cwd, which every recorded cwd must equal. */
   readonly cwd: string;

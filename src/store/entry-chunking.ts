@@ -10,19 +10,12 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/redaction.ts";
-import { sanitizeText, splitUtf8, utf8ByteCount } from "../util/utf8.ts";
+import { clampUtf8, sanitizeText } from "../util/utf8.ts";
 import type { HistoryEntry, HistoryKind, HistorySnapshot, ProjectionResult, Slot } from "./history-snapshot.ts";
 import { splitText } from "./history-text-parts.ts";
 
 /** Kinds whose text is a summary, bounded to 1,024 UTF-8 bytes after redaction (a marker can lengthen it). */
 const SUMMARY_KINDS: ReadonlySet<HistoryKind> = new Set(["activity", "diagnostic"]);
-
-/** Cuts `text` to at most `maxBytes` UTF-8 bytes at a code-point boundary, ending with an ellipsis when cut. */
-function clampUtf8(text: string, maxBytes: number): string {
-  if (utf8ByteCount(text) <= maxBytes) return text;
-  // The ellipsis is 3 bytes in UTF-8.
-  return `${splitUtf8(text, maxBytes - 3)[0]!.text}…`;
-}
 
 /** Redacts, sanitizes and chunks every slot, enforcing the snapshot bounds as it goes; yields after each slot. */
 export function* chunkSlots(

@@ -8,6 +8,7 @@
 
 import * as v from "valibot";
 import { type FileSystem, isRuntimeError, type Runtime } from "../host/runtime.ts";
+import { SESSION_ID_PATTERN } from "../protocol/identity.ts";
 import { exactObject } from "../util/exact-object.ts";
 
 /** A lease whose heartbeat is older than this (or whose unreadable file's mtime is) is stale. */
@@ -20,7 +21,7 @@ export const LEASE_HEARTBEAT_MS = 15_000;
 export const LEASE_READ_LIMIT = 1024;
 
 /** Instance ids appear in temporary file names, so they keep the session id's file-name grammar. */
-export const INSTANCE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const INSTANCE_ID_PATTERN: RegExp = SESSION_ID_PATTERN;
 
 // Printable ASCII only: anything else could not be compared byte-for-byte
 // across runtimes, and escaping it could push the body past the read limit.

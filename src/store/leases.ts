@@ -31,8 +31,6 @@ export { isLeaseStale, LEASE_HEARTBEAT_MS, LEASE_STALE_MS, type LeaseBody, type 
 /** Which lease: `writer` (attachment), `active` (a running turn) or `append` (one write + fsync). */
 export type LeaseKind = "writer" | "active" | "append";
 
-const LEASE_KINDS: readonly LeaseKind[] = ["writer", "active", "append"];
-
 /** Lease files are private to the user, like session files. */
 const LEASE_MODE = 0o600;
 
@@ -61,23 +59,6 @@ export interface LeaseOptions {
 /** `<sessionsDir>/<sessionId>.<kind>.lease`; `sessionId` must already match the session id grammar. */
 export function leasePath(sessionsDir: string, sessionId: string, kind: LeaseKind): string {
   return joinPath(sessionsDir, `${sessionId}.${kind}.lease`);
-}
-
-/**
- * Whether any of the session's three lease files exists: advisory presence
- * for discovery. It never judges staleness and never removes anything, and
- * an error other than "not found" counts as present.
- */
-export async function leasePresent(fs: FileSystem, sessionsDir: string, sessionId: string): Promise<boolean> {
-  for (const kind of LEASE_KINDS) {
-    try {
-      await fs.lstat(leasePath(sessionsDir, sessionId, kind));
-      return true;
-    } catch (error) {
-      if (!isRuntimeError(error, "not_found")) return true;
-    }
-  }
-  return false;
 }
 
 const BUSY = Object.freeze({ ok: false, code: ErrorCode.sessionBusy } as const);
@@ -218,10 +199,11 @@ export class Lease {
   /**
    * Renews the lease every `everyMs` until disposed, released or lost; the
    * next renewal is armed only after the previous one finished, so they never
-   * overlap. `onLost` runs once if a renewal finds the lease lost. Starting
+   * overlap; a renewal that finds the lease lost stops the schedule (the
+   * owner sees it in {@link state} and in the next {@link verify}). Starting
    * again replaces the previous schedule.
    */
-  startHeartbeat(everyMs = LEASE_HEARTBEAT_MS, onLost?: () => void): Disposable {
+  startHeartbeat(everyMs = LEASE_HEARTBEAT_MS): Disposable {
     this.#heartbeat?.dispose();
     let timer: Disposable | null = null;
     let stopped = false;
@@ -234,7 +216,6 @@ export class Lease {
       if (stopped) return;
       if (this.#state === "held") return arm();
       stopped = true;
-      if (this.#state === "lost") onLost?.();
     };
     const handle: Disposable = {
       dispose: () => {

@@ -11,21 +11,16 @@
  */
 
 import * as v from "valibot";
+import { IDENTIFIER_PATTERN, PROVIDER_NAME_PATTERN, SESSION_ID_PATTERN } from "../protocol/identity.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
+import { isPrintable } from "../util/redaction.ts";
 import { isFlatJson, isIsoTimestamp, utf8BytesWithin } from "./record-fields.ts";
 import { EFFORTS } from "../policy/efforts.ts";
 
 /** The record format version this code reads and writes. */
 export const RECORD_VERSION = 1;
 
-// deno-lint-ignore no-control-regex -- matching controls is the point
-const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
-// In `u` mode a well-formed pair is one code point, so only unpaired halves match.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const PROVIDER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
-const CODE = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
  * `YYYY-MM-DDTHH:MM:SS.sssZ` naming a real instant (no `02-30`, no hour 24):
@@ -41,7 +36,7 @@ const bytesWithin = (min: number, max: number) => v.check((text: string) => utf8
 const IdSchema = v.pipe(
   v.string(),
   bytesWithin(1, LIMITS.activity_id_bytes),
-  v.check((id) => !CONTROL.test(id) && !LONE_SURROGATE.test(id)),
+  v.check(isPrintable),
 );
 
 // Free text stays arbitrary: legacy files may hold lone surrogates, which
@@ -53,7 +48,7 @@ function common<const T extends string>(type: T) {
   return {
     v: v.literal(RECORD_VERSION),
     type: v.literal(type),
-    session_id: v.pipe(v.string(), v.regex(SESSION_ID)),
+    session_id: v.pipe(v.string(), v.regex(SESSION_ID_PATTERN)),
     at: TimestampSchema,
   };
 }
@@ -71,11 +66,11 @@ const SESSION = {
 };
 const SESSION_PREFERENCES = {
   ...common("session_preferences"),
-  provider: v.pipe(v.string(), v.regex(PROVIDER_NAME)),
+  provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)),
   model: v.pipe(
     v.string(),
     bytesWithin(1, LIMITS.name_bytes),
-    v.check((model) => !CONTROL.test(model) && !LONE_SURROGATE.test(model)),
+    v.check(isPrintable),
   ),
   effort: v.picklist(EFFORTS),
 };
@@ -117,7 +112,7 @@ const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSc
 const DIAGNOSTIC = {
   ...common("diagnostic"),
   turn_id: v.exactOptional(IdSchema),
-  code: v.pipe(v.string(), v.regex(CODE)),
+  code: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)),
   summary: TextSchema,
 };
 const INTERNAL_PROMPT = { ...common("internal_prompt"), turn_id: IdSchema, text: TextSchema };
@@ -132,7 +127,7 @@ const TURN_FINISHED = {
   ...common("turn_finished"),
   turn_id: IdSchema,
   outcome: v.picklist(["completed", "cancelled", "failed"]),
-  error_code: v.nullable(v.pipe(v.string(), v.regex(CODE))),
+  error_code: v.nullable(v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN))),
 };
 
 /** The `session` record: always and only the first line. */

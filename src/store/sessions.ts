@@ -38,7 +38,6 @@ export interface TurnStart {
 
 /** Where sessions live and who this child is. */
 export interface StoreContext {
-  /** The runtime. */
   readonly runtime: Runtime;
   /** Canonical storage root (`MC_HOME`). */
   readonly home: string;

@@ -20,13 +20,11 @@ import type { FileIdentity } from "./session-file.ts";
 
 /** Where the journal writes and for whom. */
 export interface JournalTarget {
-  /** The runtime. */
   readonly runtime: Runtime;
   /** `MC_HOME/sessions`. */
   readonly directory: string;
   /** The session's primary history path. */
   readonly path: string;
-  /** The session id. */
   readonly sessionId: string;
   /** This child's instance id, written into leases. */
   readonly instanceId: string;

@@ -9,15 +9,11 @@ import type { Disposable } from "../host/runtime.ts";
 
 /** A promise together with the functions that settle it. */
 export interface Deferred<T> {
-  /** The promise. */
   readonly promise: Promise<T>;
-  /** Fulfils the promise. */
   resolve(value: T): void;
-  /** Rejects the promise. */
   reject(reason: unknown): void;
 }
 
-/** Creates a {@link Deferred}. */
 export function deferred<T>(): Deferred<T> {
   let resolve!: (value: T) => void;
   let reject!: (reason: unknown) => void;

@@ -1,5 +1,6 @@
 /**
- * Screening for names and text that leave the process.
+ * Screening for names and text that leave the process: the one home of
+ * redaction and of the display-safety rules for names and ids.
  *
  * The wire contract says provider/model names are bounded to 256 bytes and
  * reported as `null` when they are control-bearing or secret-like, and that no
@@ -10,7 +11,8 @@
  * @module
  */
 
-import { utf8ByteCount } from "./utf8.ts";
+import { hasLoneSurrogate, utf8ByteCount } from "./utf8.ts";
+
 /** Longest display name, in UTF-8 bytes, that the wire contract admits. */
 export const MAX_DISPLAY_NAME_BYTES = 256;
 
@@ -23,9 +25,8 @@ export const MIN_KNOWN_SECRET_LENGTH = 8;
 
 // deno-lint-ignore no-control-regex -- matching controls is the point
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
-// In `u` mode a well-formed surrogate pair is one code point, so this only
-// matches unpaired halves, which have no UTF-8 encoding at all.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+// deno-lint-ignore no-control-regex -- replacing controls is the point
+const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;
 
 // Vendor prefixes are anchored on a token-class boundary: it keeps "task-..."
 // from reading as "sk-...", and it lets each token run start a match at most
@@ -56,9 +57,22 @@ function isSecretRun(run: string): boolean {
   return run.split(/[-_/]/).some((part) => part.length >= 16 && /[A-Za-z]/.test(part) && /[0-9]/.test(part));
 }
 
-/** Returns the UTF-8 byte length of `text` (unpaired surrogates count as U+FFFD). */
-export function utf8ByteLength(text: string): number {
-  return utf8ByteCount(text);
+/** Whether `text` holds a C0, DEL or C1 control character. */
+export function hasControl(text: string): boolean {
+  return CONTROL.test(text);
+}
+
+/** `text` with every C0, DEL and C1 control character replaced by `replacement`. */
+export function replaceControls(text: string, replacement: string): string {
+  return text.replace(CONTROLS, replacement);
+}
+
+/**
+ * Whether `text` can be echoed as is: free of controls and well-formed (no
+ * lone surrogate). Ids that are compared and echoed must be; free text need not.
+ */
+export function isPrintable(text: string): boolean {
+  return !CONTROL.test(text) && !hasLoneSurrogate(text);
 }
 
 /**
@@ -68,8 +82,8 @@ export function utf8ByteLength(text: string): number {
  */
 export function isSafeDisplayName(name: string): boolean {
   if (name.length === 0 || name.length > MAX_DISPLAY_NAME_BYTES) return false;
-  if (utf8ByteLength(name) > MAX_DISPLAY_NAME_BYTES) return false;
-  if (CONTROL.test(name) || LONE_SURROGATE.test(name)) return false;
+  if (utf8ByteCount(name) > MAX_DISPLAY_NAME_BYTES) return false;
+  if (!isPrintable(name)) return false;
   // A name has no reason to mention an authorization scheme at all.
   if (/Bearer\s/i.test(name)) return false;
   if (VENDOR_PATTERNS.some((pattern) => name.search(pattern) !== -1)) return false;
@@ -101,6 +115,16 @@ function redactKnown(text: string, knownSecrets: readonly string[]): string {
     [start, end] = [s, e];
   }
   return out + text.slice(cursor, start) + REDACTION_MARKER + text.slice(end);
+}
+
+/** `value` with every string in it, at any depth, passed through {@link redactSecrets}. */
+export function redactStrings(value: unknown, knownSecrets: readonly string[]): unknown {
+  if (typeof value === "string") return redactSecrets(value, knownSecrets);
+  if (Array.isArray(value)) return value.map((item) => redactStrings(item, knownSecrets));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactStrings(item, knownSecrets)]));
+  }
+  return value;
 }
 
 /**

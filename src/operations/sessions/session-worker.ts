@@ -7,12 +7,13 @@
  * @module
  */
 
-import { type ErrorCode, ErrorCode as Codes } from "../../protocol/errors.ts";
+import { ErrorCode as Codes } from "../../protocol/errors.ts";
 import type { WorkerReplies } from "../../protocol/replies.ts";
+import type { MethodParams } from "../../protocol/methods.ts";
 import type { SessionStore, StoreResult } from "../../store/sessions.ts";
 
 /** A session operation: runs against the store, honours the signal. */
-export type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
+type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
 
 /** Serialises session operations and owns their cancellation. */
 export class SessionWorker {
@@ -43,16 +44,31 @@ export class SessionWorker {
     return this.#running !== null;
   }
 
+  /** `session.create`: attaches a new, not yet durable session. */
+  create(id: string): void {
+    this.#submit(id, (store) => store.create());
+  }
+
+  /** `session.open`: attaches a stored session; the signal lets a close cancel its load. */
+  open(id: string, params: MethodParams<"session.open">): void {
+    this.#submit(id, (store, signal) => store.open(params.session_id, signal));
+  }
+
+  /** `history.page`: one page of the attached session's history at the given revision. */
+  page(id: string, params: MethodParams<"history.page">): void {
+    this.#submit(id, (store) => store.page(params.session_id, params.revision, params.cursor ?? null));
+  }
+
   /**
    * Runs `task` for request `id`, or answers `busy`. An unexpected exception
    * (a bug, or a platform failure an adapter did not normalise) is answered
-   * with `fallback`, a code that reveals nothing about it.
+   * `session_invalid`, a code that reveals nothing about it.
    */
-  submit(id: string, task: SessionTask, fallback: ErrorCode): void {
+  #submit(id: string, task: SessionTask): void {
     if (this.#running !== null || this.#blocked()) return this.#replies.error(id, Codes.busy);
     const abort = new AbortController();
     const done = task(this.#store, abort.signal)
-      .catch((): StoreResult => ({ ok: false, code: fallback }))
+      .catch((): StoreResult => ({ ok: false, code: Codes.sessionInvalid }))
       .then((outcome) => {
         if (this.#running?.id !== id) return;
         this.#running = null;

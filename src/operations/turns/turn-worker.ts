@@ -21,6 +21,7 @@ import { ApprovalBroker } from "../../runner/approvals.ts";
 import { RunEventChannel, type RunEventSink } from "../../runner/event-channel.ts";
 import type { WorkerReplies } from "../../protocol/replies.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
+import type { RunJournal } from "../../runner/journal-port.ts";
 
 /** What the worker needs from its connection. */
 export interface TurnHost {
@@ -30,7 +31,6 @@ export interface TurnHost {
   readonly store: SessionStore;
   /** Whether a session or history operation is running. */
   sessionsBusy(): boolean;
-  /** Response channel. */
   readonly replies: WorkerReplies;
   /** Where run events go (the ordered writer, leaving room for responses). */
   readonly sink: RunEventSink;
@@ -54,7 +54,6 @@ export class TurnWorker {
   #active: ActiveRun | null = null;
   #module: Promise<RunModule> | null = null;
 
-  /** Creates the worker. */
   constructor(host: TurnHost) {
     this.#host = host;
   }
@@ -83,6 +82,15 @@ export class TurnWorker {
     const abort = new AbortController();
     const broker = new ApprovalBroker(runtime);
     const start = store.beginTurn();
+    // The store's turn bound to the runner's port: the run never sees the store or its journal class.
+    const journal: RunJournal = {
+      conversation: start.conversation,
+      inputMessageId: start.inputMessageId,
+      appendInput: (records) => start.journal.appendInput(records),
+      append: (records) => start.journal.append(records),
+      inputRevision: () => store.inputRevision(turnId),
+      complete: (durable) => store.completeTurn(start.journal, durable),
+    };
     const handedOff = deferred<void>();
     const channel = new RunEventChannel({
       sink: {
@@ -113,9 +121,7 @@ export class TurnWorker {
           runId,
           turnId,
           prompt: params.prompt,
-          start,
-          inputRevision: () => store.inputRevision(turnId),
-          complete: (durable) => store.completeTurn(start.journal, durable),
+          journal,
           channel,
           broker,
           signal: abort.signal,

@@ -12,7 +12,6 @@ import type { FinishReason, ProviderEvent, StreamError, SummaryProvenance, Usage
 export interface AccumulatedToolCall {
   /** Provider call id. */
   id: string | null;
-  /** Tool name. */
   name: string | null;
   /** The concatenated argument deltas. */
   argumentsJson: string;
@@ -20,7 +19,6 @@ export interface AccumulatedToolCall {
 
 /** The folded stream. */
 export interface Accumulated {
-  /** Assistant text. */
   text: string;
   /** Refusal text, kept apart from normal text. */
   refusal: string;

@@ -21,7 +21,7 @@ export type Fetch = Runtime["fetch"];
 /** The outcome of {@link openProviderStream}. */
 export type ProviderStream =
   | { readonly ok: true; readonly events: AsyncGenerator<ProviderEvent, void, undefined> }
-  | { readonly ok: false; readonly code: DiagnosticCode };
+  | { readonly ok: false; readonly code: DiagnosticCode; readonly status: number | null };
 
 /**
  * Sends `request` and, on a 2xx answer with a body, returns its decoded
@@ -38,13 +38,13 @@ export async function openProviderStream(
   try {
     response = await fetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal, redirect: "error" });
   } catch {
-    return { ok: false, code: DiagnosticCode.providerUnreachable };
+    return { ok: false, code: DiagnosticCode.providerUnreachable, status: null };
   }
   if (!response.ok || response.body === null) {
     // The body is never read: providers echo keys and prompts in error messages.
     await response.body?.cancel().catch(() => {});
-    const code = response.ok ? DiagnosticCode.providerStreamTruncated : classifyHttpFailure(response.status, response.headers.get("retry-after")).code;
-    return { ok: false, code };
+    const code = response.ok ? DiagnosticCode.providerStreamTruncated : classifyHttpFailure(response.status).code;
+    return { ok: false, code, status: response.status };
   }
   return { ok: true, events: decodeStream(endpoint.api, response.body, { signal, model }) };
 }

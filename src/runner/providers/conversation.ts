@@ -27,7 +27,6 @@ export interface ToolSpec {
 export interface ModelToolCall {
   /** Provider call id; pairs the call with its result. */
   readonly id: string;
-  /** Tool name. */
   readonly name: string;
   /** The arguments exactly as the model streamed them. */
   readonly argumentsJson: string;
@@ -61,7 +60,6 @@ export type ToolResultMessage = Extract<ModelMessage, { role: "tool" }>;
 
 /** What every request builder takes besides the endpoint. */
 export interface RequestParams {
-  /** Model id. */
   readonly model: string;
   /** Requested effort; `default` sends no reasoning settings. */
   readonly effort: Effort;

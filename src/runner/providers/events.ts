@@ -18,6 +18,8 @@
  * @module
  */
 
+import { IDENTIFIER_PATTERN } from "../../protocol/identity.ts";
+
 /** Failure codes a provider stream can end with. Internal: mapped to wire codes by the turn loop. */
 export const StreamErrorCode = {
   /** The body ended before the API's terminal event. */
@@ -87,8 +89,6 @@ export function streamError(code: StreamErrorCode, providerCode: string | null =
   return { type: "error", code, providerCode };
 }
 
-const SAFE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
-
 /**
  * A provider's error or finish code, kept only when it is a short identifier.
  * Free text could carry an echoed key or prompt content, so anything else
@@ -96,7 +96,7 @@ const SAFE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
  */
 export function safeProviderCode(value: unknown): string | null {
   if (typeof value === "number" && Number.isInteger(value)) return String(value);
-  return typeof value === "string" && SAFE_CODE.test(value) ? value : null;
+  return typeof value === "string" && IDENTIFIER_PATTERN.test(value) ? value : null;
 }
 
 /** What every per-API decoder implements: SSE events in, normalized events out. */

@@ -1,7 +1,7 @@
 /**
  * What a non-2xx provider response means, as data. The body is deliberately
  * not an input: providers echo keys and prompt text in error messages, so a
- * failure is classified from the status and `retry-after` header alone.
+ * failure is classified from the status alone.
  *
  * @module
  */
@@ -12,7 +12,7 @@ import { DiagnosticCode } from "../../protocol/errors.ts";
 export const HttpFailureCode = {
   /** 401/403: the key is missing, wrong or lacks access. */
   auth: DiagnosticCode.providerAuth,
-  /** 429: slow down; see `retryAfterMs`. */
+  /** 429: slow down. */
   rateLimited: DiagnosticCode.providerRateLimited,
   /** 5xx: the provider failed; retrying may help. */
   server: DiagnosticCode.providerServerError,
@@ -27,19 +27,12 @@ export type HttpFailureCode = typeof HttpFailureCode[keyof typeof HttpFailureCod
 
 /** A classified HTTP failure. */
 export interface HttpFailure {
-  /** Fixed code. */
   readonly code: HttpFailureCode;
-  /** The HTTP status. */
   readonly status: number;
-  /** How long the provider asked us to wait, when it said so in whole seconds. */
-  readonly retryAfterMs: number | null;
 }
 
-/** Longest wait we honour from `retry-after`; anything longer is treated as unspecified. */
-export const MAX_RETRY_AFTER_MS = 600_000;
-
-/** Classifies a failed provider response from its status and `retry-after` header. */
-export function classifyHttpFailure(status: number, retryAfter: string | null): HttpFailure {
+/** Classifies a failed provider response from its status. */
+export function classifyHttpFailure(status: number): HttpFailure {
   const code = status === 401 || status === 403
     ? HttpFailureCode.auth
     : status === 429
@@ -49,8 +42,5 @@ export function classifyHttpFailure(status: number, retryAfter: string | null): 
     : status === 400 || status === 404 || status === 413 || status === 422
     ? HttpFailureCode.badRequest
     : HttpFailureCode.other;
-  // HTTP-date values are ignored: comparing them needs a trusted clock, and providers send seconds.
-  const seconds = retryAfter !== null && /^\d{1,6}$/.test(retryAfter.trim()) ? Number(retryAfter.trim()) : null;
-  const retryAfterMs = seconds !== null && seconds * 1000 <= MAX_RETRY_AFTER_MS ? seconds * 1000 : null;
-  return { code, status, retryAfterMs };
+  return { code, status };
 }

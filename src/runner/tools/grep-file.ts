@@ -7,8 +7,8 @@
  */
 
 import type { FileSystem, ReadHandle } from "../../host/runtime.ts";
-import { utf8ByteLength } from "../../util/redaction.ts";
-import { clampUtf8, displayName } from "./tool-text.ts";
+import { clampUtf8, utf8ByteCount } from "../../util/utf8.ts";
+import { displayName } from "./tool-text.ts";
 
 /** The budgets of one search. */
 export interface SearchLimits {
@@ -146,7 +146,7 @@ export async function searchFile(job: SearchJob): Promise<void> {
     }
     if (!job.regex.test(line.length > MAX_MATCH_LINE_CHARS ? line.slice(0, MAX_MATCH_LINE_CHARS) : line)) continue;
     const entry = `${shown}:${number}: ${clampUtf8(line, MAX_LINE_DISPLAY_BYTES)}`;
-    const size = utf8ByteLength(entry) + 1;
+    const size = utf8ByteCount(entry) + 1;
     if (tally.outputBytes + size > limits.outputBytes) {
       tally.stop = "output";
       return;

@@ -9,8 +9,9 @@
  */
 
 import * as v from "valibot";
-import { redactSecrets } from "../../util/redaction.ts";
-import { boundSummary, clampUtf8, describeError, finishResult } from "./tool-text.ts";
+import { redactStrings } from "../../util/redaction.ts";
+import { clampUtf8 } from "../../util/utf8.ts";
+import { boundSummary, describeError, finishResult } from "./tool-text.ts";
 import type { AnyTool, ToolContext, ToolResult } from "./tool.ts";
 
 /** Most validation issues listed back to the model. */
@@ -72,14 +73,4 @@ function describeParams(tool: AnyTool, params: unknown): string {
   } catch {
     return tool.name;
   }
-}
-
-/** `value` with every string in it (at any depth) redacted. */
-function redactStrings(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((item) => redactStrings(item, secrets));
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactStrings(item, secrets)]));
-  }
-  return value;
 }

@@ -14,7 +14,8 @@
 
 import { concatBytes } from "../../util/bytes.ts";
 import { redactSecrets } from "../../util/redaction.ts";
-import { clampUtf8, formatBytes, tailUtf8 } from "./tool-text.ts";
+import { clampUtf8, tailUtf8 } from "../../util/utf8.ts";
+import { formatBytes } from "./tool-text.ts";
 
 /** The kept output of a finished subprocess. */
 export interface CollectedOutput {

@@ -13,7 +13,7 @@ import * as v from "valibot";
 import type { ReadHandle } from "../../host/runtime.ts";
 import { concatBytes } from "../../util/bytes.ts";
 import { exactObject } from "../../util/exact-object.ts";
-import { utf8ByteLength } from "../../util/redaction.ts";
+import { utf8ByteCount } from "../../util/utf8.ts";
 import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import { MAX_OUTPUT_BYTES, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
@@ -145,7 +145,7 @@ async function run(params: ReadFileParams, context: ToolContext): Promise<ToolRe
     notes.push(`[Lines ${start}–${start + shown - 1}${total}.]`);
   }
   const output = notes.length === 0 ? text : `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${notes.join("\n")}`;
-  const summary = `${label}: ${count(shown, "line")} (${formatBytes(utf8ByteLength(text))})${context.signal.aborted ? ", cancelled" : result.cut === null ? "" : ", truncated"}`;
+  const summary = `${label}: ${count(shown, "line")} (${formatBytes(utf8ByteCount(text))})${context.signal.aborted ? ", cancelled" : result.cut === null ? "" : ", truncated"}`;
   return finishResult(!context.signal.aborted, output, summary, context.secrets);
 }
 

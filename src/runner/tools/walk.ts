@@ -30,7 +30,6 @@ export type WalkStep<S> = { readonly descend: S } | "next" | "stop";
 
 /** Options of {@link walkTree}. */
 export interface WalkOptions<S> {
-  /** The filesystem. */
   readonly fs: FileSystem;
   /** The canonical directory to start in. */
   readonly root: string;

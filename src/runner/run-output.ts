@@ -1,7 +1,9 @@
 /**
  * What one run does to the outside world besides calling the provider and
- * tools: critical events to the client, records to the session file, and
- * diagnostics to both. It keeps the run's persistence state, so the
+ * tools: critical events to the client, records to the turn's journal
+ * (`journal-port.ts`), and diagnostics to both, each with its failure
+ * policy (an undelivered event or input append stops the run, a later
+ * append only degrades it). It keeps the run's persistence state, so the
  * terminal event can say truthfully whether history is durable.
  *
  * @module
@@ -9,8 +11,8 @@
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import type { SessionRecord } from "../store/records.ts";
-import type { TurnJournal } from "../store/turn-journal.ts";
 import type { RunEventChannel } from "./event-channel.ts";
+import type { RunJournal } from "./journal-port.ts";
 import type { CriticalEvent, RunScope } from "./run-events.ts";
 
 /** How a run ended, as `run.finished` reports it. */
@@ -64,7 +66,7 @@ export class RunIO {
   /** Known secret values, redacted from everything the run shows or stores. */
   readonly secrets: readonly string[];
   readonly #channel: RunEventChannel;
-  readonly #journal: TurnJournal;
+  readonly #journal: RunJournal;
   readonly #now: () => number;
   #durable = false;
   #degraded = false;
@@ -75,7 +77,7 @@ export class RunIO {
     readonly turnId: string;
     readonly secrets: readonly string[];
     readonly channel: RunEventChannel;
-    readonly journal: TurnJournal;
+    readonly journal: RunJournal;
     readonly wallNow: () => number;
   }) {
     this.scope = options.scope;
@@ -127,14 +129,13 @@ export class RunIO {
   }
 
   /** Emits a `diagnostic` event and records it in history (unless persistence already failed). */
-  async diagnostic(code: DiagnosticCode): Promise<void> {
-    const summary = DIAGNOSTIC_TEXT[code];
+  async diagnostic(code: DiagnosticCode, summary: string = DIAGNOSTIC_TEXT[code]): Promise<void> {
     await this.persist([{ v: 1, type: "diagnostic", session_id: this.scope.session_id, at: this.at(), turn_id: this.turnId, code, summary }]);
-    await this.notify(code);
+    await this.notify(code, summary);
   }
 
   /** Emits a `diagnostic` event without recording it. */
-  async notify(code: DiagnosticCode): Promise<void> {
-    await this.emit({ event: "diagnostic", data: { ...this.scope, code, summary: DIAGNOSTIC_TEXT[code] } });
+  async notify(code: DiagnosticCode, summary: string = DIAGNOSTIC_TEXT[code]): Promise<void> {
+    await this.emit({ event: "diagnostic", data: { ...this.scope, code, summary } });
   }
 }

@@ -1,0 +1,28 @@
+/**
+ * The `magi-code config check` command line: prints every configuration
+ * problem as `<file>: <JSON path>: <message>`, one a line, and exits 1 when
+ * there is any, so scripts and clients can run it after `initialize`
+ * answered `configuration_invalid` and show the person what to fix. No line
+ * carries a value from a file: values may be keys.
+ *
+ * @module
+ */
+
+import type { Runtime } from "../host/runtime.ts";
+import { checkConfiguration } from "./config-check.ts";
+
+const encoder = new TextEncoder();
+
+/** Runs the check and prints its report; resolves with the exit code (0 clean, 1 problems or output failure). */
+export async function configCheckCommand(runtime: Runtime): Promise<number> {
+  const report = await checkConfiguration(runtime);
+  const lines = report.problems.length === 0
+    ? [`magi-code config check: no problems (${report.checked.length === 0 ? "no configuration files; defaults apply" : report.checked.join(", ")})`]
+    : report.problems.map((problem) => `${problem.file}: ${problem.path}: ${problem.message}`);
+  try {
+    await runtime.stdout.write(encoder.encode(`${lines.join("\n")}\n`));
+  } catch {
+    return 1;
+  }
+  return report.problems.length === 0 ? 0 : 1;
+}

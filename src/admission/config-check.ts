@@ -1,0 +1,147 @@
+/**
+ * `magi-code config check`: every problem that would make `initialize`
+ * fail with `configuration_invalid` or `provider_unavailable`, each with
+ * the file and the JSON path where it is. The wire error is a bare code by
+ * design (errors never echo input or paths); this command is where a person
+ * learns what to fix. It reads what startup reads, in the same order and
+ * with the same rules, but creates nothing: no storage root, no lease.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import { isRuntimeError, RuntimeErrorCode, type Runtime } from "../host/runtime.ts";
+import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BYTES } from "../config/credentials.ts";
+import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
+import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
+import {
+  BUILTIN_PROVIDER_NAMES,
+  GLOBAL_SETTINGS_FILE,
+  MAX_SETTINGS_BYTES,
+  mergeSettings,
+  parseSettingsText,
+  PROJECT_SETTINGS_PATH,
+  type Settings,
+} from "../config/settings.ts";
+import { joinPath } from "../util/paths.ts";
+import { type Problem, settingsProblems } from "./settings-problems.ts";
+import { resolveHome } from "./startup.ts";
+
+/** One problem, located. */
+export interface FileProblem extends Problem {
+  /** The file (or `environment` for variables). */
+  readonly file: string;
+}
+
+/** What {@link checkConfiguration} found. */
+export interface ConfigReport {
+  /** The files that exist and were read. */
+  readonly checked: readonly string[];
+  /** Every problem, in the order startup would meet them. */
+  readonly problems: readonly FileProblem[];
+}
+
+const SEE = "see docs/settings.md";
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Reads one settings file like startup does; `null` text when it is absent. */
+async function readSettings(runtime: Runtime, path: string): Promise<{ text: string | null; problem: string | null }> {
+  try {
+    const target = await runtime.fs.realpath(path);
+    const info = await runtime.fs.stat(target);
+    if (info.kind !== "file" || info.size > MAX_SETTINGS_BYTES) return { text: null, problem: `must be a regular file of at most ${MAX_SETTINGS_BYTES} bytes` };
+    return { text: decoder.decode(await runtime.fs.readFile(target, MAX_SETTINGS_BYTES)), problem: null };
+  } catch (error) {
+    if (isRuntimeError(error, RuntimeErrorCode.notFound)) {
+      const dangling = await runtime.fs.lstat(path).then(() => true, () => false);
+      return { text: null, problem: dangling ? "is a symlink to nothing" : null };
+    }
+    return { text: null, problem: error instanceof TypeError ? "is not valid UTF-8" : "cannot be read" };
+  }
+}
+
+/** Which single project entries break the trust rule (`project-trust.ts`), as problems. */
+function trustProblems(file: string, global: Settings, project: Settings, credentialNames: ReadonlySet<string>): FileProblem[] {
+  const out: FileProblem[] = [];
+  for (const [name, endpoint] of Object.entries(project.providers?.endpoints ?? {})) {
+    if (!projectEndpointsTrusted(global, { providers: { endpoints: { [name]: endpoint } } }, BUILTIN_PROVIDER_NAMES, credentialNames)) {
+      out.push({
+        file,
+        path: `$.providers.endpoints${/^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`}`,
+        message: `a project file may not set api_key_env, redirect a built-in or user endpoint, or reuse a name your credentials file holds a key for; ${SEE}`,
+      });
+    }
+  }
+  for (const [name, policy] of Object.entries(project.tools ?? {})) {
+    if (!projectToolsTrusted(global, { tools: { [name]: policy } })) {
+      out.push({ file, path: `$.tools.${name}`, message: `a project file may only make a tool's policy stricter (allow < ask < deny); ${SEE}` });
+    }
+  }
+  return out;
+}
+
+/** Checks the configuration `runtime` would start with. */
+export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport> {
+  const checked: string[] = [];
+  const problems: FileProblem[] = [];
+  const configured = resolveHome((name) => runtime.env(name));
+  if (configured === null) {
+    const message = runtime.env("MC_HOME") ? "MC_HOME must be an absolute path" : "HOME is unset or relative; set MC_HOME to an absolute path";
+    return { checked, problems: [{ file: "environment", path: "$", message }] };
+  }
+  const home = await runtime.fs.realpath(configured).catch(() => configured);
+  const homeInfo = await runtime.fs.stat(home).catch(() => null);
+  if (homeInfo !== null && homeInfo.kind !== "directory") problems.push({ file: home, path: "$", message: "the storage root exists but is not a directory" });
+  const cwd = await runtime.fs.realpath(runtime.cwd()).catch(() => runtime.cwd());
+
+  const credentialsPath = joinPath(home, CREDENTIALS_FILE);
+  const stored = await loadCredentials(runtime.fs, credentialsPath, new AbortController().signal);
+  let credentials: Credentials = new Map();
+  if (stored.ok) credentials = stored.credentials;
+  else {
+    const message = stored.code === ErrorCode.configurationInvalid
+      ? `must be an owner-only (chmod 600) regular file of at most ${MAX_CREDENTIALS_BYTES} bytes holding strict JSON {"v": 1, "keys": {"<provider>": "<key>"}}; ${SEE}`
+      : "cannot be read";
+    problems.push({ file: credentialsPath, path: "$", message });
+  }
+  if (await runtime.fs.lstat(credentialsPath).then(() => true, () => false)) checked.push(credentialsPath);
+
+  const globalPath = joinPath(home, GLOBAL_SETTINGS_FILE);
+  const projectDir = await runtime.fs.realpath(joinPath(cwd, PROJECT_SETTINGS_PATH[0]!)).catch(() => null);
+  const projectPath = projectDir === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
+  const layers: { file: string; settings: Settings | null }[] = [];
+  for (const file of projectPath === null ? [globalPath] : [globalPath, projectPath]) {
+    const read = await readSettings(runtime, file);
+    if (read.problem !== null) problems.push({ file, path: "$", message: read.problem });
+    if (read.text === null) {
+      layers.push({ file, settings: read.problem === null ? {} : null });
+      continue;
+    }
+    checked.push(file);
+    const found = settingsProblems(read.text);
+    problems.push(...found.map((problem) => ({ file, ...problem })));
+    const parsed = parseSettingsText(read.text);
+    layers.push({ file, settings: found.length === 0 && parsed.ok ? parsed.settings : null });
+  }
+  const [global, project] = [layers[0]!.settings, layers[1]?.settings ?? {}];
+  if (global === null || project === null || problems.length > 0) return { checked, problems };
+
+  if (projectPath !== null) problems.push(...trustProblems(projectPath, global, project, new Set(credentials.keys())));
+  if (problems.length > 0) return { checked, problems };
+  const merged = mergeSettings(global, project);
+  const selected = resolveSelection(merged, (name) => runtime.env(name), credentials);
+  if (!selected.ok) problems.push(selectionProblem(selected.code, merged, project.model?.provider !== undefined ? projectPath! : globalPath));
+  return { checked, problems };
+}
+
+function selectionProblem(code: ErrorCode, merged: Settings, file: string): FileProblem {
+  const provider = merged.model?.provider ?? "ollama";
+  if (code === ErrorCode.providerUnavailable) {
+    const variable = resolveEndpoints(merged).get(provider)?.apiKeyEnv ?? "its API key variable";
+    return { file: "environment", path: "$", message: `the ${provider} provider needs ${variable} set, or a key under "${provider}" in ${CREDENTIALS_FILE}; ${SEE}` };
+  }
+  if (merged.model?.model === undefined && merged.providers?.endpoints?.[provider] !== undefined) {
+    return { file, path: "$.model.model", message: `the custom endpoint ${provider} has no default model; set model.model` };
+  }
+  return { file, path: "$.model.provider", message: `names no provider: use openai, anthropic, ollama or a name under providers.endpoints; ${SEE}` };
+}

@@ -1,0 +1,95 @@
+/**
+ * `initialize`, from request to result. The preflight has no effect at all:
+ * a second `initialize` (even after a failed startup) is
+ * `already_initialized`, and a required capability this child does not serve
+ * is `unsupported_capability`, after which a corrected `initialize` may still
+ * come. An admitted one starts the single startup task and is answered when
+ * that task settles: with `capabilities`, `limits` and `status`, or with the
+ * startup's error code.
+ *
+ * @module
+ */
+
+import type { Runtime } from "../host/runtime.ts";
+import { ErrorCode as Codes } from "../protocol/errors.ts";
+import type { OutputValue } from "../protocol/frames.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import { CAPABILITIES, isMethodName } from "../protocol/methods.ts";
+import type { WorkerReplies } from "../protocol/replies.ts";
+import type { InitializeParams } from "../protocol/schemas.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import { runStartup, type StartupOutcome, type StartupSnapshot } from "./startup.ts";
+
+/** What a startup task that threw (a bug, or a platform failure an adapter did not normalise) reports. */
+const STARTUP_CRASHED: StartupOutcome = { ok: false, code: Codes.startupFailed, contextId: null };
+
+/**
+ * What `initialize` needs from the layers above admission, which alone can
+ * create the workers and render `status`.
+ */
+export interface InitializeHost {
+  /** Where startup reads the environment, the filesystem and the clock. */
+  readonly runtime: Runtime;
+  /** The phase machine that `initialize` moves out of `new`. */
+  readonly lifecycle: Lifecycle;
+  /** Answers the `initialize` request. */
+  readonly replies: WorkerReplies;
+  /** Creates the ready child's workers on the admitted snapshot, before the result announces readiness. */
+  start(snapshot: StartupSnapshot): void;
+  /** The `status` object the result carries. */
+  status(): OutputValue;
+  /** Work that must not delay the result; runs once the result is queued. */
+  warm(): void;
+}
+
+/** Admits at most one `initialize` per child and owns its pending request until startup settles. */
+export class Initializer {
+  readonly #host: InitializeHost;
+  #pending: string | null = null;
+  #task: Promise<StartupOutcome> | null = null;
+
+  /** Creates the initializer for one child. */
+  constructor(host: InitializeHost) {
+    this.#host = host;
+  }
+
+  /** Handles `initialize` request `id`. */
+  initialize(id: string, params: InitializeParams): void {
+    const { lifecycle, replies } = this.#host;
+    if (lifecycle.phase.kind !== "new") return replies.error(id, Codes.alreadyInitialized);
+    if (!params.required_capabilities.every((name) => isMethodName(name))) {
+      return replies.error(id, Codes.unsupportedCapability);
+    }
+    const abort = lifecycle.begin();
+    this.#pending = id;
+    const task = runStartup(this.#host.runtime, abort.signal).catch(() => STARTUP_CRASHED);
+    this.#task = task;
+    void task.then((outcome) => this.#settle(id, outcome));
+  }
+
+  /**
+   * Cancels a pending startup for a closing connection, answering it
+   * `startup_cancelled` when `answer` is set. Returns the startup task, which
+   * may still be running: exit waits for it under the cleanup bound.
+   */
+  cancel(answer: boolean): Promise<unknown> {
+    const pending = this.#pending;
+    if (this.#host.lifecycle.cancel() && pending !== null) {
+      this.#pending = null;
+      if (answer) this.#host.replies.error(pending, Codes.startupCancelled);
+    }
+    return this.#task ?? Promise.resolve();
+  }
+
+  #settle(id: string, outcome: StartupOutcome): void {
+    // A close answered this request already (or cannot answer it any more).
+    if (this.#pending !== id) return;
+    this.#pending = null;
+    const host = this.#host;
+    host.lifecycle.settle(outcome);
+    if (!outcome.ok) return host.replies.error(id, outcome.code);
+    host.start(outcome.snapshot);
+    host.replies.result(id, { capabilities: CAPABILITIES, limits: LIMITS, status: host.status() });
+    host.warm();
+  }
+}

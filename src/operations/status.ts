@@ -1,0 +1,104 @@
+/**
+ * The one place that renders `status`: the lifecycle phase (starting, ready
+ * with the effective provider, model and context, or failed with its startup
+ * code), merged with the attached session and the active run once the
+ * workers hold them. It reads memory only: `status` never touches the
+ * filesystem or a provider, so it answers at once even during startup.
+ *
+ * @module
+ */
+
+import type { Phase } from "../admission/lifecycle.ts";
+import { ErrorCode as Codes } from "../protocol/errors.ts";
+import type { OutputValue } from "../protocol/frames.ts";
+import type { WorkerReplies } from "../protocol/replies.ts";
+import { isSafeDisplayName } from "../util/redaction.ts";
+import type { Workers } from "./ready-workers.ts";
+
+/** The wire `status` object. */
+export interface StatusObject {
+  readonly [key: string]: OutputValue;
+  readonly state: "starting" | "idle" | "running" | "failed";
+  readonly readiness: string;
+  readonly provider: string | null;
+  readonly model: string | null;
+  readonly context_id: string | null;
+  readonly session_id: string | null;
+  readonly run_id: string | null;
+}
+
+/** A provider or model name as `status` may show it: secret-like, redacted or control-bearing names become `null`. */
+function safeName(name: string): string | null {
+  return isSafeDisplayName(name) ? name : null;
+}
+
+function renderPhase(phase: Phase): StatusObject {
+  switch (phase.kind) {
+    case "new":
+    case "starting":
+      return {
+        state: "starting",
+        readiness: "initializing",
+        provider: null,
+        model: null,
+        context_id: null,
+        session_id: null,
+        run_id: null,
+      };
+    case "ready":
+      return {
+        state: "idle",
+        readiness: "ready",
+        provider: safeName(phase.snapshot.selection.provider),
+        model: safeName(phase.snapshot.selection.model),
+        context_id: phase.snapshot.contextId,
+        session_id: null,
+        run_id: null,
+      };
+    case "failed":
+      return {
+        state: "failed",
+        readiness: phase.code,
+        provider: null,
+        model: null,
+        context_id: phase.contextId,
+        session_id: null,
+        run_id: null,
+      };
+  }
+}
+
+/** Renders and answers `status` from the lifecycle phase and the ready workers. */
+export class StatusView {
+  readonly #phase: () => Phase;
+  readonly #workers: () => Workers | null;
+  readonly #replies: WorkerReplies;
+  // Rendered once per phase (phases are immutable objects): status is answered from memory on every request.
+  #rendered: { readonly phase: Phase; readonly status: StatusObject } | null = null;
+
+  /** Creates the view over the current `phase` and `workers` (null until startup succeeded). */
+  constructor(phase: () => Phase, workers: () => Workers | null, replies: WorkerReplies) {
+    this.#phase = phase;
+    this.#workers = workers;
+    this.#replies = replies;
+  }
+
+  /** Handles `status` request `id`: it needs an admitted `initialize`, whatever became of it. */
+  answer(id: string): void {
+    if (this.#phase().kind === "new") return this.#replies.error(id, Codes.notInitialized);
+    this.#replies.result(id, this.render());
+  }
+
+  /** The current status object. */
+  render(): StatusObject {
+    const phase = this.#phase();
+    if (this.#rendered?.phase !== phase) this.#rendered = { phase, status: renderPhase(phase) };
+    const status = this.#rendered.status;
+    const workers = this.#workers();
+    const sessionId = workers?.sessions.sessionId ?? null;
+    const runId = workers?.turns.runId ?? null;
+    if (sessionId === null && runId === null) return status;
+    const running = runId === null ? {} : { state: "running", run_id: runId } as const;
+    return { ...status, session_id: sessionId, ...running };
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The method table of protocol version 1 as this backend serves it: every
+ * method name with the schema its params must match. The names are also the
+ * capabilities `initialize` advertises and checks `required_capabilities`
+ * against, so a method cannot be served without being advertised, or the
+ * other way round.
+ *
+ * @module
+ */
+
+import type * as v from "valibot";
+import {
+  ApprovalAnswerParamsSchema,
+  EmptyParamsSchema,
+  HistoryPageParamsSchema,
+  InitializeParamsSchema,
+  SessionOpenParamsSchema,
+  TurnCancelParamsSchema,
+  TurnStartParamsSchema,
+} from "./schemas.ts";
+
+/** Method name → params schema, for every implemented method. */
+export const METHODS = {
+  "initialize": InitializeParamsSchema,
+  "status": EmptyParamsSchema,
+  "shutdown": EmptyParamsSchema,
+  "session.create": EmptyParamsSchema,
+  "session.open": SessionOpenParamsSchema,
+  "history.page": HistoryPageParamsSchema,
+  "turn.start": TurnStartParamsSchema,
+  "turn.cancel": TurnCancelParamsSchema,
+  "approval.answer": ApprovalAnswerParamsSchema,
+} as const;
+
+/** One implemented method's name. */
+export type MethodName = keyof typeof METHODS;
+
+/** The validated params of method `M`. */
+export type MethodParams<M extends MethodName> = v.InferOutput<(typeof METHODS)[M]>;
+
+/**
+ * One handler per method, each receiving params its schema already
+ * validated. A handler answers its request itself, now or later.
+ */
+export type MethodHandlers = {
+  readonly [M in MethodName]: (id: string, params: MethodParams<M>) => void;
+};
+
+/** Whether `name` is an implemented method; own keys only, so `toString` is not one. */
+export function isMethodName(name: string): name is MethodName {
+  return Object.hasOwn(METHODS, name);
+}
+
+/** The capabilities `initialize` advertises: every implemented method, sorted. */
+export const CAPABILITIES: readonly MethodName[] = (Object.keys(METHODS) as MethodName[]).sort();

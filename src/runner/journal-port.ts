@@ -1,0 +1,45 @@
+/**
+ * What a run needs from durable storage, defined here so the runner depends
+ * on this contract rather than on the store's classes: `SessionStore` and
+ * `TurnJournal` hold attachments, leases, appenders and revisions, none of
+ * which a run should see. `operations/turns` binds the store to it.
+ *
+ * The records stay typed by `store/records.ts`: they are the session file's
+ * format, defined once with their schemas, so restating them in runner terms
+ * would only add a second copy and a mapping to keep in step.
+ *
+ * @module
+ */
+
+import type { ConversationRecord } from "../store/conversation-records.ts";
+import type { SessionRecord } from "../store/records.ts";
+
+/** Whether an append was acknowledged durable; the run needs no more than that to pick its policy. */
+export interface JournalAck {
+  /** True once every record of the append is durable; false when none is acknowledged. */
+  readonly ok: boolean;
+}
+
+/** The durable side of one turn, begun when the turn was admitted and ended by {@link RunJournal.complete}. */
+export interface RunJournal {
+  /** The session's earlier turns as stored, replayed to the provider before the new input. */
+  readonly conversation: readonly ConversationRecord[];
+  /** The message id the input will have in the projected history (`input.persisted` names it). */
+  readonly inputMessageId: string;
+  /**
+   * Makes the turn's opening records durable, taking whatever leases that
+   * needs and creating the session file for a lazy session. Until this
+   * succeeds nothing of the turn is stored, and later appends fail.
+   */
+  appendInput(records: readonly SessionRecord[]): Promise<JournalAck>;
+  /** Appends `records` after the input, all or none acknowledged. */
+  append(records: readonly SessionRecord[]): Promise<JournalAck>;
+  /** A revision naming the history right after the input append. */
+  inputRevision(): Promise<string>;
+  /**
+   * Ends the durable side (always called, once): releases what the turn
+   * held and, when the input became `durable`, returns the revision of the
+   * history the turn left, or null when it could not be read back.
+   */
+  complete(durable: boolean): Promise<string | null>;
+}
