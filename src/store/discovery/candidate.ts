@@ -24,7 +24,8 @@ export type ListEntry = {
   readonly session_id: string;
   readonly title: string | null;
   readonly updated_at: string | null;
-  readonly eligibility: "available" | "cwd_unverified" | "busy";
+  // The wire word `busy` is also an error code, and codes are spelled only in the code table.
+  readonly eligibility: "available" | "cwd_unverified" | typeof ErrorCode.busy;
   readonly notices: readonly string[];
 };
 
@@ -110,7 +111,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
     session_id: candidate.sessionId,
     title: displayTitle(storedTitle(read.records), context.secrets),
     updated_at: latestAt(read.records),
-    eligibility: candidate.busy ? "busy" : unverified ? "cwd_unverified" : "available",
+    eligibility: candidate.busy ? ErrorCode.busy : unverified ? "cwd_unverified" : "available",
     notices: cwd.notices,
   };
   return { kind: "listed", entry, fingerprint };
