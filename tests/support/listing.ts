@@ -65,3 +65,18 @@ export async function listingFor(
   await runtime.fs.mkdir(SESSIONS, 0o700);
   return new SessionListing({ runtime, directory: SESSIONS, cwd: CWD, secrets, attached });
 }
+
+/**
+ * The stored text of a valid history of session `id` that is exactly `bytes`
+ * bytes and `lines` lines long (at least two): its `session` record, then
+ * `session_title` records, the last one padded to the size.
+ */
+export function sizedText(id: string, bytes: number, lines: number): string {
+  const at = "2026-01-01T00:00:00.000Z";
+  const head = storedText([{ v: 1, type: "session", session_id: id, at, created_at: at, cwd: CWD }]);
+  const title = (text: string) => storedText([{ v: 1, type: "session_title", session_id: id, at, title: text }]);
+  const filler = title("").repeat(lines - 2);
+  const pad = bytes - head.length - filler.length - title("").length;
+  if (pad < 0) throw new Error(`${bytes} bytes cannot hold ${lines} lines`);
+  return head + filler + title("x".repeat(pad));
+}
