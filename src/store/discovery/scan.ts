@@ -15,7 +15,7 @@
 import { ErrorCode } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { Runtime } from "../../host/runtime.ts";
-import { lengthPrefixed, sha256Hex } from "../../util/digest.ts";
+import { lengthPrefixed } from "../../util/digest.ts";
 import { joinPath } from "../../util/paths.ts";
 import { Slicer } from "../cooperative-slices.ts";
 import { YIELD_BYTES } from "../session-file.ts";
@@ -106,7 +106,10 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     if (second.inventory.key !== key) return { ok: false, code: ErrorCode.staleRevision };
     const after = interrupted();
     if (after !== null) return { ok: false, code: after };
-    return { ok: true, entries, omitted, fingerprint: await sha256Hex(lengthPrefixed(parts)) };
+    // The runtime's incremental hash is synchronous: the scan's last step needs no extra turn of the loop.
+    const hash = runtime.createSha256();
+    hash.update(lengthPrefixed(parts));
+    return { ok: true, entries, omitted, fingerprint: hash.digest() };
   } finally {
     signal.removeEventListener("abort", forward);
   }
