@@ -80,11 +80,12 @@ const touch = (model: Model) => {
 class Put implements fc.AsyncCommand<Model, Real> {
   constructor(readonly id: string, readonly kind: Kind, readonly title: string | null) {}
   check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  run(model: Model, real: Real): Promise<void> {
     const stored = { kind: this.kind, title: this.title, turns: (model.sessions.get(this.id)?.turns ?? 0) + 1 };
     model.sessions.set(this.id, stored);
     write(real, this.id, stored);
     touch(model);
+    return Promise.resolve();
   }
   toString = () => `put(${this.id}, ${this.kind}, ${this.title})`;
 }
