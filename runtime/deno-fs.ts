@@ -10,6 +10,7 @@
 import {
   type AppendHandle,
   type DirEntry,
+  type DirReader,
   type FileInfo,
   type FileKind,
   type FileSystem,
@@ -95,6 +96,35 @@ async function readAt(file: Deno.FsFile, buffer: Uint8Array, position: number): 
   return (await file.read(buffer)) ?? 0;
 }
 
+/**
+ * A listing over `Deno.readDir`'s iterator, handed out in batches. Deno has
+ * no incremental `readdir` (its op reads the whole directory before the
+ * first entry is yielded), so on Deno the runtime holds the names for the
+ * life of the listing; the core still holds only one batch. The first entry
+ * is fetched at open, so a missing or unlistable directory rejects there.
+ */
+async function openDirReader(path: string): Promise<DirReader> {
+  const iterator = Deno.readDir(path)[Symbol.asyncIterator]();
+  // One entry of lookahead: what the next read starts with.
+  let pending: IteratorResult<Deno.DirEntry> = await iterator.next();
+  return {
+    read: (max) =>
+      guard("readdir", async () => {
+        const batch: DirEntry[] = [];
+        while (!pending.done && batch.length < Math.max(1, max)) {
+          batch.push({ name: pending.value.name, kind: fileKind(pending.value) });
+          pending = await iterator.next();
+        }
+        return batch;
+      }),
+    close: () =>
+      guard("closedir", async () => {
+        pending = { done: true, value: undefined };
+        await iterator.return?.();
+      }),
+  };
+}
+
 /** The Deno filesystem adapter. */
 export const denoFileSystem: FileSystem = {
   lstat: (path) => guard("lstat", async () => fileInfo(await Deno.lstat(path))),
@@ -106,6 +136,7 @@ export const denoFileSystem: FileSystem = {
       for await (const entry of Deno.readDir(path)) entries.push({ name: entry.name, kind: fileKind(entry) });
       return entries;
     }),
+  openDir: (path) => guard("opendir", () => openDirReader(path)),
   mkdir: (path, mode) => guard("mkdir", () => Deno.mkdir(path, { recursive: true, mode })),
   readFile: (path, maxBytes) =>
     guard("readFile", async () => {

@@ -9,6 +9,8 @@
 
 import {
   type AppendHandle,
+  type DirEntry,
+  type DirReader,
   type FileInfo,
   type FileKind,
   type FileSystem,
@@ -137,15 +139,45 @@ export class MemoryFileSystem implements FileSystem {
     return this.#run("realpath", path, () => this.#resolve(path, true, "realpath"));
   }
 
-  readDir(path: string) {
-    return this.#run("readdir", path, () => {
-      const directory = this.#resolve(path, true, "readdir");
-      if (this.#nodes.get(directory)!.kind !== "directory") throw new RuntimeError("not_directory", "readdir");
-      const prefix = directory === "/" ? "/" : `${directory}/`;
-      return [...this.#nodes.keys()]
-        .filter((key) => key !== directory && key.startsWith(prefix) && !key.slice(prefix.length).includes("/"))
-        .map((key) => ({ name: key.slice(prefix.length), kind: this.#nodes.get(key)!.kind as FileKind }));
+  readDir(path: string): Promise<DirEntry[]> {
+    return this.#run("readdir", path, () => [...this.#nodes.keys()].flatMap(this.#childOf(path)));
+  }
+
+  /**
+   * Lists lazily over the live node table, as `readdir` walks a directory: a name removed before the walk
+   * reaches it is not listed, one added meanwhile is, one renamed over after it was listed is listed again.
+   */
+  openDir(path: string): Promise<DirReader> {
+    return this.#run("opendir", path, () => {
+      const child = this.#childOf(path);
+      const keys = this.#nodes.keys();
+      let done = false;
+      return {
+        read: (max: number) =>
+          this.#run("readdir", path, () => {
+            const batch: DirEntry[] = [];
+            while (!done && batch.length < Math.max(1, max)) {
+              const next = keys.next();
+              if (next.done === true) done = true;
+              else batch.push(...child(next.value));
+            }
+            return batch;
+          }),
+        close: () => Promise.resolve(void (done = true)),
+      };
     });
+  }
+
+  /** For directory `path` (which must resolve to one): a node key's entry if it names a direct child that still exists, else none. */
+  #childOf(path: string): (key: string) => DirEntry[] {
+    const directory = this.#resolve(path, true, "readdir");
+    if (this.#nodes.get(directory)!.kind !== "directory") throw new RuntimeError("not_directory", "readdir");
+    const prefix = directory === "/" ? "/" : `${directory}/`;
+    return (key) => {
+      const node = this.#nodes.get(key);
+      if (node === undefined || key.length <= prefix.length || !key.startsWith(prefix) || key.includes("/", prefix.length)) return [];
+      return [{ name: key.slice(prefix.length), kind: node.kind as FileKind }];
+    };
   }
 
   mkdir(path: string, mode: number): Promise<void> {

@@ -14,6 +14,7 @@ import { dirname } from "node:path";
 import {
   type AppendHandle,
   type DirEntry,
+  type DirReader,
   type FileInfo,
   type FileKind,
   type FileSystem,
@@ -108,6 +109,33 @@ async function mkdirParents(path: string, mode: number, depth: number): Promise<
   }
 }
 
+/** Entries libuv fetches per `readdir` call: a listing never holds more than this plus the caller's batch. */
+const DIR_BUFFER = 64;
+
+/** A streaming listing over `fs.Dir`, which reads the directory a buffer at a time. */
+async function openDirReader(path: string): Promise<DirReader> {
+  const dir = await fsp.opendir(path, { bufferSize: DIR_BUFFER });
+  let closed = false;
+  return {
+    read: (max) =>
+      guard("readdir", async () => {
+        const batch: DirEntry[] = [];
+        while (!closed && batch.length < Math.max(1, max)) {
+          const entry = await dir.read();
+          if (entry === null) break;
+          batch.push({ name: entry.name, kind: fileKind(entry) });
+        }
+        return batch;
+      }),
+    close: () =>
+      guard("closedir", async () => {
+        if (closed) return;
+        closed = true;
+        await dir.close();
+      }),
+  };
+}
+
 /** The Node filesystem adapter. */
 export const nodeFileSystem: FileSystem = {
   lstat: (path) => guard("lstat", async () => fileInfo(await fsp.lstat(path))),
@@ -118,6 +146,7 @@ export const nodeFileSystem: FileSystem = {
       const entries = await fsp.readdir(path, { withFileTypes: true });
       return entries.map((entry): DirEntry => ({ name: entry.name, kind: fileKind(entry) }));
     }),
+  openDir: (path) => guard("opendir", () => openDirReader(path)),
   mkdir: (path, mode) => guard("mkdir", () => mkdirParents(path, mode, 0)),
   readFile: (path, maxBytes) =>
     guard("readFile", async () => {

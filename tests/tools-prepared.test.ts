@@ -108,6 +108,7 @@ for (const [name, make] of worldMakers()) {
         stat: (path) => world.fs.stat(path),
         realpath: (path) => world.fs.realpath(path),
         readDir: (path) => world.fs.readDir(path),
+        openDir: (path) => world.fs.openDir(path),
         mkdir: (path, mode) => world.fs.mkdir(path, mode),
         readFile: (path, max) => world.fs.readFile(path, max),
         openRead: (path) => world.fs.openRead(path),

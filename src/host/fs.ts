@@ -34,6 +34,20 @@ export interface DirEntry {
   readonly kind: FileKind;
 }
 
+/**
+ * A directory being listed a batch at a time, so a caller walking a large
+ * directory holds one batch of entries, not the whole listing. Entries come
+ * in platform order; an entry added or removed while the listing runs may
+ * or may not appear (POSIX `readdir`), and a rename during it can list a
+ * name twice.
+ */
+export interface DirReader {
+  /** Up to `max` (at least 1) further entries, without `.` and `..`; an empty array once the listing is over. */
+  read(max: number): Promise<DirEntry[]>;
+  /** Releases the listing; idempotent, and safe after the end. */
+  close(): Promise<void>;
+}
+
 /** A file opened for reading. */
 export interface ReadHandle {
   /** Stats the open handle (not the path), for identity checks after open. */
@@ -65,6 +79,8 @@ export interface FileSystem {
   realpath(path: string): Promise<string>;
   /** Lists `path`, without `.` and `..`, in platform order. */
   readDir(path: string): Promise<DirEntry[]>;
+  /** Opens `path` (following symlinks) for listing in batches; rejects as {@link readDir} would. */
+  openDir(path: string): Promise<DirReader>;
   /** Creates `path` and missing parents with `mode`; an existing directory is success. */
   mkdir(path: string, mode: number): Promise<void>;
   /**
