@@ -3,11 +3,12 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
-import type { DirEntry, FileInfo, ReadHandle } from "../src/host/runtime.ts";
+import type { DirEntry, DirReader, FileInfo, ReadHandle } from "../src/host/runtime.ts";
 import type { ErrorCode } from "../src/protocol/errors.ts";
 import type { OutputValue } from "../src/protocol/frames.ts";
 import { OperationCanceller } from "../src/operations/cancel/operation-cancel.ts";
 import { SessionWorker } from "../src/operations/sessions/session-worker.ts";
+import { SessionDiscovery } from "../src/store/discovery/discovery.ts";
 import { SessionListing } from "../src/store/discovery/listing.ts";
 import { SessionStore } from "../src/store/sessions.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
@@ -93,14 +94,23 @@ class ScheduledStorage extends MemoryFileSystem {
   constructor(readonly scheduler: fc.Scheduler) {
     super();
   }
+  /** Settles as `call` did, once scheduled; a rejection (a lease file that is absent) is held, not left unhandled. */
+  #later<T>(call: Promise<T>, label: string): Promise<T> {
+    const held = call.then((value) => ({ value }), (error: unknown) => ({ error }));
+    return this.scheduler.schedule(held, label).then((outcome) => "error" in outcome ? Promise.reject(outcome.error) : outcome.value);
+  }
   override lstat(path: string): Promise<FileInfo> {
-    return this.scheduler.schedule(super.lstat(path), "lstat");
+    return this.#later(super.lstat(path), "lstat");
   }
   override readDir(path: string): Promise<DirEntry[]> {
-    return this.scheduler.schedule(super.readDir(path), "readDir");
+    return this.#later(super.readDir(path), "readDir");
   }
   override openRead(path: string): Promise<ReadHandle> {
-    return this.scheduler.schedule(super.openRead(path), "openRead");
+    return this.#later(super.openRead(path), "openRead");
+  }
+  override async openDir(path: string): Promise<DirReader> {
+    const reader = await this.#later(super.openDir(path), "openDir");
+    return { read: (max) => this.#later(reader.read(max), "readDir batch"), close: () => reader.close() };
   }
 }
 
@@ -116,7 +126,7 @@ describe("operation.cancel racing completion", () => {
   it("every request is answered exactly once: its result or operation_cancelled, and the cancel agrees", async () => {
     const seen = new Set<string>();
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.constantFrom("session.list", "session.open", "history.page"), fc.nat({ max: 60 }), async (s, method, delay) => {
+      fc.asyncProperty(fc.scheduler(), fc.constantFrom("session.list", "session.discover", "session.open", "history.page"), fc.nat({ max: 60 }), async (s, method, delay) => {
         const runtime = createMemoryRuntime({ fs: new ScheduledStorage(s) });
         writeSession(runtime, "first");
         writeSession(runtime, "second");
@@ -125,8 +135,9 @@ describe("operation.cancel racing completion", () => {
         const replies = { result: (id: string, result: OutputValue) => note(id, result), error: (id: string, code: ErrorCode) => note(id, code) };
         const home = "/home/user/.magi-code";
         const store = new SessionStore({ runtime, home, cwd: CWD, instanceId: "me", secrets: [] });
-        const listing = new SessionListing({ runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached: () => store.sessionId });
-        const worker = new SessionWorker(store, listing, replies, () => false);
+        const scan = { runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached: () => store.sessionId };
+        const [listing, discovery] = [new SessionListing(scan), new SessionDiscovery(scan)];
+        const worker = new SessionWorker(store, { listing, discovery }, replies, () => false);
         const canceller = new OperationCanceller([worker], replies);
         let revision = "";
         if (method === "history.page") {
@@ -135,6 +146,7 @@ describe("operation.cancel racing completion", () => {
           revision = ((answers.get("setup")![0] as { revision: string }).revision);
         }
         if (method === "session.list") worker.list("op", {});
+        else if (method === "session.discover") worker.discover("op", {});
         else if (method === "session.open") worker.open("op", { session_id: "second" });
         else worker.page("op", { session_id: "first", revision, cursor: null });
         // The client's cancel is another actor: it arrives after `delay` of its own scheduled steps.
@@ -160,6 +172,6 @@ describe("operation.cancel racing completion", () => {
       { numRuns: fuzzRuns(150) },
     );
     // Both orders happened for every method, or the property proved less than it says.
-    assert.equal(seen.size, 6, [...seen].join(", "));
+    assert.equal(seen.size, 8, [...seen].join(", "));
   });
 });

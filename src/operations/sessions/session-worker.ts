@@ -13,8 +13,15 @@
 import { ErrorCode as Codes } from "../../protocol/errors.ts";
 import type { WorkerReplies } from "../../protocol/replies.ts";
 import type { MethodParams } from "../../protocol/methods.ts";
+import type { SessionDiscovery } from "../../store/discovery/discovery.ts";
 import type { SessionListing } from "../../store/discovery/listing.ts";
 import type { SessionStore, StoreResult } from "../../store/sessions.ts";
+
+/** The read-only discovery a worker runs: `session.list`'s snapshot and `session.discover`'s pass. */
+export interface Discovery {
+  readonly listing: SessionListing;
+  readonly discovery: SessionDiscovery;
+}
 
 /** A session operation: runs against the store, honours the signal. */
 type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
@@ -32,7 +39,7 @@ interface Running {
 /** Serialises session operations and owns their cancellation. */
 export class SessionWorker {
   readonly #store: SessionStore;
-  readonly #listing: SessionListing;
+  readonly #discovery: Discovery;
   readonly #replies: WorkerReplies;
   #running: Running | null = null;
   readonly #blocked: () => boolean;
@@ -43,9 +50,9 @@ export class SessionWorker {
    * or cleans up) every operation is answered `busy`, as the spec's single
    * session-or-turn worker requires.
    */
-  constructor(store: SessionStore, listing: SessionListing, replies: WorkerReplies, blocked: () => boolean) {
+  constructor(store: SessionStore, discovery: Discovery, replies: WorkerReplies, blocked: () => boolean) {
     this.#store = store;
-    this.#listing = listing;
+    this.#discovery = discovery;
     this.#replies = replies;
     this.#blocked = blocked;
   }
@@ -77,7 +84,12 @@ export class SessionWorker {
 
   /** `session.list`: one page of the child's discovery snapshot, read-only. */
   list(id: string, params: MethodParams<"session.list">): void {
-    this.#submit(id, (_, signal) => this.#listing.list(params, signal));
+    this.#submit(id, (_, signal) => this.#discovery.listing.list(params, signal));
+  }
+
+  /** `session.discover` (negotiated): the next page of the child's discovery pass, read-only. */
+  discover(id: string, params: MethodParams<"session.discover">): void {
+    this.#submit(id, (_, signal) => this.#discovery.discovery.discover(params, signal));
   }
 
   /**
