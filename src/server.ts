@@ -19,6 +19,7 @@ import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
 import { StatusView } from "./operations/status.ts";
 import { Dispatcher, type Reject } from "./protocol/dispatcher.ts";
+import { Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
 import { ConnectionClose } from "./transport/closing.ts";
 import { ProtocolOutput } from "./transport/output.ts";
@@ -49,6 +50,7 @@ function serve(runtime: Runtime): Promise<number> {
     start: (snapshot) => workers.start(snapshot),
     status: () => status.render(),
     warm: () => workers.warm(),
+    negotiated: (required) => negotiation.admit(required),
   });
   const closing = new ConnectionClose(runtime, output, {
     // Startup first: while it is pending there are no workers yet.
@@ -56,16 +58,21 @@ function serve(runtime: Runtime): Promise<number> {
     settled: () => workers.settled(),
   });
   const gate = new PhaseGate(() => lifecycle.phase, () => workers.current, reject);
+  const negotiation = new Negotiation(reject);
   const dispatcher = new Dispatcher({
     "initialize": (id, params) => initializer.initialize(id, params),
     "status": (id) => status.answer(id),
     "shutdown": (id) => closing.shutdown(id),
-    "session.create": gate.ready(({ sessions }, id) => sessions.create(id)),
-    "session.open": gate.ready(({ sessions }, id, params) => sessions.open(id, params)),
+    "session.create": gate.ready(({ catalog }, id) => catalog.create(id)),
+    "session.open": gate.ready(({ catalog }, id, params) => catalog.open(id, params)),
     "history.page": gate.ready(({ sessions }, id, params) => sessions.page(id, params)),
     "turn.start": gate.ready(({ turns }, id, params) => turns.start(id, params)),
     "turn.cancel": gate.ready(({ turns }, id, params) => turns.cancel(id, params)),
     "approval.answer": gate.ready(({ turns }, id, params) => turns.answer(id, params)),
+    "model.catalog": gate.ready(({ catalog }, id, params) => catalog.catalog(id, params)),
+    "model.catalog.status": negotiation.gate("model.catalog.status", gate.ready(({ catalog }, id) => catalog.status(id))),
+    "model.refresh": negotiation.gate("model.refresh", gate.ready(({ catalog }, id, params) => catalog.refresh(id, params))),
+    "selection.set": gate.ready(({ catalog }, id, params) => catalog.select(id, params)),
   }, reject);
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;

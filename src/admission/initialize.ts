@@ -40,6 +40,8 @@ export interface InitializeHost {
   status(): OutputValue;
   /** Work that must not delay the result; runs once the result is queued. */
   warm(): void;
+  /** Told the admitted request's required capabilities, which enable negotiated extensions. */
+  negotiated?(required: readonly string[]): void;
 }
 
 /** Admits at most one `initialize` per child and owns its pending request until startup settles. */
@@ -61,6 +63,7 @@ export class Initializer {
       return replies.error(id, Codes.unsupportedCapability);
     }
     const abort = lifecycle.begin();
+    this.#host.negotiated?.(params.required_capabilities);
     this.#pending = id;
     const task = runStartup(this.#host.runtime, abort.signal).catch(() => STARTUP_CRASHED);
     this.#task = task;

@@ -13,7 +13,7 @@ import type { MethodParams } from "../../protocol/methods.ts";
 import type { SessionStore, StoreResult } from "../../store/sessions.ts";
 
 /** A session operation: runs against the store, honours the signal. */
-type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
+export type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
 
 /** Serialises session operations and owns their cancellation. */
 export class SessionWorker {
@@ -57,6 +57,14 @@ export class SessionWorker {
   /** `history.page`: one page of the attached session's history at the given revision. */
   page(id: string, params: MethodParams<"history.page">): void {
     this.#submit(id, (store) => store.page(params.session_id, params.revision, params.cursor ?? null));
+  }
+
+  /**
+   * Runs `task` for request `id` on this worker (catalog and selection
+   * operations share it, as the spec serialises them with session work).
+   */
+  run(id: string, task: SessionTask): void {
+    this.#submit(id, task);
   }
 
   /**
