@@ -4,23 +4,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
-import { encodeCache, endpointFingerprint } from "../src/catalog/cache-format.ts";
+import { endpointFingerprint } from "../src/catalog/cache-format.ts";
 import { compareUtf8 } from "../src/util/utf8-order.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { allChoices, builtinsAt, fails, HOME, ok, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
+import { allChoices, builtinsAt, fails, HOME, ok, seedCache, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
-
-/** Writes `provider`'s cache as a refresh would have, for the endpoint at `url`. */
-export async function seedCache(fs: MemoryFileSystem, provider: string, api: string, url: string, models: { id: string; name?: string | null; reasoning?: boolean | null }[], mode = 0o600) {
-  const bytes = encodeCache({
-    provider,
-    endpoint: await endpointFingerprint(api, url),
-    refreshedAt: "2026-12-01T10:00:00.000Z",
-    models: models.map((model) => ({ id: model.id, name: model.name ?? null, reasoning: model.reasoning ?? null })),
-  });
-  fs.writeFile(`${HOME}/catalog/${provider}.json`, bytes, mode);
-}
 
 async function withCatalog(
   caches: Record<string, { id: string; name?: string | null; reasoning?: boolean | null }[]>,

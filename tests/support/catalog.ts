@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
 import type { Runtime } from "../../src/host/runtime.ts";
+import { encodeCache, endpointFingerprint } from "../../src/catalog/cache-format.ts";
 import { type FakeProvider, type LoggedRequest, type Script, startFakeProvider } from "./fake-provider.ts";
 import { type Frame, initLine, type Run, startServer } from "./harness.ts";
 import { request } from "./turns.ts";
@@ -185,3 +186,15 @@ export async function stopCatalogServer(server: CatalogServer, closeProvider = t
   if (closeProvider) await server.provider.close();
   return code;
 }
+
+/** Writes `provider`'s cache as a refresh would have, for the endpoint at `url`. */
+export async function seedCache(fs: MemoryFileSystem, provider: string, api: string, url: string, models: { id: string; name?: string | null; reasoning?: boolean | null }[], mode = 0o600) {
+  const bytes = encodeCache({
+    provider,
+    endpoint: await endpointFingerprint(api, url),
+    refreshedAt: "2026-12-01T10:00:00.000Z",
+    models: models.map((model) => ({ id: model.id, name: model.name ?? null, reasoning: model.reasoning ?? null })),
+  });
+  fs.writeFile(`${HOME}/catalog/${provider}.json`, bytes, mode);
+}
+
