@@ -64,20 +64,31 @@ export type DecodeResult = { readonly ok: true; readonly cache: CacheFile } | { 
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-// Strings are bounded after the structural check, so an overlong id is told apart from damage.
-const ModelSchema = exactObject({
-  id: v.pipe(v.string(), v.minLength(1)),
-  name: v.nullable(v.string()),
-  reasoning: v.nullable(v.boolean()),
-});
-
+// The envelope goes through valibot; the up to 2,048 model entries are checked by hand
+// (`modelOf`), which allocates nothing beyond the decoded model itself: a page rescans
+// every relevant cache, and a schema pass per entry was most of a cold page's garbage.
 const CacheSchema = exactObject({
   v: v.literal(CACHE_VERSION),
   provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)),
   endpoint: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
   refreshed_at: v.pipe(v.string(), v.regex(ISO)),
-  models: v.array(ModelSchema),
+  models: v.array(v.unknown()),
 });
+
+const MODEL_KEYS = new Set(["id", "name", "reasoning"]);
+
+/** One stored model entry, exactly `{ id, name, reasoning }`, or null. Strings are bounded later, so an overlong id is told apart from damage. */
+function modelOf(entry: unknown): CachedModel | null {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return null;
+  const record = entry as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (keys.length !== 3 || !keys.every((key) => MODEL_KEYS.has(key))) return null;
+  const { id, name, reasoning } = record;
+  if (typeof id !== "string" || id === "") return null;
+  if (name !== null && typeof name !== "string") return null;
+  if (reasoning !== null && typeof reasoning !== "boolean") return null;
+  return { id, name, reasoning };
+}
 
 /** The fingerprint a cache of an endpoint with `api` at `baseUrl` carries. */
 export async function endpointFingerprint(api: string, baseUrl: string): Promise<string> {
@@ -108,7 +119,12 @@ export function decodeCache(bytes: Uint8Array, provider: string): DecodeResult {
   const checked = v.safeParse(CacheSchema, parsed.value);
   if (!checked.success || checked.output.provider !== provider) return { ok: false, problem: "invalid" };
   const output = checked.output;
-  const models = output.models.map((model) => ({ id: model.id, name: model.name, reasoning: model.reasoning }));
+  const models: CachedModel[] = [];
+  for (const entry of output.models) {
+    const model = modelOf(entry);
+    if (model === null) return { ok: false, problem: "invalid" };
+    models.push(model);
+  }
   const problem = checkModels(models);
   if (problem !== null) return { ok: false, problem };
   return { ok: true, cache: { provider: output.provider, endpoint: output.endpoint, refreshedAt: output.refreshed_at, models } };

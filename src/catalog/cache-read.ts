@@ -38,16 +38,27 @@ function safe(info: FileInfo): boolean {
   return info.kind === "file" && (info.mode & 0o022) === 0;
 }
 
-async function readBounded(handle: ReadHandle, max: number): Promise<Uint8Array | null> {
-  const buffer = new Uint8Array(max + 1);
+/**
+ * Reads to the end, at most `max` bytes plus the one that proves a file too
+ * large. The buffer starts at the size `lstat` saw plus that byte and grows
+ * only if the file grew meanwhile: a scan reads up to 32 files per page, and
+ * a full 1 MiB buffer each was 32 MiB of garbage per page.
+ */
+async function readBounded(handle: ReadHandle, expected: number, max: number): Promise<Uint8Array | null> {
+  let buffer = new Uint8Array(Math.min(expected, max) + 1);
   let length = 0;
   for (;;) {
+    if (length === buffer.length) {
+      const grown = new Uint8Array(Math.min(buffer.length * 2, max + 1));
+      grown.set(buffer);
+      buffer = grown;
+    }
     const count = await handle.read(buffer.subarray(length), length);
     if (count === 0) break;
     length += count;
     if (length > max) return null;
   }
-  return buffer.slice(0, length);
+  return buffer.subarray(0, length);
 }
 
 /** Reads `provider`'s cache under `home`. Never throws. */
@@ -70,7 +81,7 @@ export async function readCache(fs: FileSystem, home: string, provider: string):
   try {
     const opened = await handle.stat();
     if (!safe(opened) || opened.dev !== before.dev || opened.ino !== before.ino) return UNREADABLE;
-    const bytes = await readBounded(handle, LIMITS.catalog_file_bytes);
+    const bytes = await readBounded(handle, before.size, LIMITS.catalog_file_bytes);
     return bytes === null ? { kind: "too_large" } : { kind: "bytes", bytes };
   } catch {
     return UNREADABLE;

@@ -15,7 +15,8 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { Notice } from "../protocol/notices.ts";
-import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
+import type { Sha256 } from "../host/runtime.ts";
+import { lengthPrefixed } from "../util/digest.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
 import { compareUtf8 } from "../util/utf8-order.ts";
 import { utf8ByteCount } from "../util/utf8.ts";
@@ -45,9 +46,20 @@ export type ChoicesResult =
 /** Display names of the built-in providers; configured endpoints have none (null on the wire). */
 const PROVIDER_NAMES: Readonly<Record<string, string>> = { openai: "OpenAI", anthropic: "Anthropic", ollama: "Ollama" };
 
-/** The stable opaque id of a provider/model tuple: 64 hex digits, no credential in it. */
-export async function selectionId(provider: string, model: string): Promise<string> {
-  return await sha256Hex(lengthPrefixed(["magi-code.selection.v1", provider, model]));
+/** Computes selection ids; a context memoizes them, since a tuple's id never changes. */
+export type SelectionIdOf = (provider: string, model: string) => string;
+
+/**
+ * The stable opaque id of a provider/model tuple: the hex SHA-256 of
+ * `magi-code.selection.v1`, provider and model, length-prefixed; 64 ASCII
+ * bytes with no credential in it. Synchronous (the runtime's incremental
+ * hash): a full catalog computes 2,048 of them, and a WebCrypto promise each
+ * cost a page most of its time.
+ */
+export function selectionId(createSha256: () => Sha256, provider: string, model: string): string {
+  const hash = createSha256();
+  hash.update(lengthPrefixed(["magi-code.selection.v1", provider, model]));
+  return hash.digest();
 }
 
 /** Whether a scanned state lets the provider contribute choices, or which code fails the operation. */
@@ -68,13 +80,14 @@ export function stateProblem(scan: ProviderScan): "notice" | "ok" | typeof Error
 
 /**
  * Builds the choices of `scans` (the relevant providers, each with its
- * endpoint `api`), admitting only `enabled` ids. Fails with `catalog_limit`
+ * endpoint `api`), admitting only `enabled` ids, with ids from `selectionIdOf`. Fails with `catalog_limit`
  * when the serialized choices exceed `catalog_snapshot_bytes`.
  */
-export async function buildChoices(
+export function buildChoices(
   scans: readonly (ProviderScan & { readonly api: string })[],
   enabled: readonly EnabledChoice[],
-): Promise<ChoicesResult> {
+  selectionIdOf: SelectionIdOf,
+): ChoicesResult {
   const wanted = new Map<string, Set<string>>();
   for (const choice of enabled) {
     if (!wanted.has(choice.provider)) wanted.set(choice.provider, new Set());
@@ -99,7 +112,7 @@ export async function buildChoices(
       }
       const policy = effortPolicy(scan.api, model.id, model.reasoning);
       choices.push({
-        selection_id: await selectionId(scan.name, model.id),
+        selection_id: selectionIdOf(scan.name, model.id),
         provider: scan.name,
         model: model.id,
         provider_name: Object.hasOwn(PROVIDER_NAMES, scan.name) ? PROVIDER_NAMES[scan.name]! : null,

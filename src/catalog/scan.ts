@@ -71,12 +71,20 @@ function stateOf(read: Awaited<ReturnType<typeof readCache>>, target: ScanTarget
   return { state: decoded.cache.models.length === 0 ? "empty" : "ready", cache: decoded.cache };
 }
 
+/**
+ * Decoded caches by provider, keyed by the file's digest and the endpoint
+ * fingerprint: an unchanged file is not parsed again. Every page rescans,
+ * and re-decoding 2,048 models each time cost most of a page's allocations.
+ */
+export type DecodeMemo = Map<string, { readonly key: string; readonly state: CacheState; readonly cache: CacheFile | null }>;
+
 /** Scans `targets` (in the order given) under `home`; honours `signal` between files. */
 export async function scanCatalog(
   runtime: Runtime,
   home: string,
   targets: readonly ScanTarget[],
   signal: AbortSignal,
+  memo: DecodeMemo = new Map(),
 ): Promise<ScanResult> {
   if (targets.length > LIMITS.catalog_providers) return LIMIT;
   const started = runtime.monotonicNow();
@@ -93,7 +101,16 @@ export async function scanCatalog(
       bytes += read.bytes.length;
       if (bytes > LIMITS.catalog_scan_bytes) return LIMIT;
     }
-    const { state, cache } = stateOf(read, target);
+    let decoded: { state: CacheState; cache: CacheFile | null };
+    if (read.kind === "bytes") {
+      const digest = runtime.createSha256();
+      digest.update(read.bytes);
+      const key = `${target.endpoint}:${digest.digest()}`;
+      const known = memo.get(target.name);
+      decoded = known !== undefined && known.key === key ? known : stateOf(read, target);
+      memo.set(target.name, { key, ...decoded });
+    } else decoded = stateOf(read, target);
+    const { state, cache } = decoded;
     models += cache?.models.length ?? 0;
     if (models > LIMITS.catalog_models) return LIMIT;
     const length = read.kind === "bytes" ? read.bytes.length : -1;

@@ -17,7 +17,8 @@ import { apiKeyFor, type Endpoint, resolveEndpoints } from "../../config/provide
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { compareUtf8 } from "../../util/utf8-order.ts";
 import { endpointFingerprint } from "../../catalog/cache-format.ts";
-import { type ProviderScan, scanCatalog, type ScanResult, type ScanTarget } from "../../catalog/scan.ts";
+import { selectionId, type SelectionIdOf } from "../../catalog/choices.ts";
+import { type DecodeMemo, type ProviderScan, scanCatalog, type ScanResult, type ScanTarget } from "../../catalog/scan.ts";
 
 /** A scan target that remembers its endpoint's dialect, for the effort policy. */
 export interface CatalogTarget extends ScanTarget {
@@ -47,6 +48,34 @@ export class CatalogContext {
     this.enabled = enabledChoices(snapshot.settings.providers?.catalog);
     this.#credentials = snapshot.credentials;
   }
+
+  readonly #selectionIds = new Map<string, string>();
+  // At most one decoded cache per admitted provider (32).
+  readonly #decoded: DecodeMemo = new Map();
+  // Endpoints are fixed for the child's lifetime, so each fingerprint is computed once.
+  readonly #fingerprints = new Map<string, string>();
+
+  async #fingerprint(name: string, endpoint: Endpoint): Promise<string> {
+    let fingerprint = this.#fingerprints.get(name);
+    if (fingerprint === undefined) {
+      fingerprint = await endpointFingerprint(endpoint.api, endpoint.baseUrl);
+      this.#fingerprints.set(name, fingerprint);
+    }
+    return fingerprint;
+  }
+
+  /** The memoized selection id of `provider`/`model` (bounded: at most one per cached model seen). */
+  readonly selectionIdOf: SelectionIdOf = (provider, model) => {
+    const key = `${provider}/${model}`;
+    let id = this.#selectionIds.get(key);
+    if (id === undefined) {
+      id = selectionId(() => this.runtime.createSha256(), provider, model);
+      // Caches change only by refresh; a child that refreshes a lot drops old ids rather than growing.
+      if (this.#selectionIds.size >= 4 * LIMITS.catalog_models) this.#selectionIds.clear();
+      this.#selectionIds.set(key, id);
+    }
+    return id;
+  };
 
   /** The key for `endpoint`, or null; never logged or returned to a client. */
   apiKey(endpoint: Endpoint): string | null {
@@ -81,11 +110,11 @@ export class CatalogContext {
       targets.push({
         name,
         api: endpoint.api,
-        endpoint: await endpointFingerprint(endpoint.api, endpoint.baseUrl),
+        endpoint: await this.#fingerprint(name, endpoint),
         authAvailable: this.authAvailable(endpoint),
       });
     }
-    const scanned = await scanCatalog(this.runtime, this.home, targets, signal);
+    const scanned = await scanCatalog(this.runtime, this.home, targets, signal, this.#decoded);
     if (!scanned.ok) return scanned;
     return { ...scanned, providers: scanned.providers.map((scan, index) => ({ ...scan, api: targets[index]!.api })) };
   }

@@ -47,6 +47,11 @@ export class CatalogSnapshots {
     return this.#valid && this.#current?.revision === revision ? this.#current : null;
   }
 
+  /** The last snapshot installed, valid or not: its content may be reused by a fresh one with the same fingerprint. */
+  get last(): CatalogSnapshot | null {
+    return this.#current;
+  }
+
   /** Makes the current snapshot stale for good. */
   invalidate(): void {
     this.#valid = false;

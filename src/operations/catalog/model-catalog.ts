@@ -63,7 +63,10 @@ export async function freshSnapshot(deps: CatalogDeps, signal: AbortSignal): Pro
   const providers = context.relevantProviders(selection.value.provider);
   const scan = await context.scan(providers, signal);
   if (!scan.ok) return scan;
-  const built = await buildChoices(scan.providers, context.enabled);
+  // Choices derive only from the scan (endpoints and enabled ids are fixed per child): an unchanged fingerprint reuses them.
+  const previous = snapshots.last;
+  const reuse = previous !== null && previous.fingerprint === scan.fingerprint && previous.providers.join("/") === providers.join("/");
+  const built = reuse ? { ok: true as const, choices: previous.choices, notices: previous.notices } : buildChoices(scan.providers, context.enabled, context.selectionIdOf);
   if (!built.ok) return built;
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
   selection.observe(hintFrom(scan, selection.value.provider, selection.value.model));

@@ -60,7 +60,7 @@ async function candidate(
   scan: CatalogScan & { ok: true },
   params: SelectionSetParams,
 ): Promise<{ ok: true; choice: Choice } | Refusal> {
-  const built = await buildChoices(scan.providers, deps.context.enabled);
+  const built = buildChoices(scan.providers, deps.context.enabled, deps.context.selectionIdOf);
   if (!built.ok) return refuse(built.code);
   const choice = built.choices.find((entry) => entry.provider === params.provider && entry.model === params.model);
   if (choice === undefined) return refuse(ErrorCode.selectionInvalid);

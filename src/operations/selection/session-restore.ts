@@ -28,7 +28,7 @@ async function restore(deps: SelectionDeps, saved: SessionPreferencesRecord, sig
   if (endpoint === undefined) return null;
   const scan = await context.scan([saved.provider], signal);
   if (!scan.ok) return null;
-  const built = await buildChoices(scan.providers, context.enabled);
+  const built = buildChoices(scan.providers, context.enabled, context.selectionIdOf);
   if (!built.ok) return null;
   const choice = built.choices.find((entry) => entry.provider === saved.provider && entry.model === saved.model);
   if (choice === undefined || choice.availability !== "available") return null;
