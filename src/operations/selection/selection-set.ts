@@ -55,11 +55,11 @@ async function rescan(deps: SelectionDeps, revision: string, signal: AbortSignal
 }
 
 /** The candidate choice from `scan`, admitted exactly as submitted, or the refusal. */
-async function candidate(
+function candidate(
   deps: SelectionDeps,
   scan: CatalogScan & { ok: true },
   params: SelectionSetParams,
-): Promise<{ ok: true; choice: Choice } | Refusal> {
+): { ok: true; choice: Choice } | Refusal {
   const built = buildChoices(scan.providers, deps.context.enabled, deps.context.selectionIdOf);
   if (!built.ok) return refuse(built.code);
   const choice = built.choices.find((entry) => entry.provider === params.provider && entry.model === params.model);
@@ -91,7 +91,7 @@ export async function setSelection(deps: SelectionDeps, params: SelectionSetPara
   if (params.selection_revision !== selection.revision) return refuse(ErrorCode.staleSelection);
   const first = await rescan(deps, params.catalog_revision, signal);
   if (!first.ok) return first;
-  const admitted = await candidate(deps, first, params);
+  const admitted = candidate(deps, first, params);
   if (!admitted.ok) return admitted;
   const choice = admitted.choice;
   const requested = requestedEffort(params.effort, selection.value.requested);
