@@ -41,16 +41,17 @@ function serve(runtime: Runtime): Promise<number> {
   const output = new ProtocolOutput(runtime, () => closing.close("transport"));
   const reject: Reject = (id, code) => output.error(id, code);
   const lifecycle = new Lifecycle();
+  const negotiation = new Negotiation(reject);
   const workers = new ReadyWorkers(runtime, output);
   const status = new StatusView(() => lifecycle.phase, () => workers.current, output);
   const initializer = new Initializer({
     runtime,
     lifecycle,
     replies: output,
+    negotiation,
     start: (snapshot) => workers.start(snapshot),
     status: () => status.render(),
     warm: () => workers.warm(),
-    negotiated: (required) => negotiation.admit(required),
   });
   const closing = new ConnectionClose(runtime, output, {
     // Startup first: while it is pending there are no workers yet.
@@ -58,21 +59,22 @@ function serve(runtime: Runtime): Promise<number> {
     settled: () => workers.settled(),
   });
   const gate = new PhaseGate(() => lifecycle.phase, () => workers.current, reject);
-  const negotiation = new Negotiation(reject);
   const dispatcher = new Dispatcher({
     "initialize": (id, params) => initializer.initialize(id, params),
     "status": (id) => status.answer(id),
     "shutdown": (id) => closing.shutdown(id),
     "session.create": gate.ready(({ catalog }, id) => catalog.create(id)),
     "session.open": gate.ready(({ catalog }, id, params) => catalog.open(id, params)),
+    "session.list": gate.ready(({ sessions }, id, params) => sessions.list(id, params)),
     "history.page": gate.ready(({ sessions }, id, params) => sessions.page(id, params)),
     "turn.start": gate.ready(({ turns }, id, params) => turns.start(id, params)),
     "turn.cancel": gate.ready(({ turns }, id, params) => turns.cancel(id, params)),
     "approval.answer": gate.ready(({ turns }, id, params) => turns.answer(id, params)),
     "model.catalog": gate.ready(({ catalog }, id, params) => catalog.catalog(id, params)),
-    "model.catalog.status": negotiation.gate("model.catalog.status", gate.ready(({ catalog }, id) => catalog.status(id))),
-    "model.refresh": negotiation.gate("model.refresh", gate.ready(({ catalog }, id, params) => catalog.refresh(id, params))),
+    "model.catalog.status": gate.ready(negotiation.only("model.catalog.status", ({ catalog }, id) => catalog.status(id))),
+    "model.refresh": gate.ready(negotiation.only("model.refresh", ({ catalog }, id, params) => catalog.refresh(id, params))),
     "selection.set": gate.ready(({ catalog }, id, params) => catalog.select(id, params)),
+    "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
   }, reject);
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;

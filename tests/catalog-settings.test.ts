@@ -63,7 +63,7 @@ async function load(global: unknown, project: unknown) {
   const fs = new MemoryFileSystem();
   fs.writeFile("/h/settings.jsonc", JSON.stringify(global), 0o600);
   fs.writeFile("/w/.magi-code/settings.jsonc", JSON.stringify(project), 0o600);
-  return await loadSettings(fs, { global: "/h/settings.jsonc", project: "/w/.magi-code/settings.jsonc" }, live(), new Set());
+  return await loadSettings(fs, { global: "/h/settings.jsonc", project: "/w/.magi-code/settings.jsonc" }, live());
 }
 
 test("loadSettings(): a project may narrow the enabled list, never widen it; unknown providers are refused", async () => {

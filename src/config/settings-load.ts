@@ -12,7 +12,6 @@ import { projectEndpointsTrusted, projectToolsTrusted } from "./project-trust.ts
 import { projectCatalogNarrows, unknownCatalogProviders } from "./catalog-settings.ts";
 import { resolveEndpoints } from "./providers.ts";
 import {
-  BUILTIN_PROVIDER_NAMES,
   MAX_SETTINGS_BYTES,
   mergeSettings,
   parseSettingsText,
@@ -65,15 +64,13 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadSettingsResult
 
 /**
  * Loads, validates and merges the global and project settings files (project
- * wins), after checking what the project file may not do (`project-trust.ts`);
- * `credentialNames` are the provider names the credentials file holds keys
- * for. Cancellation is checked before each file and before returning.
+ * wins), after checking what the project file may not do (`project-trust.ts`).
+ * Cancellation is checked before each file and before returning.
  */
 export async function loadSettings(
   fs: FileSystem,
   paths: { readonly global: string; readonly project: string | null },
   signal: AbortSignal,
-  credentialNames: ReadonlySet<string>,
 ): Promise<LoadSettingsResult> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled } as const;
   if (signal.aborted) return cancelled;
@@ -83,7 +80,7 @@ export async function loadSettings(
   const project = paths.project === null ? EMPTY : await loadOne(fs, paths.project);
   if (!project.ok) return project;
   if (signal.aborted) return cancelled;
-  if (!projectEndpointsTrusted(global.settings, project.settings, BUILTIN_PROVIDER_NAMES, credentialNames)) return INVALID;
+  if (!projectEndpointsTrusted(project.settings)) return INVALID;
   if (!projectToolsTrusted(global.settings, project.settings)) return INVALID;
   const projectSettings: Settings = project.settings;
   if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;

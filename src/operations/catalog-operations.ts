@@ -76,12 +76,13 @@ export class CatalogOperations {
 
   /** `selection.set`. */
   select(id: string, params: MethodParams<"selection.set">): void {
-    this.#sessions.run(id, (_store, signal) => setSelection(this.#deps, params, signal));
+    // A durable mutation is not cancellable by id (shutdown still stops it before its append).
+    this.#sessions.run(id, (_store, signal) => setSelection(this.#deps, params, signal), false);
   }
 
   /** `session.create`, then the startup selection with a fresh revision. */
   create(id: string): void {
-    this.#sessions.run(id, async (store, signal) => await attachSelection(this.#deps, await store.create(), signal));
+    this.#sessions.run(id, async (store, signal) => await attachSelection(this.#deps, await store.create(), signal), false);
   }
 
   /** `session.open`, then the saved selection restored (or the startup one kept). */

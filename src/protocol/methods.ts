@@ -14,6 +14,8 @@ import {
   EmptyParamsSchema,
   HistoryPageParamsSchema,
   InitializeParamsSchema,
+  OperationCancelParamsSchema,
+  SessionListParamsSchema,
   SessionOpenParamsSchema,
   TurnCancelParamsSchema,
   TurnStartParamsSchema,
@@ -27,6 +29,7 @@ export const METHODS = {
   "shutdown": EmptyParamsSchema,
   "session.create": EmptyParamsSchema,
   "session.open": SessionOpenParamsSchema,
+  "session.list": SessionListParamsSchema,
   "history.page": HistoryPageParamsSchema,
   "turn.start": TurnStartParamsSchema,
   "turn.cancel": TurnCancelParamsSchema,
@@ -35,6 +38,7 @@ export const METHODS = {
   "model.catalog.status": EmptyParamsSchema,
   "model.refresh": ModelRefreshParamsSchema,
   "selection.set": SelectionSetParamsSchema,
+  "operation.cancel": OperationCancelParamsSchema,
 } as const;
 
 /** One implemented method's name. */

@@ -1,46 +1,40 @@
 /**
- * Negotiated extensions: operations that are advertised like every other
- * but usable only when the client listed them in `required_capabilities`
- * of its admitted `initialize`; otherwise a call is `unsupported_capability`
- * (spec, "Start a local agent"). A base-only client therefore never meets
- * their semantics by accident. The set is recorded once, when startup is
- * admitted; a rejected `initialize` records nothing.
- *
- * This is the gate of `docs/features/catalog-extensions.md`; it follows the
- * advertising and gating rules of `docs/features/local-agent-extensions.md`.
+ * Negotiated capabilities (`docs/features/local-agent-extensions.md`): some
+ * advertised operations may be called only by a client that listed them in
+ * `initialize`'s `required_capabilities`, so a client written against the
+ * base contract never meets their extra codes or semantics by accident. A
+ * call without that negotiation is `unsupported_capability`.
  *
  * @module
  */
 
-import { ErrorCode } from "./errors.ts";
+import { ErrorCode as Codes } from "./errors.ts";
 import type { Reject } from "./dispatcher.ts";
 import type { MethodName } from "./methods.ts";
 
-/** The operations only a negotiating client may call. */
-export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["model.catalog.status", "model.refresh"]);
+/** The advertised methods a client must require before calling them. */
+export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh"]);
 
-/** Which negotiated operations this child's client enabled. */
+/** What the admitted `initialize` required, and the gate on negotiated methods. */
 export class Negotiation {
-  readonly #enabled = new Set<string>();
+  #required: ReadonlySet<string> = new Set();
   readonly #reject: Reject;
 
-  /** Creates the gate; `reject` answers calls the client did not negotiate. */
+  /** Creates the record for one child; `reject` answers calls that were not negotiated. */
   constructor(reject: Reject) {
     this.#reject = reject;
   }
 
-  /** Records the admitted `initialize`'s required capabilities. */
+  /** Records the capabilities of the admitted `initialize` (called once, after its preflight). */
   admit(required: readonly string[]): void {
-    for (const name of required) if (NEGOTIATED.has(name as MethodName)) this.#enabled.add(name);
+    this.#required = new Set(required);
   }
 
-  /** Whether `name` may be called. */
-  enabled(name: MethodName): boolean {
-    return !NEGOTIATED.has(name) || this.#enabled.has(name);
-  }
-
-  /** Wraps `handle` of negotiated operation `name`: not negotiated is `unsupported_capability`. */
-  gate<P>(name: MethodName, handle: (id: string, params: P) => void): (id: string, params: P) => void {
-    return (id, params) => (this.enabled(name) ? handle(id, params) : this.#reject(id, ErrorCode.unsupportedCapability));
+  /** Wraps `handle` so that a call of `method` without negotiation is `unsupported_capability`. */
+  only<T, P>(method: MethodName, handle: (ready: T, id: string, params: P) => void): (ready: T, id: string, params: P) => void {
+    return (ready, id, params) => {
+      if (NEGOTIATED.has(method) && !this.#required.has(method)) return this.#reject(id, Codes.unsupportedCapability);
+      handle(ready, id, params);
+    };
   }
 }
