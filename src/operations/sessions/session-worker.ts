@@ -24,7 +24,7 @@ export interface Discovery {
 }
 
 /** A session operation: runs against the store, honours the signal. */
-type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
+export type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
 
 /** The running operation: its request, its cancellation, and whether it was answered already. */
 interface Running {
@@ -90,6 +90,15 @@ export class SessionWorker {
   /** `session.discover` (negotiated): the next page of the child's discovery pass, read-only. */
   discover(id: string, params: MethodParams<"session.discover">): void {
     this.#submit(id, (_, signal) => this.#discovery.discovery.discover(params, signal));
+  }
+
+  /**
+   * Runs `task` for request `id` on this worker (catalog and selection
+   * operations share it, as the spec serialises them with session work);
+   * `cancellable` says whether `operation.cancel` may name it.
+   */
+  run(id: string, task: SessionTask, cancellable = true): void {
+    this.#submit(id, task, cancellable);
   }
 
   /**
