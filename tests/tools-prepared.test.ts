@@ -149,6 +149,20 @@ for (const [name, make] of worldMakers()) {
       assert.deepEqual((await world.fs.readDir(`${world.root}/ws/sub.old`)).map((entry) => entry.name.startsWith(".magi-code-write-")), [true]);
     });
 
+    it("edit_file refuses a file with more than one hard link before reading it, so its content is no oracle", { skip: !disk }, async () => {
+      const world = make();
+      world.file("outside/id_ed25519", "PRIVATE KEY CANARY\n");
+      world.hardlink!("outside/id_ed25519", "ws/innocent.txt");
+      // Whether old_text occurs (no match, ambiguous, or offered for approval) would reveal the outside file's bytes.
+      for (const old_text of ["CANARY", "NOPE", "E"]) {
+        const call = await prepare(world.context(), "edit_file", { path: "innocent.txt", old_text, new_text: "x" });
+        assert.ok(!isPrepared(call), old_text);
+        assert.match(call.output, /hard link/);
+        assert.doesNotMatch(call.output, /match|occur/i);
+      }
+      assert.equal(await text(world, "outside/id_ed25519"), "PRIVATE KEY CANARY\n");
+    });
+
     it("a file with more than one hard link needs approval to read, and a grep walk skips it", { skip: !disk }, async () => {
       const world = make();
       world.file("outside/id_ed25519", "PRIVATE KEY CANARY\n");
