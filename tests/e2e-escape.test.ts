@@ -25,11 +25,12 @@ const CANARY = "CANARY-7f3a9c-never-shown";
 const LINKED = "HARDLINK-CANARY-2b8e41";
 const SETTINGS_CANARY = "// SETTINGS-CANARY-c0ffee";
 
-/** Every file below `dir` with its content, for before/after comparison. */
+/** Every entry below `dir`, with each file's content, for before/after comparison (a created directory counts too). */
 function snapshot(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) out[join(entry.parentPath, entry.name)] = readFileSync(join(entry.parentPath, entry.name), "utf8");
+    const path = join(entry.parentPath, entry.name);
+    out[path] = entry.isFile() ? readFileSync(path, "utf8") : entry.isDirectory() ? "<directory>" : "<other>";
   }
   return out;
 }
