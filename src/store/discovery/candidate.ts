@@ -14,7 +14,7 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { type FileInfo, isRuntimeError, type Runtime } from "../../host/runtime.ts";
 import { CWD_UNVERIFIED, recordedCwd } from "../attachment.ts";
 import type { Cooperation } from "../cooperative-slices.ts";
-import { isPrivateFile, readSessionFile } from "../session-file.ts";
+import { isPrivateFile, ReadBuffer, readSessionFile } from "../session-file.ts";
 import type { SessionRecord } from "../records.ts";
 import type { ScanBudget } from "./budget.ts";
 import { displayTitle, storedTitle } from "./title.ts";
@@ -54,6 +54,15 @@ export interface ExamineContext {
   readonly budget: ScanBudget;
   /** Aborted when the request is cancelled or its deadline passes (see `signal` of {@link examine}). */
   readonly cooperation: Required<Cooperation>;
+  /** The read chunk the request's examinations share, one after another. */
+  readonly buffer: ReadBuffer;
+  /** Each recorded cwd's canonical form (null when it does not resolve), resolved once per request. */
+  readonly canonical: Map<string, Promise<string | null>>;
+}
+
+/** The context of one request's examinations, which run one after another. */
+export function examineContext(fields: Omit<ExamineContext, "buffer" | "canonical">): ExamineContext {
+  return { ...fields, buffer: new ReadBuffer(), canonical: new Map() };
 }
 
 /** One candidate: its id and file, and whether another child's lease file is present for it. */
@@ -87,6 +96,8 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   const read = await readSessionFile(runtime.fs, candidate.path, candidate.sessionId, {
     ...context.cooperation,
     ...admitted,
+    lstat: info,
+    buffer: context.buffer,
     createSha256: () => runtime.createSha256(),
   });
   if (!read.ok) {
@@ -104,7 +115,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   }
   budget.charge(read.identity.size, read.records.length);
   const fingerprint = `${identity(info)}:${read.identity.size}:${read.digest}`;
-  const cwd = await recordedCwd(context, read.records);
+  const cwd = await recordedCwd({ runtime: resolvingOnce(context), cwd: context.cwd }, read.records);
   if (!cwd.ok) return { kind: "excluded", fingerprint };
   const unverified = cwd.notices.includes(CWD_UNVERIFIED);
   const entry: ListEntry = {
@@ -125,4 +136,15 @@ function latestAt(records: readonly SessionRecord[]): string | null {
   let latest: string | null = null;
   for (const record of records) if (latest === null || record.at > latest) latest = record.at;
   return latest;
+}
+
+/** `context.runtime` with `realpath` answered from `context.canonical`: a listing's histories mostly record the same cwd. */
+function resolvingOnce(context: ExamineContext): Runtime {
+  const { runtime, canonical } = context;
+  const realpath = (path: string): Promise<string> => {
+    let resolved = canonical.get(path);
+    if (resolved === undefined) canonical.set(path, resolved = runtime.fs.realpath(path).catch(() => null));
+    return resolved.then((value) => value ?? Promise.reject(new Error("unresolved")));
+  };
+  return Object.create(runtime, { fs: { value: Object.create(runtime.fs, { realpath: { value: realpath } }) } }) as Runtime;
 }

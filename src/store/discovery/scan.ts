@@ -20,7 +20,7 @@ import { joinPath } from "../../util/paths.ts";
 import { Slicer } from "../cooperative-slices.ts";
 import { YIELD_BYTES } from "../session-file.ts";
 import { ScanBudget } from "./budget.ts";
-import { examine, type ExamineContext, type ExamineFailure, type ListEntry } from "./candidate.ts";
+import { examine, examineContext, type ExamineFailure, type ListEntry } from "./candidate.ts";
 import { takeInventory } from "./inventory.ts";
 
 /** Where and for whom a scan looks. */
@@ -80,7 +80,7 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     if (!first.ok) return first;
     const { sessions, leased, key } = first.inventory;
     const attached = context.attached();
-    const examining: ExamineContext = { runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation };
+    const examining = examineContext({ runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation });
     const slicer = new Slicer(cooperation, { count: YIELD_FILES, bytes: YIELD_BYTES });
     const parts = ["magi-code.listing.v1", attached ?? "", key];
     const entries: ListEntry[] = [];
@@ -99,6 +99,8 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
       if (examined.kind === "listed" && entries.push(examined.entry) > LIMITS.discovery_sessions) {
         return { ok: false, code: ErrorCode.discoveryLimit };
       }
+      // An examination ends on platform I/O (the file's lstat, close or cwd realpath), a turn of the loop like a pause.
+      slicer.turned();
       if (slicer.tick(1) && await slicer.pause()) return { ok: false, code: interrupted() ?? ErrorCode.operationCancelled };
     }
     const second = await takeInventory(runtime.fs, context.directory);
