@@ -71,6 +71,15 @@ export interface Candidate {
   readonly path: string;
   /** A lease file names the session and the session is not this child's attachment. */
   readonly busy: boolean;
+  /** Its `lstat`, already under way (a listing asks for the next file's while it reads this one). */
+  readonly lstat?: Promise<FileInfo>;
+}
+
+/** `path`'s `lstat` started now, for a {@link Candidate} examined later: a failure waits for its examination. */
+export function lstatAhead(runtime: Runtime, path: string): Promise<FileInfo> {
+  const info = runtime.fs.lstat(path);
+  info.catch(() => {}); // handled where it is awaited
+  return info;
 }
 
 const identity = (info: FileInfo): string => `${info.kind}:${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}`;
@@ -84,7 +93,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   const { runtime, budget } = context;
   let info: FileInfo;
   try {
-    info = await runtime.fs.lstat(candidate.path);
+    info = await (candidate.lstat ?? runtime.fs.lstat(candidate.path));
   } catch (error) {
     // Listed a moment ago: a file that is gone now is a changing inventory; any other failure is unreadable.
     if (isRuntimeError(error, "not_found")) return { kind: "failed", code: ErrorCode.staleRevision };
