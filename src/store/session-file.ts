@@ -57,6 +57,8 @@ export interface ReadSessionOptions extends Cooperation {
   readonly lstat?: FileInfo;
   /** A buffer shared by reads made one after another (a listing's hundreds of small files), instead of one each. */
   readonly buffer?: ReadBuffer;
+  /** The handle's close is not awaited (its failure is ignored either way): a listing's next file need not wait for it. */
+  readonly closeBehind?: boolean;
 }
 
 /** The read chunk that sequential {@link readSessionFile} calls share: grown on demand, never shrunk. */
@@ -164,7 +166,8 @@ export async function readSessionFile(
     if (isRuntimeError(error)) return failed(ErrorCode.sessionInvalid);
     throw error;
   } finally {
-    await handle.close().catch(() => {});
+    const closed = handle.close().catch(() => {});
+    if (options.closeBehind !== true) await closed;
   }
 }
 

@@ -107,6 +107,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
     ...admitted,
     lstat: info,
     buffer: context.buffer,
+    closeBehind: true,
     createSha256: () => runtime.createSha256(),
   });
   if (!read.ok) {
