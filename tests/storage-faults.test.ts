@@ -4,7 +4,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { denoBinary, nodeBinary, repoRoot } from "./support/processes.ts";
+import { reply } from "./support/provider-scripts.ts";
+import { HOME, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData } from "./support/turns.ts";
+
+const API = "openai-chat";
+const outcomeOf = (events: Parameters<typeof terminalData>[0]) => {
+  const data = terminalData(events);
+  return [data.outcome, data.persistence, data.error_code];
+};
 
 const root = repoRoot();
 const scratch = mkdtempSync(join(tmpdir(), "magi-storage-faults-"));
@@ -26,4 +35,30 @@ describe("the fs adapters under a real short write", () => {
       assert.deepEqual(ran.stdout.trim().split("\n"), ["append rejected 2048", "create rejected 2048"]);
     });
   }
+});
+
+describe("a full disk (the memory filesystem's free space)", () => {
+  it("a lazy session whose first create was cut short takes its next turn once space returns", async () => {
+    const fs = new MemoryFileSystem();
+    const server = await startTurnServer(API, { fs });
+    const created = await request(server, "c", "session.create");
+    const sessionId = (created.result as { session_id: string }).session_id;
+    const path = `${HOME}/sessions/${sessionId}.jsonl`;
+    // Room for both leases but only part of the first record.
+    fs.freeBytes = 400;
+    const first = await startTurn(server, "first", sessionId);
+    assert.deepEqual(outcomeOf(await runEvents(server, first.runId)), ["failed", "not_started", "persistence_failed"]);
+    assert.ok((fs.contents(path)?.length ?? 0) > 0, "the create left a fragment");
+    assert.ok(!new TextDecoder().decode(fs.contents(path)).includes("\n"), "and no complete line");
+    fs.freeBytes = null;
+    server.provider.enqueue(reply(API, { text: ["answer"] }));
+    const second = await startTurn(server, "second", sessionId);
+    const events = await runEvents(server, second.runId);
+    assert.deepEqual(outcomeOf(events), ["completed", "durable", null]);
+    const types = new TextDecoder().decode(fs.contents(path)).trimEnd().split("\n").map((text) => JSON.parse(text).type);
+    assert.deepEqual(types.slice(0, 3), ["session", "turn_started", "user_input"]);
+    const page = await request(server, "page", "history.page", { session_id: sessionId, revision: terminalData(events).revision });
+    assert.deepEqual((page.result as { entries: { text: string }[] }).entries.map((entry) => entry.text), ["second", "answer"]);
+    assert.equal(await stopTurnServer(server), 0);
+  });
 });

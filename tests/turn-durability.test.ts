@@ -50,6 +50,30 @@ describe("turn durability", () => {
     });
   }
 
+  for (const [name, body] of [
+    ["an empty file", ""],
+    ["a file torn inside its first record", `{"v":1,"type":"session","session_id":"${SESSION}","at":"${at}","cw`],
+  ] as const) {
+    it(`${name} opens durable and its first turn writes the session record, then proceeds`, async () => {
+      const fs = new MemoryFileSystem();
+      const path = `${HOME}/sessions/${SESSION}.jsonl`;
+      fs.writeFile(path, body, 0o600);
+      const { server, events } = await openAndTurn(fs, "FIRST QUESTION");
+      assert.equal(events[0]!.event, "input.persisted");
+      assert.deepEqual([terminalData(events).outcome, terminalData(events).persistence], ["completed", "durable"]);
+      assert.equal(server.provider.log.length, 1, "the provider was asked");
+      const lines = new TextDecoder().decode(fs.contents(path)).split("\n").filter((text) => text !== "").map((text) => JSON.parse(text));
+      assert.deepEqual([lines[0].type, lines[0].cwd, lines[1].type], ["session", CWD, "turn_started"]);
+      const page = await request(server, "page", "history.page", { session_id: SESSION, revision: terminalData(events).revision });
+      const entries = (page.result as { entries: { kind: string; text: string }[]; complete: boolean });
+      assert.deepEqual(entries.entries.map((entry) => [entry.kind, entry.text]), [["user", "FIRST QUESTION"], ["assistant", "new answer"]]);
+      assert.equal(entries.complete, true);
+      const reopened = await request(server, "reopen", "session.open", { session_id: SESSION });
+      assert.deepEqual((reopened.result as { notices: string[] }).notices, [], "the recorded cwd now verifies the workspace");
+      assert.equal(await stopTurnServer(server), 0);
+    });
+  }
+
   it("a turn does not append once another child has taken the writer lease over", async () => {
     const server = await startTurnServer(API);
     server.provider.enqueue(reply(API, { text: ["one"] }));

@@ -97,8 +97,8 @@ export class SessionAppender {
   static async open(fs: FileSystem, path: string, sessionId: string, options: AppenderOpenOptions): Promise<AppenderOpenResult> {
     if (options.create) {
       const created = await createFile(fs, path, sessionId, options.firstRecords);
-      if (!created.ok) return created;
-      return await SessionAppender.open(fs, path, sessionId, { create: false, expectedIntactLength: created.length });
+      if (created.ok) return await SessionAppender.open(fs, path, sessionId, { create: false, expectedIntactLength: created.length });
+      return created.exists ? await adopt(fs, path, sessionId, options.firstRecords) : created;
     }
     let before: FileInfo;
     try {
@@ -188,14 +188,15 @@ export class SessionAppender {
 /**
  * Creates the file exclusively (mode 0600) with `records`, which the runtime
  * writes in one write and fsyncs, then fsyncs the directory, so the file and
- * its entry are both durable before anything is acknowledged.
+ * its entry are both durable before anything is acknowledged. `exists` says
+ * the file was already there.
  */
 async function createFile(
   fs: FileSystem,
   path: string,
   sessionId: string,
   records: readonly SessionRecord[],
-): Promise<{ ok: true; length: number } | { ok: false; code: AppenderOpenFailureCode }> {
+): Promise<{ ok: true; length: number } | { ok: false; code: AppenderOpenFailureCode; exists?: true }> {
   const lines: Uint8Array[] = [];
   for (const [index, record] of records.entries()) {
     if (record.session_id !== sessionId || (record.type === "session") !== (index === 0)) return failed(ErrorCode.persistenceFailed);
@@ -209,10 +210,27 @@ async function createFile(
     await fs.createExclusive(path, bytes, FILE_MODE);
     // Until the directory is synced, a power loss could drop the new entry with its synced bytes.
     await fs.syncDirectory(dirname(path));
-  } catch {
-    return failed(ErrorCode.persistenceFailed);
+  } catch (error) {
+    return isRuntimeError(error, "exists") ? { ...failed(ErrorCode.persistenceFailed), exists: true } : failed(ErrorCode.persistenceFailed);
   }
   return { ok: true, length: bytes.length };
+}
+
+/**
+ * Takes over a file a first create left behind without one complete line
+ * (the create's write failed on a full disk, or the child died inside it):
+ * the caller holds the writer lease, so nobody else made it. Its fragment is
+ * cut and `records` appended as the create would have written them; a file
+ * holding any complete line is refused, because it is someone's history.
+ */
+async function adopt(fs: FileSystem, path: string, sessionId: string, records: readonly SessionRecord[]): Promise<AppenderOpenResult> {
+  const opened = await SessionAppender.open(fs, path, sessionId, { create: false, expectedIntactLength: 0 });
+  if (!opened.ok) return failed(ErrorCode.persistenceFailed);
+  const written = await opened.appender.appendAll(records);
+  const synced = written.ok && await fs.syncDirectory(dirname(path)).then(() => true, () => false);
+  if (synced) return opened;
+  await opened.appender.close();
+  return failed(ErrorCode.persistenceFailed);
 }
 
 /** Checks the opened handle and cuts a torn tail; returns the identity and the intact length. */

@@ -119,7 +119,10 @@ export class TurnJournal {
       this.#written.push(session, ...records);
       return { ok: true };
     }
-    const appended = await this.append(records);
+    // An existing file without one complete line (empty, or torn inside its first record) is
+    // durable but has no `session` record yet; this first turn writes it, as a create would.
+    const opening = opened.appender.intactLength === 0 ? [sessionRecord(target, runtime.wallNow()), ...records] : records;
+    const appended = await this.append(opening);
     return appended.ok ? appended : { ok: false, code: ErrorCode.persistenceFailed };
   }
 
