@@ -11,13 +11,14 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { FileInfo, Runtime } from "../host/runtime.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { type ConversationRecord, isConversationRecord } from "./conversation-records.ts";
 import type { Lease } from "./leases.ts";
 import { revisionId } from "./pages.ts";
 import type { HistorySnapshot } from "./history-snapshot.ts";
 import { projectHistory, projectHistoryAsync } from "./projection.ts";
-import type { SessionRecord } from "./records.ts";
+import { encodeRecord, type SessionRecord } from "./records.ts";
 import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
 import type { Cooperation } from "./cooperative-slices.ts";
 import type { JournalWrites } from "./turn-journal.ts";
@@ -92,7 +93,7 @@ export async function loadAttachment(
     durable: true,
     lease: null,
     snapshot: projected.snapshot,
-    revision: revisionId({ digest: read.digest, generation: context.nextGeneration() }),
+    revision: revisionId({ digest: await revisionDigest(sessionId, "read", read.digest), generation: context.nextGeneration() }),
     file: read.identity,
     intactLength: read.intactLength,
     conversation: read.records.filter(isConversationRecord),
@@ -106,8 +107,8 @@ export async function loadAttachment(
  * might differ from reading the file at `path` afresh: the snapshot is
  * incomplete (a torn tail the appender has since cut would change it) or
  * stale, or the file is not exactly the snapshot's bytes plus the journal's.
- * The revision's digest then names the previous revision and the new length
- * rather than hashing the whole file.
+ * The revision's digest then names the previous revision, the new length and
+ * the hash of the appended bytes rather than hashing the whole file.
  */
 export async function extendAttachment(
   context: AttachmentContext,
@@ -129,7 +130,10 @@ export async function extendAttachment(
   const projected = projectHistory(writes.records, { torn: false, secrets: context.secrets, after: attachment.snapshot });
   if (!projected.ok) return null;
   const added = projected.snapshot;
-  const digest = await sha256Hex(lengthPrefixed(["magi-code.extended.v1", attachment.revision, String(info.size)]));
+  const appended = writes.records.map(encodeRecord);
+  if (appended.includes(null)) return null;
+  const content = await sha256Hex(concatBytes(appended as Uint8Array[]));
+  const digest = await revisionDigest(attachment.sessionId, "extended", attachment.revision, String(info.size), content);
   return {
     sessionId: attachment.sessionId,
     durable: true,
@@ -141,6 +145,16 @@ export async function extendAttachment(
     conversation: [...attachment.conversation, ...writes.records.filter(isConversationRecord)],
     stale: false,
   };
+}
+
+/**
+ * The digest part of a revision: the session id, how the snapshot was made
+ * (`lazy`, `read`, `extended`) and what names its content, hashed together,
+ * so two sessions never share a revision even when their files are alike
+ * (two empty files, or two equally long first turns in two children).
+ */
+export function revisionDigest(sessionId: string, made: "lazy" | "read" | "extended", ...content: string[]): Promise<string> {
+  return sha256Hex(lengthPrefixed(["magi-code.revision.v2", sessionId, made, ...content]));
 }
 
 /** Every recorded cwd must be absolute and canonicalise to the child's cwd; none recorded is a notice. */

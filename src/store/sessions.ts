@@ -14,7 +14,7 @@ import type { Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { joinPath } from "../util/paths.ts";
 import { uuid7 } from "../util/uuid7.ts";
-import { type Attachment, type AttachmentContext, extendAttachment, loadAttachment } from "./attachment.ts";
+import { type Attachment, type AttachmentContext, extendAttachment, loadAttachment, revisionDigest } from "./attachment.ts";
 import type { ConversationRecord } from "./conversation-records.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
@@ -78,7 +78,7 @@ export class SessionStore {
   async create(): Promise<StoreResult> {
     const runtime = this.#context.runtime;
     const sessionId = uuid7(runtime.wallNow(), runtime.randomUUID());
-    const revision = revisionId({ digest: "0".repeat(64), generation: ++this.#generation });
+    const revision = revisionId({ digest: await revisionDigest(sessionId, "lazy"), generation: ++this.#generation });
     await this.#replace({
       sessionId,
       durable: false,
@@ -97,7 +97,7 @@ export class SessionStore {
   async open(sessionId: string, signal: AbortSignal): Promise<StoreResult> {
     const current = this.#attachment;
     if (current !== null && current.sessionId === sessionId && !current.durable) {
-      const revision = revisionId({ digest: "0".repeat(64), generation: ++this.#generation });
+      const revision = revisionId({ digest: await revisionDigest(sessionId, "lazy"), generation: ++this.#generation });
       this.#attachment = { ...current, revision, stale: false };
       return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
     }
