@@ -157,12 +157,15 @@ export function revisionDigest(sessionId: string, made: "lazy" | "read" | "exten
   return sha256Hex(lengthPrefixed(["magi-code.revision.v2", sessionId, made, ...content]));
 }
 
-/** Every recorded cwd must be absolute and canonicalise to the child's cwd; none recorded is a notice. */
+/**
+ * Every nonempty recorded cwd must be absolute and canonicalise to the
+ * child's cwd; none recorded (absent or empty) is a notice.
+ */
 async function recordedCwd(
   context: AttachmentContext,
   records: readonly SessionRecord[],
 ): Promise<{ ok: true; notices: string[] } | { ok: false; code: ErrorCode }> {
-  const recorded = records.flatMap((record) => record.type === "session" && record.cwd !== undefined ? [record.cwd] : []);
+  const recorded = records.flatMap((record) => record.type === "session" && record.cwd !== undefined && record.cwd !== "" ? [record.cwd] : []);
   if (recorded.length === 0) return { ok: true, notices: [CWD_UNVERIFIED] };
   for (const cwd of new Set(recorded)) {
     if (!cwd.startsWith("/")) return { ok: false, code: ErrorCode.cwdMismatch };
