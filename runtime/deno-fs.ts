@@ -176,6 +176,7 @@ export const denoFileSystem: FileSystem = {
         close: () => guard("close", () => Promise.resolve(file.close())),
       };
     }),
+  link: (existing, to) => guard("link", () => Deno.link(existing, to)),
   rename: (from, to) => guard("rename", () => Deno.rename(from, to)),
   unlink: (path) => guard("unlink", () => Deno.remove(path)),
 };

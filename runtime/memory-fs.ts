@@ -244,6 +244,17 @@ export class MemoryFileSystem implements FileSystem {
     });
   }
 
+  /** Both names share one node, so they see the same bytes, as hard links do. */
+  link(existing: string, to: string): Promise<void> {
+    return this.#run("link", existing, () => {
+      this.#fault(to, "link");
+      const node = this.#nodes.get(this.#regular(existing, "link"));
+      if (this.#nodes.has(normalizePath(to))) throw new RuntimeError("exists", "link");
+      this.#resolve(dirname(to), true, "link");
+      this.#nodes.set(normalizePath(to), node!);
+    });
+  }
+
   rename(from: string, to: string): Promise<void> {
     return this.#run("rename", from, () => {
       const source = normalizePath(from);

@@ -196,6 +196,7 @@ export const nodeFileSystem: FileSystem = {
         close: () => guard("close", () => handle.close()),
       };
     }),
+  link: (existing, to) => guard("link", () => fsp.link(existing, to)),
   rename: (from, to) => guard("rename", () => fsp.rename(from, to)),
   unlink: (path) => guard("unlink", () => fsp.unlink(path)),
 };

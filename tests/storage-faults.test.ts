@@ -61,4 +61,18 @@ describe("a full disk (the memory filesystem's free space)", () => {
     assert.deepEqual((page.result as { entries: { text: string }[] }).entries.map((entry) => entry.text), ["second", "answer"]);
     assert.equal(await stopTurnServer(server), 0);
   });
+
+  it("with 0 bytes free session.open answers session_busy and leaves no lease; with space back it opens", async () => {
+    const fs = new MemoryFileSystem();
+    const sessionId = "full-disk";
+    fs.writeFile(`${HOME}/sessions/${sessionId}.jsonl`, "", 0o600);
+    const server = await startTurnServer(API, { fs });
+    fs.freeBytes = 0;
+    assert.deepEqual((await request(server, "o1", "session.open", { session_id: sessionId })).error, { code: "session_busy" });
+    assert.deepEqual((await fs.readDir(`${HOME}/sessions`)).map((entry) => entry.name), [`${sessionId}.jsonl`], "no lease left behind");
+    fs.freeBytes = null;
+    const opened = await request(server, "o2", "session.open", { session_id: sessionId });
+    assert.equal((opened.result as { durable: boolean }).durable, true, JSON.stringify(opened.error));
+    assert.equal(await stopTurnServer(server), 0);
+  });
 });

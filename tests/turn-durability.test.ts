@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { SessionRecord } from "../src/store/records.ts";
+import { Gate } from "./support/fake-provider.ts";
 import { line } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { CWD, HOME, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData } from "./support/turns.ts";
@@ -89,6 +90,26 @@ describe("turn durability", () => {
     assert.deepEqual(server.runtime.fs.contents(`${HOME}/sessions/${sessionId}.jsonl`), before, "nothing appended");
     assert.equal(JSON.parse(new TextDecoder().decode(server.runtime.fs.contents(lease))).instance_id, "other-child", "the other child's lease is untouched");
     assert.equal(server.provider.log.length, 1);
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("a turn stops appending once ownership is lost mid-turn: every append group checks the writer lease", async () => {
+    const server = await startTurnServer(API);
+    const gate = new Gate();
+    const script = reply(API, { text: ["late answer"] });
+    server.provider.enqueue({ ...script, chunks: [gate, ...(script as { chunks: readonly (string | Gate)[] }).chunks] });
+    const { sessionId, runId } = await startTurn(server, "first");
+    await gate.whenReached();
+    const path = `${HOME}/sessions/${sessionId}.jsonl`;
+    const lease = `${HOME}/sessions/${sessionId}.writer.lease`;
+    const other = { v: 1, pid: 99999, instance_id: "other-child", host: null, acquired_at: at, heartbeat_at: new Date().toISOString() };
+    server.runtime.fs.writeFile(lease, `${JSON.stringify(other)}\n`, 0o600);
+    const before = server.runtime.fs.contents(path);
+    gate.release();
+    const events = await runEvents(server, runId);
+    assert.deepEqual([terminalData(events).outcome, terminalData(events).persistence], ["completed", "degraded"]);
+    assert.deepEqual(server.runtime.fs.contents(path), before, "nothing appended after the lease was lost");
+    assert.equal(JSON.parse(new TextDecoder().decode(server.runtime.fs.contents(lease))).instance_id, "other-child");
     assert.equal(await stopTurnServer(server), 0);
   });
 

@@ -94,6 +94,12 @@ export interface FileSystem {
   syncDirectory(path: string): Promise<void>;
   /** Opens `path` for appending, refusing a final symlink; `create` allows a new file with `mode`. */
   openAppend(path: string, options: { create: boolean; mode: number }): Promise<AppendHandle>;
+  /**
+   * Makes `to` a second name (a hard link) of the file `existing`, never
+   * replacing anything: `exists` if `to` is present. With a temporary file
+   * this publishes a whole file at `to` atomically and exclusively.
+   */
+  link(existing: string, to: string): Promise<void>;
   /** Atomically renames `from` to `to`. */
   rename(from: string, to: string): Promise<void>;
   /** Removes a file. */

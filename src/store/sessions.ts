@@ -102,22 +102,20 @@ export class SessionStore {
       return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
     }
     const runtime = this.#context.runtime;
-    // Reuse our lease only while it is still ours: after a long stall another child may have
-    // taken it over as stale, and reopening must then contend like any other open.
+    // The lease object stays ours only while its file still names us: acquiring returns the very
+    // object the attachment holds then, and contends like any other open once it was taken over.
     const held = current !== null && current.sessionId === sessionId ? current.lease : null;
-    const reuse = held !== null && held.state === "held" && (await held.verify()).ok ? held : null;
-    let lease = reuse;
-    if (lease === null) {
-      const acquired = await Lease.acquire(runtime, leasePath(this.#directory, sessionId, "writer"), {
-        instanceId: this.#context.instanceId,
-      });
-      if (!acquired.ok) return { ok: false, code: acquired.code };
-      lease = acquired.lease;
-      // Without renewals another child would judge the lease stale after 60 s; release stops them.
-      lease.startHeartbeat();
-    }
+    const acquired = await Lease.acquire(runtime, leasePath(this.#directory, sessionId, "writer"), {
+      instanceId: this.#context.instanceId,
+    });
+    // Ownership that cannot be written (a full disk) is refused like ownership held elsewhere:
+    // `persistence_failed` is not a session operation's code, and the file itself is fine.
+    if (!acquired.ok) return { ok: false, code: ErrorCode.sessionBusy };
+    const lease = acquired.lease;
+    // Without renewals another child would judge the lease stale after 60 s; release stops them.
+    if (lease !== held) lease.startHeartbeat();
     const fail = async (code: ErrorCode): Promise<StoreResult> => {
-      if (lease !== reuse) await lease!.release();
+      if (lease !== held) await lease.release();
       return { ok: false, code };
     };
 

@@ -38,7 +38,7 @@ export interface JournalTarget {
   readonly intactLength: number | null;
   /** For a durable session, the file state the snapshot was read from (or extended to); null when lazy. */
   readonly file: FileIdentity | null;
-  /** For a durable session, the attachment's writer lease, checked before the first append. */
+  /** For a durable session, the attachment's writer lease, checked before every append. */
   readonly writerLease: Lease | null;
 }
 
@@ -126,9 +126,15 @@ export class TurnJournal {
     return appended.ok ? appended : { ok: false, code: ErrorCode.persistenceFailed };
   }
 
-  /** Durably appends `records` (one write, one fsync); fails once the input never became durable. */
+  /**
+   * Durably appends `records` (one write, one fsync); fails once the input
+   * never became durable, and whenever the writer lease is no longer ours
+   * (taken over after a stall, or found lost by a heartbeat): ownership is
+   * checked before every append group, so a lost lease stops the writes.
+   */
   async append(records: readonly SessionRecord[]): Promise<AppendResult> {
-    if (this.#appender === null) return { ok: false, code: ErrorCode.persistenceFailed };
+    const owner = this.#target.writerLease ?? this.#writer;
+    if (this.#appender === null || owner === null || !(await owner.verify()).ok) return { ok: false, code: ErrorCode.persistenceFailed };
     const appended = await this.#appender.appendAll(records);
     if (appended.ok) this.#written.push(...records);
     return appended;
