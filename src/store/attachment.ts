@@ -18,7 +18,7 @@ import type { Lease } from "./leases.ts";
 import { revisionId } from "./pages.ts";
 import type { HistorySnapshot } from "./history-snapshot.ts";
 import { projectHistory, projectHistoryAsync } from "./projection.ts";
-import { encodeRecord, type SessionRecord } from "./records.ts";
+import { encodeRecord, type SessionPreferencesRecord, type SessionRecord } from "./records.ts";
 import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
 import type { Cooperation } from "./cooperative-slices.ts";
 import type { JournalWrites } from "./turn-journal.ts";
@@ -43,6 +43,8 @@ export interface Attachment {
   readonly intactLength: number | null;
   /** The records a next turn replays to the provider. */
   readonly conversation: readonly ConversationRecord[];
+  /** The last `session_preferences` record, which `session.open` restores the selection from; null if none. */
+  readonly preferences: SessionPreferencesRecord | null;
   /** Set for good once the file changed under the snapshot. */
   stale: boolean;
 }
@@ -97,6 +99,7 @@ export async function loadAttachment(
     file: read.identity,
     intactLength: read.intactLength,
     conversation: read.records.filter(isConversationRecord),
+    preferences: lastPreferences(read.records) ?? null,
     stale: false,
   };
   return { ok: true, attachment, notices: scope.notices };
@@ -143,6 +146,7 @@ export async function extendAttachment(
     file: { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
     intactLength: writes.intactLength,
     conversation: [...attachment.conversation, ...writes.records.filter(isConversationRecord)],
+    preferences: lastPreferences(writes.records) ?? attachment.preferences,
     stale: false,
   };
 }
@@ -157,12 +161,19 @@ export function revisionDigest(sessionId: string, made: "lazy" | "read" | "exten
   return sha256Hex(lengthPrefixed(["magi-code.revision.v2", sessionId, made, ...content]));
 }
 
+/** The last `session_preferences` of `records`, if any. */
+function lastPreferences(records: readonly SessionRecord[]): SessionPreferencesRecord | undefined {
+  return records.findLast((record): record is SessionPreferencesRecord => record.type === "session_preferences");
+}
+
 /**
  * Every nonempty recorded cwd must be absolute and canonicalise to the
- * child's cwd; none recorded (absent or empty) is a notice.
+ * child's cwd; none recorded (absent or empty) is a notice. Session listing
+ * applies the same rule, so a listed session is one `session.open` would not
+ * refuse for its workspace.
  */
-async function recordedCwd(
-  context: AttachmentContext,
+export async function recordedCwd(
+  context: Pick<AttachmentContext, "runtime" | "cwd">,
   records: readonly SessionRecord[],
 ): Promise<{ ok: true; notices: string[] } | { ok: false; code: ErrorCode }> {
   const recorded = records.flatMap((record) => record.type === "session" && record.cwd !== undefined && record.cwd !== "" ? [record.cwd] : []);
