@@ -163,19 +163,27 @@ describe("turn durability", () => {
     });
   }
 
-  it("after a turn whose history cannot be read back, the session stays attached with its lease and refuses turns as stale_session", async () => {
+  it("a session whose projection outgrows the 8 MiB snapshot budget stays usable: durable, revisioned, takes turns; history.page is history_limit", async () => {
     const server = await startTurnServer(API);
     // Within the run's 8 MiB content bound, but the whole history then exceeds the 8 MiB snapshot.
     const piece = "lorem ipsum dolor sit amet ".repeat(111);
     server.provider.enqueue(reply(API, { text: Array.from({ length: Math.floor((8_388_608 - 20_000) / piece.length) }, () => piece) }));
     const { sessionId, runId } = await startTurn(server, "write a lot");
     const events = await runEvents(server, runId);
-    assert.deepEqual([terminalData(events).outcome, terminalData(events).persistence, terminalData(events).revision], ["completed", "durable", null]);
-    assert.ok(events.some((frame) => frame.event === "diagnostic" && (frame.data as { code: string }).code === "history_unavailable"));
-    const again = await request(server, "again", "turn.start", { session_id: sessionId, prompt: "again" });
-    assert.deepEqual(again.error, { code: "stale_session" });
-    assert.ok(server.runtime.fs.exists(`${HOME}/sessions/${sessionId}.writer.lease`), "the writer lease is still held");
-    assert.deepEqual((await request(server, "open", "session.open", { session_id: sessionId })).error, { code: "history_limit" });
+    const finished = terminalData(events);
+    assert.deepEqual([finished.outcome, finished.persistence], ["completed", "durable"]);
+    assert.equal(typeof finished.revision, "string", "the history has a revision, though it cannot be paged");
+    assert.ok(!events.some((frame) => frame.event === "diagnostic"), "nothing to report: the turn and its history are fine");
+    const page = await request(server, "page", "history.page", { session_id: sessionId, revision: finished.revision });
+    assert.deepEqual(page.error, { code: "history_limit" }, "never a fake complete page");
+    server.provider.enqueue(reply(API, { text: ["short"] }));
+    const next = await startTurn(server, "again", sessionId);
+    const nextEvents = await runEvents(server, next.runId);
+    assert.deepEqual([terminalData(nextEvents).outcome, terminalData(nextEvents).persistence], ["completed", "durable"]);
+    const reopened = await request(server, "open", "session.open", { session_id: sessionId });
+    assert.equal((reopened.result as { durable: boolean }).durable, true, JSON.stringify(reopened.error));
+    const revision = (reopened.result as { revision: string }).revision;
+    assert.deepEqual((await request(server, "page2", "history.page", { session_id: sessionId, revision })).error, { code: "history_limit" });
     assert.equal(await stopTurnServer(server), 0);
   });
 

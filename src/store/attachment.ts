@@ -33,14 +33,20 @@ export interface Attachment {
   readonly durable: boolean;
   /** The writer lease, once held. */
   readonly lease: Lease | null;
-  /** The projection `history.page` serves. */
-  readonly snapshot: HistorySnapshot;
+  /**
+   * The projection `history.page` serves, or null when the history's
+   * projection exceeds the snapshot budget: the session still opens and
+   * takes turns, and every page of it is `history_limit`.
+   */
+  readonly snapshot: HistorySnapshot | null;
   /** The snapshot's revision. */
   readonly revision: string;
   /** File identity, length and mtime the snapshot was read from; null for a lazy handle. */
   readonly file: FileIdentity | null;
   /** End of the last complete line when read (appends continue there); null for a lazy handle. */
   readonly intactLength: number | null;
+  /** Complete lines up to `intactLength` (each one record), for the stored-history line bound; null for a lazy handle. */
+  readonly lines: number | null;
   /** The records a next turn replays to the provider. */
   readonly conversation: readonly ConversationRecord[];
   /** The last `session_preferences` record, which `session.open` restores the selection from; null if none. */
@@ -88,16 +94,18 @@ export async function loadAttachment(
   const scope = checkCwd ? await recordedCwd(context, read.records) : { ok: true as const, notices: [] };
   if (!scope.ok) return scope;
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
+  // Over the snapshot budget (history_limit, its only failure) the session stays usable; its pages are not.
   const projected = await projectHistoryAsync(read.records, { torn: read.torn, secrets: context.secrets }, cooperation);
-  if (!projected.ok) return projected;
+  if (!projected.ok && projected.code !== ErrorCode.historyLimit) return projected;
   const attachment: Attachment = {
     sessionId,
     durable: true,
     lease: null,
-    snapshot: projected.snapshot,
+    snapshot: projected.ok ? projected.snapshot : null,
     revision: revisionId({ digest: await revisionDigest(sessionId, "read", read.digest), generation: context.nextGeneration() }),
     file: read.identity,
     intactLength: read.intactLength,
+    lines: read.records.length,
     conversation: read.records.filter(isConversationRecord),
     preferences: lastPreferences(read.records) ?? null,
     stale: false,
@@ -119,7 +127,8 @@ export async function extendAttachment(
   attachment: Attachment,
   writes: JournalWrites,
 ): Promise<Attachment | null> {
-  if (attachment.stale || !attachment.snapshot.complete) return null;
+  const snapshot = attachment.snapshot;
+  if (attachment.stale || snapshot === null || !snapshot.complete) return null;
   const before = attachment.durable ? attachment.intactLength : 0;
   if (before === null || (attachment.file !== null && attachment.file.size !== before)) return null;
   let info: FileInfo;
@@ -130,7 +139,7 @@ export async function extendAttachment(
   }
   if (!sameObject(info, writes.identity) || info.size !== writes.intactLength) return null;
   if (attachment.file !== null && (attachment.file.dev !== info.dev || attachment.file.ino !== info.ino)) return null;
-  const projected = projectHistory(writes.records, { torn: false, secrets: context.secrets, after: attachment.snapshot });
+  const projected = projectHistory(writes.records, { torn: false, secrets: context.secrets, after: snapshot });
   if (!projected.ok) return null;
   const added = projected.snapshot;
   const appended = writes.records.map(encodeRecord);
@@ -141,10 +150,11 @@ export async function extendAttachment(
     sessionId: attachment.sessionId,
     durable: true,
     lease: attachment.lease,
-    snapshot: { ...added, entries: [...attachment.snapshot.entries, ...added.entries] },
+    snapshot: { ...added, entries: [...snapshot.entries, ...added.entries] },
     revision: revisionId({ digest, generation: context.nextGeneration() }),
     file: { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
     intactLength: writes.intactLength,
+    lines: (attachment.lines ?? 0) + writes.records.length,
     conversation: [...attachment.conversation, ...writes.records.filter(isConversationRecord)],
     preferences: lastPreferences(writes.records) ?? attachment.preferences,
     stale: false,

@@ -93,6 +93,7 @@ export class SessionStore {
       revision,
       file: null,
       intactLength: null,
+      lines: null,
       conversation: [],
       preferences: null,
       stale: false,
@@ -145,6 +146,8 @@ export class SessionStore {
     if (attachment.revision !== revision) return { ok: false, code: ErrorCode.staleRevision };
     if (!attachment.stale && attachment.file !== null) attachment.stale = await this.#changed(attachment);
     if (attachment.stale) return { ok: false, code: ErrorCode.staleRevision };
+    // Over the snapshot budget: the spec's answer, never a fake complete page.
+    if (attachment.snapshot === null) return { ok: false, code: ErrorCode.historyLimit };
     const page = pageHistory(attachment.snapshot, sessionId, revision, cursor);
     return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
   }
@@ -181,7 +184,8 @@ export class SessionStore {
       writerLease: attachment.durable ? attachment.lease : null,
     });
     const snapshot = attachment.snapshot;
-    const ordinal = snapshot.messages - (snapshot.tailNotice ? 1 : 0);
+    // Over the snapshot budget no page is ever served, so the id names no entry anyone can see.
+    const ordinal = snapshot === null ? 0 : snapshot.messages - (snapshot.tailNotice ? 1 : 0);
     return { journal, conversation: attachment.conversation, inputMessageId: `m${ordinal.toString(36)}` };
   }
 
