@@ -180,6 +180,7 @@ export class SessionStore {
       instanceId: this.#context.instanceId,
       cwd: this.#context.cwd,
       intactLength: attachment.durable ? attachment.intactLength : null,
+      lines: attachment.durable ? attachment.lines : null,
       file: attachment.durable ? attachment.file : null,
       writerLease: attachment.durable ? attachment.lease : null,
     });

@@ -36,14 +36,16 @@ export interface JournalTarget {
    * session, whose file the first append creates.
    */
   readonly intactLength: number | null;
+  /** For a durable session, the snapshot's complete lines, for the stored-history line bound; null when lazy. */
+  readonly lines: number | null;
   /** For a durable session, the file state the snapshot was read from (or extended to); null when lazy. */
   readonly file: FileIdentity | null;
   /** For a durable session, the attachment's writer lease, checked before every append. */
   readonly writerLease: Lease | null;
 }
 
-/** Why the input could not be made durable. */
-export type JournalFailure = typeof ErrorCode.persistenceFailed | typeof ErrorCode.sessionBusy;
+/** Why the input could not be made durable: `content_limit` when the session file is full. */
+export type JournalFailure = typeof ErrorCode.persistenceFailed | typeof ErrorCode.sessionBusy | typeof ErrorCode.contentLimit;
 
 /** What a journal durably wrote, for extending the attachment's snapshot without rereading the file. */
 export interface JournalWrites {
@@ -110,6 +112,7 @@ export class TurnJournal {
       opened = await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
         create: false,
         expectedIntactLength: target.intactLength,
+        ...(target.lines === null ? {} : { lines: target.lines }),
         ...(target.file === null ? {} : { expectedFile: target.file }),
       });
     }
@@ -122,8 +125,7 @@ export class TurnJournal {
     // An existing file without one complete line (empty, or torn inside its first record) is
     // durable but has no `session` record yet; this first turn writes it, as a create would.
     const opening = opened.appender.intactLength === 0 ? [sessionRecord(target, runtime.wallNow()), ...records] : records;
-    const appended = await this.append(opening);
-    return appended.ok ? appended : { ok: false, code: ErrorCode.persistenceFailed };
+    return await this.append(opening);
   }
 
   /**
