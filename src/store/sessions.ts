@@ -84,7 +84,7 @@ export class SessionStore {
   async create(): Promise<StoreResult> {
     const runtime = this.#context.runtime;
     const sessionId = uuid7(runtime.wallNow(), runtime.randomUUID());
-    const revision = revisionId({ digest: await revisionDigest(sessionId, "lazy"), generation: ++this.#generation });
+    const revision = revisionId({ digest: revisionDigest(runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
     await this.#replace({
       sessionId,
       durable: false,
@@ -105,7 +105,7 @@ export class SessionStore {
   async open(sessionId: string, signal: AbortSignal): Promise<StoreResult> {
     const current = this.#attachment;
     if (current !== null && current.sessionId === sessionId && !current.durable) {
-      const revision = revisionId({ digest: await revisionDigest(sessionId, "lazy"), generation: ++this.#generation });
+      const revision = revisionId({ digest: revisionDigest(this.#context.runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
       this.#attachment = { ...current, revision, stale: false };
       return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
     }
