@@ -137,14 +137,15 @@ export class MemoryFileSystem implements FileSystem {
     return this.#run("realpath", path, () => this.#resolve(path, true, "realpath"));
   }
 
-  readDir(path: string) {
+  readDir(path: string, maxEntries?: number) {
     return this.#run("readdir", path, () => {
       const directory = this.#resolve(path, true, "readdir");
       if (this.#nodes.get(directory)!.kind !== "directory") throw new RuntimeError("not_directory", "readdir");
       const prefix = directory === "/" ? "/" : `${directory}/`;
       return [...this.#nodes.keys()]
         .filter((key) => key !== directory && key.startsWith(prefix) && !key.slice(prefix.length).includes("/"))
-        .map((key) => ({ name: key.slice(prefix.length), kind: this.#nodes.get(key)!.kind as FileKind }));
+        .map((key) => ({ name: key.slice(prefix.length), kind: this.#nodes.get(key)!.kind as FileKind }))
+        .slice(0, maxEntries === undefined ? undefined : maxEntries + 1);
     });
   }
 

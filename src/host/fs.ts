@@ -63,8 +63,12 @@ export interface FileSystem {
   stat(path: string): Promise<FileInfo>;
   /** Resolves `path` to its canonical form. */
   realpath(path: string): Promise<string>;
-  /** Lists `path`, without `.` and `..`, in platform order. */
-  readDir(path: string): Promise<DirEntry[]>;
+  /**
+   * Lists `path`, without `.` and `..`, in platform order. With `maxEntries`,
+   * iteration stops after `maxEntries + 1` entries (one past the bound, so
+   * the caller sees the overflow): a huge directory is never read whole.
+   */
+  readDir(path: string, maxEntries?: number): Promise<DirEntry[]>;
   /** Creates `path` and missing parents with `mode`; an existing directory is success. */
   mkdir(path: string, mode: number): Promise<void>;
   /**
