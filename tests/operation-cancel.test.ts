@@ -163,3 +163,39 @@ describe("operation.cancel racing completion", () => {
     assert.equal(seen.size, 6, [...seen].join(", "));
   });
 });
+
+/** A memory filesystem that runs `before(call)` ahead of each directory listing, numbered from 1. */
+class HookedListing extends MemoryFileSystem {
+  calls = 0;
+  before: (call: number) => void = () => {};
+  override readDir(path: string, maxEntries?: number): Promise<DirEntry[]> {
+    this.before(++this.calls);
+    return super.readDir(path, maxEntries);
+  }
+}
+
+describe("operation.cancel of a session.list continuation", () => {
+  it("leaves the discovery snapshot as it was, even when the cancelled rescan saw the inventory change", async () => {
+    const fs = new HookedListing();
+    const runtime = createMemoryRuntime({ fs });
+    writeSession(runtime, "first");
+    writeSession(runtime, "second");
+    await fs.mkdir(SESSIONS, 0o700);
+    const listing = new SessionListing({ runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached: () => null });
+    const fresh = await listing.list({ limit: 1 }, new AbortController().signal);
+    assert.ok(fresh.ok);
+    const { revision, next_cursor: cursor } = fresh.result as { revision: string; next_cursor: string };
+    // The continuation's second inventory pass: another process adds a history and, meanwhile, the client's cancel lands.
+    const cancel = new AbortController();
+    fs.before = (call) => {
+      if (call !== 4) return;
+      writeSession(runtime, "third");
+      cancel.abort();
+    };
+    await listing.list({ revision, cursor, limit: 1 }, cancel.signal); // answered operation_cancelled by the worker
+    await fs.unlink(`${SESSIONS}/third.jsonl`);
+    const again = await listing.list({ revision, cursor, limit: 1 }, new AbortController().signal);
+    assert.ok(again.ok, `the snapshot is as it was: ${again.ok ? "" : again.code}`);
+    assert.deepEqual((again.result as { sessions: { session_id: string }[] }).sessions.map((entry) => entry.session_id), ["second"]);
+  });
+});
