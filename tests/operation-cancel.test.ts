@@ -199,3 +199,44 @@ describe("operation.cancel of a session.list continuation", () => {
     assert.deepEqual((again.result as { sessions: { session_id: string }[] }).sessions.map((entry) => entry.session_id), ["second"]);
   });
 });
+
+/** A memory filesystem that runs `beforeUnlink(path)` ahead of each unlink. */
+class HookedUnlink extends MemoryFileSystem {
+  beforeUnlink: (path: string) => void = () => {};
+  override unlink(path: string): Promise<void> {
+    this.beforeUnlink(path);
+    return super.unlink(path);
+  }
+}
+
+describe("operation.cancel of a session.open that already replaced the attachment", () => {
+  it("is stale_operation while the open releases the previous lease: the open's answer is its result", async () => {
+    const fs = new HookedUnlink();
+    const runtime = createMemoryRuntime({ fs });
+    writeSession(runtime, "first");
+    writeSession(runtime, "second");
+    const answers = new Map<string, OutputValue | ErrorCode>();
+    const replies = { result: (id: string, result: OutputValue) => answers.set(id, result), error: (id: string, code: ErrorCode) => answers.set(id, code) };
+    const store = new SessionStore({ runtime, home: "/home/user/.magi-code", cwd: CWD, instanceId: "me", secrets: [] });
+    const listing = new SessionListing({ runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached: () => store.sessionId });
+    const worker = new SessionWorker(store, listing, replies, () => false);
+    const canceller = new OperationCanceller([worker], replies);
+    const idle = async () => {
+      while (worker.busy) await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    worker.open("o1", { session_id: "first" });
+    await idle();
+    assert.equal(typeof answers.get("o1"), "object");
+    // The client's cancel lands while the open, past its last check, lets go of the previous session's lease.
+    fs.beforeUnlink = (path) => {
+      if (path.endsWith("/first.writer.lease")) canceller.cancel("c1", { id: "o2" });
+    };
+    worker.open("o2", { session_id: "second" });
+    await idle();
+    const attached = store.sessionId;
+    await worker.close(); // stops the lease heartbeats
+    assert.equal(attached, "second", "the open went through");
+    assert.equal(answers.get("c1"), "stale_operation");
+    assert.equal((answers.get("o2") as { session_id?: string }).session_id, "second", "a client told operation_cancelled would believe it is still on first");
+  });
+});
