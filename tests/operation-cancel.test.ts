@@ -240,3 +240,40 @@ describe("operation.cancel of a session.open that already replaced the attachmen
     assert.equal((answers.get("o2") as { session_id?: string }).session_id, "second", "a client told operation_cancelled would believe it is still on first");
   });
 });
+
+/** A memory filesystem whose unlinks first wait for `beforeUnlink(path)`. */
+class HeldUnlink extends MemoryFileSystem {
+  beforeUnlink: (path: string) => Promise<void> = () => Promise.resolve();
+  override async unlink(path: string): Promise<void> {
+    await this.beforeUnlink(path);
+    return await super.unlink(path);
+  }
+}
+
+describe("operation.cancel over the protocol, racing an open's commit", () => {
+  it("a cancel arriving while the open releases the previous lease is stale_operation, and the open succeeds", async () => {
+    const fs = new HeldUnlink();
+    const run = startServer({ fs });
+    writeSession(run.runtime, "first");
+    writeSession(run.runtime, "second");
+    run.runtime.input.push(line("init", "initialize", { required_capabilities: [...BASE, "operation.cancel"] }));
+    assert.ok((await answer(run, "init")).result);
+    run.runtime.input.push(line("o1", "session.open", { session_id: "first" }));
+    assert.ok((await answer(run, "o1")).result);
+    // The release of first's lease is held until the client's cancel of the open has been answered.
+    fs.beforeUnlink = async (path) => {
+      if (!path.endsWith("/first.writer.lease")) return;
+      fs.beforeUnlink = () => Promise.resolve();
+      run.runtime.input.push(line("c1", "operation.cancel", { id: "o2" }));
+      await answer(run, "c1");
+    };
+    run.runtime.input.push(line("o2", "session.open", { session_id: "second" }));
+    const opened = await answer(run, "o2");
+    assert.equal((await answer(run, "c1")).error?.code, "stale_operation");
+    assert.equal((opened.result as { session_id?: string } | undefined)?.session_id, "second", `answered ${opened.error?.code}`);
+    run.runtime.input.push(line("s1", "status"));
+    assert.equal((await answer(run, "s1")).result!.session_id, "second");
+    run.runtime.input.end();
+    await run.exit;
+  });
+});
