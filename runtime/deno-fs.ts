@@ -143,10 +143,13 @@ export const denoFileSystem: FileSystem = {
   lstat: (path) => guard("lstat", async () => fileInfo(await Deno.lstat(path))),
   stat: (path) => guard("stat", async () => fileInfo(await Deno.stat(path))),
   realpath: (path) => guard("realpath", () => Deno.realPath(path)),
-  readDir: (path) =>
+  readDir: (path, maxEntries) =>
     guard("readdir", async () => {
       const entries: DirEntry[] = [];
-      for await (const entry of Deno.readDir(path)) entries.push({ name: entry.name, kind: fileKind(entry) });
+      for await (const entry of Deno.readDir(path)) {
+        entries.push({ name: entry.name, kind: fileKind(entry) });
+        if (maxEntries !== undefined && entries.length > maxEntries) break;
+      }
       return entries;
     }),
   openDir: (path) => guard("opendir", () => openDirReader(path)),

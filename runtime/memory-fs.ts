@@ -146,8 +146,9 @@ export class MemoryFileSystem implements FileSystem {
     return this.#run("realpath", path, () => this.#resolve(path, true, "realpath"));
   }
 
-  readDir(path: string): Promise<DirEntry[]> {
-    return this.#run("readdir", path, () => [...this.#nodes.keys()].flatMap(this.#childOf(path)));
+  readDir(path: string, maxEntries?: number): Promise<DirEntry[]> {
+    return this.#run("readdir", path, () =>
+      [...this.#nodes.keys()].flatMap(this.#childOf(path)).slice(0, maxEntries === undefined ? undefined : maxEntries + 1));
   }
 
   /**

@@ -156,10 +156,19 @@ export const nodeFileSystem: FileSystem = {
   lstat: (path) => guard("lstat", async () => fileInfo(await fsp.lstat(path))),
   stat: (path) => guard("stat", async () => fileInfo(await fsp.stat(path))),
   realpath: (path) => guard("realpath", () => fsp.realpath(path)),
-  readDir: (path) =>
+  readDir: (path, maxEntries) =>
     guard("readdir", async () => {
-      const entries = await fsp.readdir(path, { withFileTypes: true });
-      return entries.map((entry): DirEntry => ({ name: entry.name, kind: fileKind(entry) }));
+      if (maxEntries === undefined) {
+        const entries = await fsp.readdir(path, { withFileTypes: true });
+        return entries.map((entry): DirEntry => ({ name: entry.name, kind: fileKind(entry) }));
+      }
+      // Iterated, so at most one batch past the bound is ever read; breaking out closes the directory.
+      const entries: DirEntry[] = [];
+      for await (const entry of await fsp.opendir(path)) {
+        entries.push({ name: entry.name, kind: fileKind(entry) });
+        if (entries.length > maxEntries) break;
+      }
+      return entries;
     }),
   openDir: (path) => guard("opendir", () => openDirReader(path)),
   mkdir: (path, mode) => guard("mkdir", () => mkdirParents(path, mode, 0)),

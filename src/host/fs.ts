@@ -82,8 +82,12 @@ export interface FileSystem {
   stat(path: string): Promise<FileInfo>;
   /** Resolves `path` to its canonical form. */
   realpath(path: string): Promise<string>;
-  /** Lists `path`, without `.` and `..`, in platform order. */
-  readDir(path: string): Promise<DirEntry[]>;
+  /**
+   * Lists `path`, without `.` and `..`, in platform order. With `maxEntries`,
+   * iteration stops after `maxEntries + 1` entries (one past the bound, so
+   * the caller sees the overflow): a huge directory is never read whole.
+   */
+  readDir(path: string, maxEntries?: number): Promise<DirEntry[]>;
   /** Opens `path` (following symlinks) for listing in batches; rejects as {@link readDir} would. */
   openDir(path: string): Promise<DirReader>;
   /** Creates `path` and missing parents with `mode`; an existing directory is success. */

@@ -101,8 +101,12 @@ export class SessionStore {
     return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
   }
 
-  /** `session.open`: exact id only; a failure leaves the previous attachment intact. */
-  async open(sessionId: string, signal: AbortSignal): Promise<StoreResult> {
+  /**
+   * `session.open`: exact id only; a failure leaves the previous attachment
+   * intact. `commit` is called once nothing can stop the open any more, just
+   * before the attachment is replaced (releasing the previous lease follows).
+   */
+  async open(sessionId: string, signal: AbortSignal, commit: () => void = () => {}): Promise<StoreResult> {
     const current = this.#attachment;
     if (current !== null && current.sessionId === sessionId && !current.durable) {
       const revision = revisionId({ digest: revisionDigest(this.#context.runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
@@ -131,6 +135,7 @@ export class SessionStore {
     if (!loaded.ok) return await fail(loaded.code);
     // A cancelled open was answered already: it must leave the attachment as it was.
     if (signal.aborted) return await fail(ErrorCode.operationCancelled);
+    commit();
     await this.#replace({ ...loaded.attachment, lease });
     return {
       ok: true,
