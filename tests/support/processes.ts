@@ -71,6 +71,8 @@ export interface Spawned {
   readonly exited: Promise<number | null>;
   /** Whether magi-code has exited. */
   readonly done: () => boolean;
+  /** Sends `signal` to the spawned process (magi-code itself for {@link spawnDirect}); false if it is gone. */
+  readonly kill: (signal: NodeJS.Signals) => boolean;
 }
 
 function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["stdout"]): Spawned {
@@ -81,7 +83,7 @@ function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["st
       resolve(code);
     });
   });
-  return { stdin, stdout, stderr: child.stderr!, exited, done: () => finished };
+  return { stdin, stdout, stderr: child.stderr!, exited, done: () => finished, kill: (signal) => child.kill(signal) };
 }
 
 /** Spawns magi-code with `args` over socketpairs (Node's default child stdio). */
