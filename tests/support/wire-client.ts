@@ -203,6 +203,11 @@ export class WireClient {
     return { code, response };
   }
 
+  /** The child's process id. */
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
   /** Sends `signal` to the child itself (a crash, for SIGKILL: no cleanup runs); resolves with its exit code. */
   async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
     this.#child.kill(signal);
