@@ -1,6 +1,7 @@
 /**
  * Turn test helpers: a server on the in-memory runtime whose settings point
- * a provider at a loopback fake, and small request/collect helpers.
+ * a provider at a loopback fake, reached through the real runtime's HTTP
+ * client, and small request/collect helpers.
  *
  * @module
  */
@@ -11,6 +12,7 @@ import type { MemoryRuntimeOptions } from "../../runtime/memory.ts";
 import type { ProviderApi } from "../../src/config/settings.ts";
 import { type FakeProvider, startFakeProvider } from "./fake-provider.ts";
 import { type Frame, initLine, line, type Run, startServer } from "./harness.ts";
+import { runtimeFetch } from "./runtime-fetch.ts";
 
 /** The storage root the memory runtime's default `HOME` implies. */
 export const HOME = "/home/user/.magi-code";
@@ -61,7 +63,8 @@ export async function startTurnServer(api: ProviderApi, options: TurnServerOptio
   };
   fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify(settings), 0o600);
   const env = { HOME: "/home/user", OPENAI_API_KEY: "sk-test-openai-0123456789abcdef", ANTHROPIC_API_KEY: "sk-ant-test-0123456789abcdef", ...options.env };
-  const run = startServer({ ...options, fs, env });
+  // Through the runtime's own HTTP client (node:http on Node, the Deno runtime's fetch on Deno), not a test client.
+  const run = startServer({ fetch: runtimeFetch, ...options, fs, env });
   const frames = await request(run, "init", "initialize", { required_capabilities: TURN_CAPABILITIES }, initLine);
   assert.ok(frames.result, `initialize succeeded: ${JSON.stringify(frames.error)}`);
   return { ...run, provider };
