@@ -22,14 +22,13 @@ const { parseFrame } = await dist("src/protocol/json.js");
 const { redactSecrets } = await dist("src/util/redaction.js");
 const { compileGlob } = await dist("src/runner/tools/glob-match.js");
 const { grepTool } = await dist("src/runner/tools/grep.js");
-const { invokeTool } = await dist("src/runner/tools/invoke.js");
 const { shellTool } = await dist("src/runner/tools/shell.js");
 const { readSessionFile } = await dist("src/store/session-file.js");
 const { main } = await dist("src/cli.js");
 const { createServer } = await dist("src/server.js");
 const { createMemoryRuntime } = await dist("runtime/memory.js");
 const { createNodeRuntime, nodeFileSystem } = await dist("runtime/node-runtime.js");
-const { memoryWorld, diskWorld, removeWorlds } = await dist("tests/support/tools.js");
+const { memoryWorld, diskWorld, invokeTool, removeWorlds } = await dist("tests/support/tools.js");
 
 const encoder = new TextEncoder();
 const rows = [["case", "median", "min", "max", "what the test proves instead"]];
