@@ -18,7 +18,7 @@ import { eventually, guarded } from "./support/hang-guard.ts";
 import { type Frame, line } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { runtimeFetch } from "./support/runtime-fetch.ts";
-import { nextEvent, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
+import { HOME, nextEvent, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
 
 const API = "openai-chat";
 
@@ -128,6 +128,35 @@ describe("the closing deadline", () => {
     assert.equal(await guarded(server.exit, "the exit"), 0, "no clock advance was needed");
     gate.release();
     assert.equal((eventsOf(server.frames(), runId).at(-1)!.data as { outcome: string }).outcome, "cancelled");
+    await server.provider.close();
+  });
+});
+
+describe("a client that stops reading during a turn", () => {
+  // The run's critical events wait at most 2,000 ms for room in its channel, but that wait starts only
+  // once the writer is full, so the writer's own 2,000 ms deadline for its oldest frame always expires
+  // first: the transport fails (exit 1) and the run is cancelled through the close, which the stored
+  // history records truthfully.
+  it("exits 1 at the output deadline, not before, and the stored turn ends cancelled with a partial reply", async () => {
+    const clock = new ManualClock();
+    const server = await startTurnServer(API, { clock });
+    server.provider.enqueue(reply(API, { text: Array.from({ length: 200 }, (_, index) => `word${index} `.repeat(700)) }));
+    const { sessionId } = await startTurn(server, "A long answer, please");
+    server.runtime.output.stall();
+    await settle(200);
+    let code: number | null = null;
+    void server.exit.then((value) => (code = value));
+    clock.advance(LIMITS.output_deadline_ms - 1);
+    await settle(50);
+    assert.equal(code, null, "still within the output deadline");
+    clock.advance(1);
+    assert.equal(await guarded(server.exit, "the exit"), 1);
+    const stored = new TextDecoder().decode(server.runtime.fs.contents(`${HOME}/sessions/${sessionId}.jsonl`))
+      .split("\n").filter((text) => text !== "").map((text) => JSON.parse(text) as { type: string; outcome?: string; error_code?: string | null; partial?: boolean });
+    const finished = stored.filter((record) => record.type === "turn_finished");
+    assert.deepEqual(finished.map((record) => [record.outcome, record.error_code]), [["cancelled", null]]);
+    const replies = stored.filter((record) => record.type === "assistant_message");
+    assert.ok(replies.length > 0 && replies.every((record) => record.partial === true), "the cut reply is stored, as partial");
     await server.provider.close();
   });
 });
