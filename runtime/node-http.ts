@@ -49,10 +49,10 @@ async function send(url: string, init: HttpRequestInit, idleTimeoutMs: number): 
   const request = target.protocol === "https:" ? (await https()).request : (await http()).request;
   const { Readable } = await stream();
   return await new Promise((resolve, reject) => {
-    const body = Buffer.from(init.body, "utf8");
+    const body = init.body === undefined ? null : Buffer.from(init.body, "utf8");
     const outgoing = request(target, {
       method: init.method,
-      headers: { ...init.headers, "content-length": String(body.length) },
+      headers: body === null ? { ...init.headers } : { ...init.headers, "content-length": String(body.length) },
       signal: init.signal,
     }, (response) => {
       const status = response.statusCode ?? 0;
@@ -72,6 +72,7 @@ async function send(url: string, init: HttpRequestInit, idleTimeoutMs: number): 
     // until the user cancels; undici's fetch gives up after 300 s of silence too.
     outgoing.setTimeout(idleTimeoutMs, () => outgoing.destroy(new Error(`No data from the provider for ${idleTimeoutMs} ms`)));
     outgoing.on("error", reject);
-    outgoing.end(body);
+    if (body === null) outgoing.end();
+    else outgoing.end(body);
   });
 }

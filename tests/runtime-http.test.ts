@@ -142,6 +142,14 @@ function suite(name: string, fetch: Runtime["fetch"]): void {
       assert.equal(text, "first,second");
     });
 
+    it("sends a GET without a body or content-length (a catalog refresh's model list)", async () => {
+      const response = await guarded(fetch(server.url("/target"), { method: "GET", headers: { accept: "application/json" }, signal: new AbortController().signal, redirect: "error" }), "the GET");
+      assert.equal(response.status, 200);
+      const seen = server.seen.at(-1)!;
+      assert.deepEqual([seen.method, seen.body, seen.headers["content-length"], seen.headers.accept], ["GET", "", undefined, "application/json"]);
+      await response.body?.cancel();
+    });
+
     for (const status of [301, 302, 303, 307, 308]) {
       it(`refuses a ${status} redirect without following it`, async () => {
         const before = server.seen.length;
