@@ -157,6 +157,9 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     entry.finished = true;
     response.end();
   });
+  // Never close an idle keep-alive connection from this side (Node's default is after 5 s): a client
+  // that reuses one just as the server closes it sees a reset, which a busy machine made a failed turn.
+  server.keepAliveTimeout = 0;
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
