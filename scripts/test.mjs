@@ -81,7 +81,7 @@ if (mode !== "node") {
     capture: true,
     env: { ...env, NO_COLOR: "1" },
   });
-  const summary = /(\d+) passed \| (\d+) failed/.exec(deno.output);
+  const summary = /(\d+) passed (?:\(\d+ steps?\) )?\| (\d+) failed/.exec(deno.output);
   counts.passed += Number(summary?.[1] ?? 0);
   counts.failed += Number(summary?.[2] ?? 0);
 }
