@@ -29,10 +29,11 @@ export type InitializeParams = v.InferOutput<typeof InitializeParamsSchema>;
 /** Params of methods that take none: exactly `{}`. */
 export const EmptyParamsSchema = exactObject({});
 
-/** An opaque id the backend issued (revision, cursor): the 64-byte identifier grammar. */
-const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
+/** An opaque id the backend issued (revision, cursor, run, approval): the 64-byte identifier grammar. */
+export const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
-const SessionIdSchema = v.pipe(v.string(), v.regex(SESSION_ID_PATTERN));
+/** A session id: the identifier grammar without `.`, so it is a safe file-name stem. */
+export const SessionIdSchema = v.pipe(v.string(), v.regex(SESSION_ID_PATTERN));
 
 /** `session.open` params: exactly `{ session_id }`. */
 export const SessionOpenParamsSchema = exactObject({ session_id: SessionIdSchema });

@@ -1,0 +1,132 @@
+/**
+ * Valibot schemas of every implemented method's `result`, the one definition
+ * both sides use: the server's producers are type-checked against the inferred
+ * types (`satisfies MethodResult<…>` where the result is built), the client
+ * validates what it receives with the same schemas, and `docs/schema/` is
+ * generated from them. Objects are `v.object`, not strict: the spec lets a
+ * client ignore unknown additional result fields, so a newer server may add
+ * one, while enums (`v.picklist`) stay closed because unknown enum semantics
+ * must fail closed.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { ErrorCode, type StartupErrorCode } from "./errors.ts";
+import { type Limits, LIMITS } from "./limits.ts";
+import type { MethodName } from "./methods.ts";
+import { CapabilityNameSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
+
+/** An array the receiver must not mutate; readonly so the server's frozen arrays satisfy it. */
+export function list<const T extends v.GenericSchema>(item: T) {
+  return v.pipe(v.array(item), v.readonly());
+}
+
+/** A JSON integer ≥ 0: counts, byte bounds, part numbers. */
+export const CountSchema = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** The startup codes, which `status.readiness` reports after a failed startup. */
+export const STARTUP_ERROR_CODES = [
+  ErrorCode.configurationInvalid,
+  ErrorCode.providerUnavailable,
+  ErrorCode.profileInvalid,
+  ErrorCode.mcpUnavailable,
+  ErrorCode.startupCancelled,
+  ErrorCode.startupFailed,
+] as const satisfies readonly StartupErrorCode[];
+
+/** The `status` result, also the `status` member of `initialize`'s result. */
+export const StatusResultSchema = v.object({
+  state: v.picklist(["starting", "idle", "running", "failed"]),
+  readiness: v.picklist(["initializing", "ready", ...STARTUP_ERROR_CODES]),
+  provider: v.nullable(v.string()),
+  model: v.nullable(v.string()),
+  context_id: v.nullable(v.string()),
+  session_id: v.nullable(SessionIdSchema),
+  run_id: v.nullable(OpaqueIdSchema),
+});
+
+/** The published bounds: every name of {@link LIMITS}, each a non-negative integer. */
+export const LimitsSchema = v.object(
+  Object.fromEntries(Object.keys(LIMITS).map((name) => [name, CountSchema])) as { readonly [K in keyof Limits]: typeof CountSchema },
+);
+
+/** `initialize`'s result: what the child serves, its bounds and its status. */
+export const InitializeResultSchema = v.object({
+  capabilities: list(CapabilityNameSchema),
+  limits: LimitsSchema,
+  status: StatusResultSchema,
+});
+
+/** `shutdown`'s result. */
+export const ShutdownResultSchema = v.object({ state: v.literal("stopping") });
+
+/** `session.create`'s result: a lazy handle, durable only after a turn's input append. */
+export const SessionCreateResultSchema = v.object({
+  session_id: SessionIdSchema,
+  durable: v.literal(false),
+  revision: OpaqueIdSchema,
+  notices: list(v.string()),
+});
+
+/** `session.open`'s result: durable unless it reopened this child's lazy handle. */
+export const SessionOpenResultSchema = v.object({
+  session_id: SessionIdSchema,
+  durable: v.boolean(),
+  revision: OpaqueIdSchema,
+  notices: list(v.string()),
+});
+
+/** What a history entry shows. */
+export const HistoryKindSchema = v.picklist(["user", "assistant", "reasoning_summary", "activity", "compaction", "diagnostic"]);
+
+/** One part of one projected message in a `history.page` result. */
+export const HistoryEntrySchema = v.object({
+  message_id: OpaqueIdSchema,
+  kind: HistoryKindSchema,
+  text: v.string(),
+  partial: v.boolean(),
+  part: CountSchema,
+  last_part: v.boolean(),
+});
+
+/** `history.page`'s result: follow `next_cursor`, not the entry count. */
+export const HistoryPageResultSchema = v.object({
+  session_id: SessionIdSchema,
+  revision: OpaqueIdSchema,
+  entries: list(HistoryEntrySchema),
+  next_cursor: v.nullable(OpaqueIdSchema),
+  complete: v.boolean(),
+});
+
+/** `turn.start`'s result: admission only, not persisted input or success. */
+export const TurnStartResultSchema = v.object({ run_id: OpaqueIdSchema, accepted: v.literal(true) });
+
+/** `turn.cancel`'s result: a request; `run.finished` still follows. */
+export const TurnCancelResultSchema = v.object({ cancellation_requested: v.literal(true) });
+
+/** `approval.answer`'s result for the one winning answer. */
+export const ApprovalAnswerResultSchema = v.object({ recorded: v.literal(true) });
+
+/** Method name → result schema, for every implemented method (the keys must equal `METHODS`'). */
+export const RESULTS = {
+  "initialize": InitializeResultSchema,
+  "status": StatusResultSchema,
+  "shutdown": ShutdownResultSchema,
+  "session.create": SessionCreateResultSchema,
+  "session.open": SessionOpenResultSchema,
+  "history.page": HistoryPageResultSchema,
+  "turn.start": TurnStartResultSchema,
+  "turn.cancel": TurnCancelResultSchema,
+  "approval.answer": ApprovalAnswerResultSchema,
+} as const satisfies { readonly [M in MethodName]: v.GenericSchema };
+
+/** The result of method `M`, inferred from its schema. */
+export type MethodResult<M extends MethodName> = v.InferOutput<(typeof RESULTS)[M]>;
+
+/** The `status` result. */
+export type StatusResult = MethodResult<"status">;
+/** The `initialize` result. */
+export type InitializeResult = MethodResult<"initialize">;
+/** One `history.page` entry. */
+export type HistoryEntry = v.InferOutput<typeof HistoryEntrySchema>;
