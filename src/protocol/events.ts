@@ -11,23 +11,27 @@
 import * as v from "valibot";
 import { ErrorCode } from "./errors.ts";
 import { IDENTIFIER_PATTERN } from "./identity.ts";
+import type { Bool, Count, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CountSchema } from "./results.ts";
 import { OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
 
 /** Every known wire error code, as a closed enum: an unknown one must fail closed. */
-export const ErrorCodeSchema = v.picklist(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]);
+export const ErrorCodeSchema: OneOf<[ErrorCode, ...ErrorCode[]]> = v.picklist(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]);
 
 /** The run an event belongs to. */
-const scope = { session_id: SessionIdSchema, run_id: OpaqueIdSchema } as const;
+const scope: Scope = { session_id: SessionIdSchema, run_id: OpaqueIdSchema };
+
+/** The entries every event data object starts with. */
+type Scope = { readonly session_id: Pattern; readonly run_id: Pattern };
 
 /** `input.persisted`: the prompt is durable; the session id may be saved from now on. */
-export const InputPersistedSchema = v.object({ ...scope, message_id: OpaqueIdSchema, durable: v.literal(true), revision: OpaqueIdSchema });
+export const InputPersistedSchema: Obj<Scope & { message_id: Pattern; durable: Lit<true>; revision: Pattern }> = v.object({ ...scope, message_id: OpaqueIdSchema, durable: v.literal(true), revision: OpaqueIdSchema });
 
 /** `message.delta`: best-effort streamed text of one assistant segment. */
-export const MessageDeltaSchema = v.object({ ...scope, message_id: OpaqueIdSchema, part: CountSchema, text: v.string() });
+export const MessageDeltaSchema: Obj<Scope & { message_id: Pattern; part: Count; text: Str }> = v.object({ ...scope, message_id: OpaqueIdSchema, part: CountSchema, text: v.string() });
 
 /** `message.reconcile`: one authoritative part that replaces the segment's deltas. */
-export const MessageReconcileSchema = v.object({
+export const MessageReconcileSchema: Obj<Scope & { message_id: Pattern; part: Count; text: Str; last_part: Bool; partial: Bool }> = v.object({
   ...scope,
   message_id: OpaqueIdSchema,
   part: CountSchema,
@@ -37,7 +41,15 @@ export const MessageReconcileSchema = v.object({
 });
 
 /** `activity`: one state of a tool (or subagent, compaction) activity. */
-export const ActivitySchema = v.object({
+export const ActivitySchema: Obj<
+  Scope & {
+    activity_id: Str;
+    kind: OneOf<["tool", "subagent", "compaction"]>;
+    state: OneOf<["started", "completed", "failed"]>;
+    name: Str;
+    summary: Str;
+  }
+> = v.object({
   ...scope,
   activity_id: v.string(),
   kind: v.picklist(["tool", "subagent", "compaction"]),
@@ -47,17 +59,24 @@ export const ActivitySchema = v.object({
 });
 
 /** `approval.requested`: answer with `approval.answer` within `expires_in_ms`, or it is denied. */
-export const ApprovalRequestedSchema = v.object({ ...scope, approval_id: OpaqueIdSchema, summary: v.string(), expires_in_ms: CountSchema });
+export const ApprovalRequestedSchema: Obj<Scope & { approval_id: Pattern; summary: Str; expires_in_ms: Count }> = v.object({ ...scope, approval_id: OpaqueIdSchema, summary: v.string(), expires_in_ms: CountSchema });
 
 /**
  * `diagnostic`: a fixed summary and a code. Diagnostic codes are advisory and
  * not a spec enum (the summary is what a person reads), so any identifier is
  * accepted rather than failing closed.
  */
-export const DiagnosticSchema = v.object({ ...scope, code: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)), summary: v.string() });
+export const DiagnosticSchema: Obj<Scope & { code: Pattern; summary: Str }> = v.object({ ...scope, code: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)), summary: v.string() });
 
 /** `run.finished`: the one terminal event of a run. */
-export const RunFinishedSchema = v.object({
+export const RunFinishedSchema: Obj<
+  Scope & {
+    outcome: OneOf<["completed", "cancelled", "failed"]>;
+    persistence: OneOf<["durable", "degraded", "not_started"]>;
+    revision: Nullable<Pattern>;
+    error_code: Nullable<typeof ErrorCodeSchema>;
+  }
+> = v.object({
   ...scope,
   outcome: v.picklist(["completed", "cancelled", "failed"]),
   persistence: v.picklist(["durable", "degraded", "not_started"]),

@@ -15,18 +15,26 @@ import * as v from "valibot";
 import { ErrorCode, type StartupErrorCode } from "./errors.ts";
 import { type Limits, LIMITS } from "./limits.ts";
 import type { MethodName } from "./methods.ts";
+import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CapabilityNameSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
 
 /** An array the receiver must not mutate; readonly so the server's frozen arrays satisfy it. */
-export function list<const T extends v.GenericSchema>(item: T) {
+export function list<const T extends v.GenericSchema>(item: T): List<T> {
   return v.pipe(v.array(item), v.readonly());
 }
 
 /** A JSON integer ≥ 0: counts, byte bounds, part numbers. */
-export const CountSchema = v.pipe(v.number(), v.integer(), v.minValue(0));
+export const CountSchema: Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
 /** The startup codes, which `status.readiness` reports after a failed startup. */
-export const STARTUP_ERROR_CODES = [
+export const STARTUP_ERROR_CODES: readonly [
+  typeof ErrorCode.configurationInvalid,
+  typeof ErrorCode.providerUnavailable,
+  typeof ErrorCode.profileInvalid,
+  typeof ErrorCode.mcpUnavailable,
+  typeof ErrorCode.startupCancelled,
+  typeof ErrorCode.startupFailed,
+] = [
   ErrorCode.configurationInvalid,
   ErrorCode.providerUnavailable,
   ErrorCode.profileInvalid,
@@ -36,7 +44,15 @@ export const STARTUP_ERROR_CODES = [
 ] as const satisfies readonly StartupErrorCode[];
 
 /** The `status` result, also the `status` member of `initialize`'s result. */
-export const StatusResultSchema = v.object({
+export const StatusResultSchema: Obj<{
+  state: OneOf<["starting", "idle", "running", "failed"]>;
+  readiness: OneOf<["initializing", "ready", ...typeof STARTUP_ERROR_CODES]>;
+  provider: Nullable<Str>;
+  model: Nullable<Str>;
+  context_id: Nullable<Str>;
+  session_id: Nullable<Pattern>;
+  run_id: Nullable<Pattern>;
+}> = v.object({
   state: v.picklist(["starting", "idle", "running", "failed"]),
   readiness: v.picklist(["initializing", "ready", ...STARTUP_ERROR_CODES]),
   provider: v.nullable(v.string()),
@@ -47,22 +63,22 @@ export const StatusResultSchema = v.object({
 });
 
 /** The published bounds: every name of {@link LIMITS}, each a non-negative integer. */
-export const LimitsSchema = v.object(
+export const LimitsSchema: Obj<{ readonly [K in keyof Limits]: Count }> = v.object(
   Object.fromEntries(Object.keys(LIMITS).map((name) => [name, CountSchema])) as { readonly [K in keyof Limits]: typeof CountSchema },
 );
 
 /** `initialize`'s result: what the child serves, its bounds and its status. */
-export const InitializeResultSchema = v.object({
+export const InitializeResultSchema: Obj<{ capabilities: List<Pattern>; limits: typeof LimitsSchema; status: typeof StatusResultSchema }> = v.object({
   capabilities: list(CapabilityNameSchema),
   limits: LimitsSchema,
   status: StatusResultSchema,
 });
 
 /** `shutdown`'s result. */
-export const ShutdownResultSchema = v.object({ state: v.literal("stopping") });
+export const ShutdownResultSchema: Obj<{ state: Lit<"stopping"> }> = v.object({ state: v.literal("stopping") });
 
 /** `session.create`'s result: a lazy handle, durable only after a turn's input append. */
-export const SessionCreateResultSchema = v.object({
+export const SessionCreateResultSchema: Obj<{ session_id: Pattern; durable: Lit<false>; revision: Pattern; notices: List<Str> }> = v.object({
   session_id: SessionIdSchema,
   durable: v.literal(false),
   revision: OpaqueIdSchema,
@@ -70,7 +86,7 @@ export const SessionCreateResultSchema = v.object({
 });
 
 /** `session.open`'s result: durable unless it reopened this child's lazy handle. */
-export const SessionOpenResultSchema = v.object({
+export const SessionOpenResultSchema: Obj<{ session_id: Pattern; durable: Bool; revision: Pattern; notices: List<Str> }> = v.object({
   session_id: SessionIdSchema,
   durable: v.boolean(),
   revision: OpaqueIdSchema,
@@ -78,10 +94,17 @@ export const SessionOpenResultSchema = v.object({
 });
 
 /** What a history entry shows. */
-export const HistoryKindSchema = v.picklist(["user", "assistant", "reasoning_summary", "activity", "compaction", "diagnostic"]);
+export const HistoryKindSchema: OneOf<["user", "assistant", "reasoning_summary", "activity", "compaction", "diagnostic"]> = v.picklist(["user", "assistant", "reasoning_summary", "activity", "compaction", "diagnostic"]);
 
 /** One part of one projected message in a `history.page` result. */
-export const HistoryEntrySchema = v.object({
+export const HistoryEntrySchema: Obj<{
+  message_id: Pattern;
+  kind: typeof HistoryKindSchema;
+  text: Str;
+  partial: Bool;
+  part: Count;
+  last_part: Bool;
+}> = v.object({
   message_id: OpaqueIdSchema,
   kind: HistoryKindSchema,
   text: v.string(),
@@ -91,7 +114,13 @@ export const HistoryEntrySchema = v.object({
 });
 
 /** `history.page`'s result: follow `next_cursor`, not the entry count. */
-export const HistoryPageResultSchema = v.object({
+export const HistoryPageResultSchema: Obj<{
+  session_id: Pattern;
+  revision: Pattern;
+  entries: List<typeof HistoryEntrySchema>;
+  next_cursor: Nullable<Pattern>;
+  complete: Bool;
+}> = v.object({
   session_id: SessionIdSchema,
   revision: OpaqueIdSchema,
   entries: list(HistoryEntrySchema),
@@ -100,13 +129,13 @@ export const HistoryPageResultSchema = v.object({
 });
 
 /** `turn.start`'s result: admission only, not persisted input or success. */
-export const TurnStartResultSchema = v.object({ run_id: OpaqueIdSchema, accepted: v.literal(true) });
+export const TurnStartResultSchema: Obj<{ run_id: Pattern; accepted: Lit<true> }> = v.object({ run_id: OpaqueIdSchema, accepted: v.literal(true) });
 
 /** `turn.cancel`'s result: a request; `run.finished` still follows. */
-export const TurnCancelResultSchema = v.object({ cancellation_requested: v.literal(true) });
+export const TurnCancelResultSchema: Obj<{ cancellation_requested: Lit<true> }> = v.object({ cancellation_requested: v.literal(true) });
 
 /** `approval.answer`'s result for the one winning answer. */
-export const ApprovalAnswerResultSchema = v.object({ recorded: v.literal(true) });
+export const ApprovalAnswerResultSchema: Obj<{ recorded: Lit<true> }> = v.object({ recorded: v.literal(true) });
 
 /** Method name → result schema, for every implemented method (the keys must equal `METHODS`'). */
 export const RESULTS = {
