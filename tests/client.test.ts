@@ -97,16 +97,23 @@ describe("the client library against the real backend", () => {
     assert.equal(await agent.shutdown(), 0);
   });
 
-  it("refuses locally what the child did not advertise, without spending the connection", async () => {
+  it("refuses locally what the child did not advertise or the client did not require, without spending the connection", async () => {
     provider ??= await startFakeProvider();
     const ws = workspace(root, "client-refuse", provider);
     const launcher = launchers()[0]!;
     const agent = spawnAgent({ command: launcher.command, args: launcher.prefix, cwd: ws.cwd, env: ws.env });
-    await assert.rejects(agent.initialize(["session.discover" as never]), { name: "ProtocolError", code: "unsupported_capability" });
-    await agent.initialize(["shutdown"]);
-    await assert.rejects(agent.request("session.list" as never, {} as never), (error: unknown) => error instanceof RequestRefused);
-    await assert.rejects(agent.request("turn.start", { session_id: "s", prompt: "x".repeat(70_000) }), (error: unknown) => error instanceof RequestRefused);
-    assert.equal((await agent.request("status", {})).readiness, "ready");
-    assert.equal(await agent.shutdown(), 0);
+    try {
+      await assert.rejects(agent.initialize(["model.catalog" as never]), { name: "ProtocolError", code: "unsupported_capability" });
+      await agent.initialize(["shutdown"]);
+      await assert.rejects(agent.request("model.catalog" as never, {} as never), (error: unknown) => error instanceof RequestRefused);
+      // operation.cancel is advertised but negotiated: only a client that required it may call it.
+      assert.ok(agent.supports("operation.cancel"));
+      await assert.rejects(agent.request("operation.cancel", { id: "c1" }), (error: unknown) => error instanceof RequestRefused);
+      await assert.rejects(agent.request("turn.start", { session_id: "s", prompt: "x".repeat(70_000) }), (error: unknown) => error instanceof RequestRefused);
+      assert.equal((await agent.request("status", {})).readiness, "ready");
+      assert.equal(await agent.shutdown(), 0);
+    } finally {
+      await agent.close();
+    }
   });
 });

@@ -130,7 +130,6 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (signal.aborted) return cancelled;
   const contextId = await contextIdentity(cwd, home);
 
-  // Credentials come first: the project trust check needs their provider names.
   const stored = await loadCredentials(runtime.fs, joinPath(home, CREDENTIALS_FILE), signal);
   if (signal.aborted) return cancelled;
   if (!stored.ok) return { ok: false, code: stored.code, contextId };
@@ -139,7 +138,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   const loaded = await loadSettings(runtime.fs, {
     global: joinPath(home, GLOBAL_SETTINGS_FILE),
     project: await projectSettingsPath(runtime, cwd, home),
-  }, signal, new Set(credentials.keys()));
+  }, signal);
   if (signal.aborted) return cancelled;
   if (!loaded.ok) return { ok: false, code: loaded.code, contextId };
 

@@ -18,6 +18,7 @@ import type { ErrorCode } from "../protocol/errors.ts";
 import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 import { type Limits, LIMITS } from "../protocol/limits.ts";
 import type { MethodName, MethodParams } from "../protocol/methods.ts";
+import { NEGOTIATED } from "../protocol/negotiation.ts";
 import { type InitializeResult, type MethodResult, RESULTS } from "../protocol/results.ts";
 import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestRefused } from "./errors.ts";
 import { type OutputFrame, readOutputFrame } from "./frames.ts";
@@ -62,6 +63,7 @@ export class AgentClient {
   #instance: string | null = null;
   #seq = 0;
   #initialized: InitializeResult | null = null;
+  #required: ReadonlySet<string> = new Set();
   #failure: Error | null = null;
   /** Resolves when reading stopped: EOF, a violation or {@link close}. */
   readonly closed: Promise<void>;
@@ -94,6 +96,7 @@ export class AgentClient {
   async initialize(capabilities: readonly MethodName[]): Promise<InitializeResult> {
     const result = await this.request("initialize", { required_capabilities: [...capabilities] });
     this.#initialized = result;
+    this.#required = new Set(capabilities);
     return result;
   }
 
@@ -148,6 +151,10 @@ export class AgentClient {
     const capabilities = this.#initialized?.capabilities;
     if (capabilities !== undefined && !ALWAYS.has(method) && !capabilities.includes(method)) {
       return Promise.reject(new RequestRefused(method, "this child does not advertise it"));
+    }
+    // Some operations exist only for a client that required them: the child would answer unsupported_capability.
+    if (capabilities !== undefined && NEGOTIATED.has(method) && !this.#required.has(method)) {
+      return Promise.reject(new RequestRefused(method, "it was not required in initialize"));
     }
     // One id is kept for shutdown: the child closes on the first id past its lifetime budget.
     const budget = this.limits.request_ids - (method === "shutdown" ? 0 : 1);

@@ -39,6 +39,11 @@ export const ErrorCode = {
   staleRevision: "stale_revision",
   contentLimit: "content_limit",
   operationCancelled: "operation_cancelled",
+  // Discovery errors (`session.list`).
+  discoveryLimit: "discovery_limit",
+  discoveryUnavailable: "discovery_unavailable",
+  // Extension errors (docs/features/local-agent-extensions.md): `operation.cancel` naming no in-flight operation.
+  staleOperation: "stale_operation",
   // Turn errors.
   staleRun: "stale_run",
   staleApproval: "stale_approval",

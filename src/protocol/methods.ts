@@ -14,6 +14,8 @@ import {
   EmptyParamsSchema,
   HistoryPageParamsSchema,
   InitializeParamsSchema,
+  OperationCancelParamsSchema,
+  SessionListParamsSchema,
   SessionOpenParamsSchema,
   TurnCancelParamsSchema,
   TurnStartParamsSchema,
@@ -26,10 +28,12 @@ export const METHODS = {
   "shutdown": EmptyParamsSchema,
   "session.create": EmptyParamsSchema,
   "session.open": SessionOpenParamsSchema,
+  "session.list": SessionListParamsSchema,
   "history.page": HistoryPageParamsSchema,
   "turn.start": TurnStartParamsSchema,
   "turn.cancel": TurnCancelParamsSchema,
   "approval.answer": ApprovalAnswerParamsSchema,
+  "operation.cancel": OperationCancelParamsSchema,
 } as const;
 
 /** One implemented method's name. */

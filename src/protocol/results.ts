@@ -131,11 +131,44 @@ export const HistoryPageResultSchema: Obj<{
 /** `turn.start`'s result: admission only, not persisted input or success. */
 export const TurnStartResultSchema: Obj<{ run_id: Pattern; accepted: Lit<true> }> = v.object({ run_id: OpaqueIdSchema, accepted: v.literal(true) });
 
-/** `turn.cancel`'s result: a request; `run.finished` still follows. */
+/** `turn.cancel`'s and `operation.cancel`'s result: a request; the cancelled work still answers for itself. */
 export const TurnCancelResultSchema: Obj<{ cancellation_requested: Lit<true> }> = v.object({ cancellation_requested: v.literal(true) });
 
 /** `approval.answer`'s result for the one winning answer. */
 export const ApprovalAnswerResultSchema: Obj<{ recorded: Lit<true> }> = v.object({ recorded: v.literal(true) });
+
+/**
+ * One `session.list` entry. `eligibility` is spelled through the code table
+ * for `busy`, the one word it shares with the error codes.
+ */
+export const SessionListEntrySchema: Obj<{
+  session_id: Pattern;
+  title: Nullable<Str>;
+  updated_at: Nullable<Str>;
+  eligibility: OneOf<["available", "cwd_unverified", typeof ErrorCode.busy]>;
+  notices: List<Str>;
+}> = v.object({
+  session_id: SessionIdSchema,
+  title: v.nullable(v.string()),
+  updated_at: v.nullable(v.string()),
+  eligibility: v.picklist(["available", "cwd_unverified", ErrorCode.busy]),
+  notices: list(v.string()),
+});
+
+/** `session.list`'s result: one page of the child's discovery snapshot. */
+export const SessionListResultSchema: Obj<{
+  revision: Pattern;
+  sessions: List<typeof SessionListEntrySchema>;
+  next_cursor: Nullable<Pattern>;
+  complete: Bool;
+  notices: List<Str>;
+}> = v.object({
+  revision: OpaqueIdSchema,
+  sessions: list(SessionListEntrySchema),
+  next_cursor: v.nullable(OpaqueIdSchema),
+  complete: v.boolean(),
+  notices: list(v.string()),
+});
 
 /** Method name → result schema, for every implemented method (the keys must equal `METHODS`'). */
 export const RESULTS = {
@@ -148,6 +181,8 @@ export const RESULTS = {
   "turn.start": TurnStartResultSchema,
   "turn.cancel": TurnCancelResultSchema,
   "approval.answer": ApprovalAnswerResultSchema,
+  "session.list": SessionListResultSchema,
+  "operation.cancel": TurnCancelResultSchema,
 } as const satisfies { readonly [M in MethodName]: v.GenericSchema };
 
 /** The result of method `M`, inferred from its schema. */

@@ -143,9 +143,13 @@ export async function extendAttachment(
   };
 }
 
-/** Every recorded cwd must be absolute and canonicalise to the child's cwd; none recorded is a notice. */
-async function recordedCwd(
-  context: AttachmentContext,
+/**
+ * Every recorded cwd must be absolute and canonicalise to the child's cwd;
+ * none recorded is a notice. Session listing applies the same rule, so a
+ * listed session is one `session.open` would not refuse for its workspace.
+ */
+export async function recordedCwd(
+  context: Pick<AttachmentContext, "runtime" | "cwd">,
   records: readonly SessionRecord[],
 ): Promise<{ ok: true; notices: string[] } | { ok: false; code: ErrorCode }> {
   const recorded = records.flatMap((record) => record.type === "session" && record.cwd !== undefined ? [record.cwd] : []);

@@ -124,6 +124,8 @@ export class SessionStore {
 
     const loaded = await loadAttachment(this.#attachmentContext, this.#sessionPath(sessionId), sessionId, signal, true);
     if (!loaded.ok) return await fail(loaded.code);
+    // A cancelled open was answered already: it must leave the attachment as it was.
+    if (signal.aborted) return await fail(ErrorCode.operationCancelled);
     await this.#replace({ ...loaded.attachment, lease });
     return {
       ok: true,

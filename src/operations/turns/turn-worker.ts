@@ -108,6 +108,7 @@ export class TurnWorker {
       },
       setTimer: (ms, callback) => runtime.setTimer(ms, callback),
       scope: { session_id: params.session_id, run_id: runId },
+      deltaHoldMs: runtime.stdout.batchMs ?? 0,
     });
     const terminal = (error_code: ErrorCode) =>
       void channel.finish({
