@@ -109,7 +109,7 @@ before(() => {
 
 describe("the packed tarball", () => {
   it("ships the runtime, types, schemas, linked docs, the example client and LICENSE, and no tests, bench or scripts", () => {
-    for (const file of ["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts", "LICENSE", "README.md", "package.json", "docs/settings.schema.json", "examples/agent.mjs"]) {
+    for (const file of ["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts", "LICENSE", "README.md", "package.json", "docs/settings.schema.json", "docs/schema/request.schema.json", "docs/schema/results/turn.start.schema.json", "docs/schema/events/run.finished.schema.json", "examples/agent.mjs"]) {
       assert.ok(shipped.includes(file), `${file} is shipped`);
     }
     assert.ok(shipped.some((file) => file.startsWith("dist/chunks/")), "the bundle's chunks are shipped");
