@@ -35,6 +35,7 @@ const LAYERS = [
   "transport",
   "config",
   "store",
+  "catalog",
   "runner",
   "admission",
   "operations",

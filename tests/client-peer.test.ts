@@ -18,7 +18,7 @@ import { CAPABILITIES } from "../src/protocol/methods.ts";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const INSTANCE = "0190b8a4-5d6e-7f00-8a00-000000000001";
-const STATUS = { state: "idle", readiness: "ready", provider: "p", model: "m", context_id: "c", session_id: null, run_id: null };
+const STATUS = { state: "idle", readiness: "ready", provider: "p", model: "m", context_id: "c", session_id: null, run_id: null, selection: null };
 
 /** A peer: what the client wrote, line by line, and a way to write frames back. */
 class Peer {

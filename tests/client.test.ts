@@ -103,9 +103,9 @@ describe("the client library against the real backend", () => {
     const launcher = launchers()[0]!;
     const agent = spawnAgent({ command: launcher.command, args: launcher.prefix, cwd: ws.cwd, env: ws.env });
     try {
-      await assert.rejects(agent.initialize(["model.catalog" as never]), { name: "ProtocolError", code: "unsupported_capability" });
+      await assert.rejects(agent.initialize(["model.frobnicate" as never]), { name: "ProtocolError", code: "unsupported_capability" });
       await agent.initialize(["shutdown"]);
-      await assert.rejects(agent.request("model.catalog" as never, {} as never), (error: unknown) => error instanceof RequestRefused);
+      await assert.rejects(agent.request("model.frobnicate" as never, {} as never), (error: unknown) => error instanceof RequestRefused);
       // operation.cancel is advertised but negotiated: only a client that required it may call it.
       assert.ok(agent.supports("operation.cancel"));
       await assert.rejects(agent.request("operation.cancel", { id: "c1" }), (error: unknown) => error instanceof RequestRefused);

@@ -3,7 +3,7 @@
  * directory: histories and lease files are created, modified, deleted,
  * leased, unleased and renewed between pages. Every page agrees with the
  * model as it was when the snapshot was taken, or the snapshot is stale
- * because something changed since; once stale it stays stale, and a lease
+ * because the directory differs from it since; once stale it stays stale, and a lease
  * renewal alone never makes it stale.
  */
 
@@ -16,14 +16,16 @@ import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { listingFor, SESSIONS, writeSession } from "./support/listing.ts";
 
 type Kind = "here" | "other" | "legacy" | "malformed" | "shared";
-type Stored = { kind: Kind; title: string | null; turns: number };
+type Stored = { kind: Kind; title: string | null; turns: number; generation: number };
 type Expected = { session_id: string; title: string | null; eligibility: string; notices: string[] };
-type Snapshot = { revision: string; cursor: string | null; expected: Expected[]; offset: number; notices: string[]; changed: boolean; stale: boolean };
+type Snapshot = { revision: string; cursor: string | null; expected: Expected[]; offset: number; notices: string[]; state: string; stale: boolean };
 
 interface Model {
   sessions: Map<string, Stored>;
   leases: Set<string>;
   snapshot: Snapshot | null;
+  /** Files written so far: every write makes a new file identity. */
+  writes: number;
 }
 
 interface Real {
@@ -72,19 +74,24 @@ function checkPage(page: Page, snapshot: Snapshot, limit: number): void {
   snapshot.cursor = page.next_cursor;
 }
 
-/** Any change to the directory a continuation must notice. */
-const touch = (model: Model) => {
-  if (model.snapshot !== null) model.snapshot.changed = true;
-};
+/**
+ * What a continuation's fingerprint can see: which histories exist with
+ * which identity (every write is a new one), and which leases are present.
+ * A change undone before the next page (a file created and deleted again,
+ * a lease taken and released) leaves nothing to compare, so it is not stale.
+ */
+function directoryState(model: Model): string {
+  const sessions = [...model.sessions].map(([id, stored]) => [id, stored.generation]).sort();
+  return JSON.stringify([sessions, [...model.leases].sort()]);
+}
 
 class Put implements fc.AsyncCommand<Model, Real> {
   constructor(readonly id: string, readonly kind: Kind, readonly title: string | null) {}
   check = () => true;
   run(model: Model, real: Real): Promise<void> {
-    const stored = { kind: this.kind, title: this.title, turns: (model.sessions.get(this.id)?.turns ?? 0) + 1 };
+    const stored = { kind: this.kind, title: this.title, turns: (model.sessions.get(this.id)?.turns ?? 0) + 1, generation: ++model.writes };
     model.sessions.set(this.id, stored);
     write(real, this.id, stored);
-    touch(model);
     return Promise.resolve();
   }
   toString = () => `put(${this.id}, ${this.kind}, ${this.title})`;
@@ -96,7 +103,6 @@ class Delete implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     model.sessions.delete(this.id);
     await real.runtime.fs.unlink(`${SESSIONS}/${this.id}.jsonl`);
-    touch(model);
   }
   toString = () => `delete(${this.id})`;
 }
@@ -110,7 +116,6 @@ class Lease implements fc.AsyncCommand<Model, Real> {
     else await real.runtime.fs.unlink(path);
     if (this.on) model.leases.add(this.id);
     else model.leases.delete(this.id);
-    touch(model);
   }
   toString = () => `${this.on ? "lease" : "unlease"}(${this.id})`;
 }
@@ -135,7 +140,7 @@ class Fresh implements fc.AsyncCommand<Model, Real> {
     assert.ok(outcome.ok, `fresh listing: ${!outcome.ok && outcome.code}`);
     const page = outcome.result as Page;
     const want = expected(model);
-    const snapshot: Snapshot = { revision: page.revision, cursor: null, expected: want.entries, offset: 0, notices: want.notices, changed: false, stale: false };
+    const snapshot: Snapshot = { revision: page.revision, cursor: null, expected: want.entries, offset: 0, notices: want.notices, state: directoryState(model), stale: false };
     checkPage(page, snapshot, this.limit);
     model.snapshot = snapshot;
   }
@@ -148,7 +153,7 @@ class Next implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     const snapshot = model.snapshot!;
     const outcome = await real.listing.list({ revision: snapshot.revision, cursor: snapshot.cursor, limit: this.limit }, never);
-    if (snapshot.changed || snapshot.stale) {
+    if (snapshot.state !== directoryState(model) || snapshot.stale) {
       seen.stale++;
       assert.deepEqual(outcome, { ok: false, code: "stale_revision" }, "a change since the snapshot, or an earlier stale answer");
       snapshot.stale = true;
@@ -183,7 +188,7 @@ describe("session.list against a model of the sessions directory", () => {
       fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: "max" }), async (cmds) => {
         const runtime = createMemoryRuntime();
         const real = { runtime, listing: await listingFor(runtime) };
-        await fc.asyncModelRun(() => ({ model: { sessions: new Map<string, Stored>(), leases: new Set<string>(), snapshot: null } as Model, real }), cmds);
+        await fc.asyncModelRun(() => ({ model: { sessions: new Map<string, Stored>(), leases: new Set<string>(), snapshot: null, writes: 0 } as Model, real }), cmds);
       }),
       { numRuns: fuzzRuns(200) },
     );

@@ -53,7 +53,7 @@ describe("sessions over the protocol", () => {
     const run = startServer();
     run.runtime.input.push(initLine("init", ALL));
     const [frame] = await run.waitFrames(1);
-    assert.deepEqual(frame!.result!.capabilities, ["approval.answer", "history.page", "initialize", "operation.cancel", "session.create", "session.list", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
+    assert.deepEqual(frame!.result!.capabilities, ["approval.answer", "history.page", "initialize", "model.catalog", "model.catalog.status", "model.refresh", "operation.cancel", "selection.set", "session.create", "session.list", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
     run.runtime.input.end();
     await run.exit;
   });

@@ -102,7 +102,7 @@ const rejected: Array<[string, string]> = [
   ["a number top level", "42"],
   ["an unknown key", `{"modle": {}}`],
   ["an unknown key in model", model({ provider: "openai", temperature: 1 })],
-  ["an unknown key in providers", json({ providers: { catalog: {} } })],
+  ["an unknown key in providers", json({ providers: { models: {} } })],
   ["an unknown key in an endpoint", endpoint("openai", { headers: {} })],
   ["a duplicate key", `{"model": {"model": "a", "model": "b"}}`],
   ["a __proto__ key", `{"__proto__": {"model": {}}}`],

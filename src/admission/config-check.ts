@@ -12,6 +12,7 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, RuntimeErrorCode, type Runtime } from "../host/runtime.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BYTES } from "../config/credentials.ts";
+import { catalogProblems } from "./catalog-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
 import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
 import {
@@ -128,6 +129,8 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   if (projectPath !== null) problems.push(...trustProblems(projectPath, global, project));
   if (problems.length > 0) return { checked, problems };
   const merged = mergeSettings(global, project);
+  problems.push(...catalogProblems({ global: globalPath, project: projectPath }, global, project, merged));
+  if (problems.length > 0) return { checked, problems };
   const selected = resolveSelection(merged, (name) => runtime.env(name), credentials);
   if (!selected.ok) problems.push(selectionProblem(selected.code, merged, project.model?.provider !== undefined ? projectPath! : globalPath));
   return { checked, problems };

@@ -9,6 +9,8 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../host/runtime.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "./project-trust.ts";
+import { projectCatalogNarrows, unknownCatalogProviders } from "./catalog-settings.ts";
+import { resolveEndpoints } from "./providers.ts";
 import {
   MAX_SETTINGS_BYTES,
   mergeSettings,
@@ -80,5 +82,11 @@ export async function loadSettings(
   if (signal.aborted) return cancelled;
   if (!projectEndpointsTrusted(project.settings)) return INVALID;
   if (!projectToolsTrusted(global.settings, project.settings)) return INVALID;
-  return { ok: true, settings: mergeSettings(global.settings, project.settings) };
+  const projectSettings: Settings = project.settings;
+  if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;
+  const merged = mergeSettings(global.settings, project.settings);
+  // An enabled choice of a provider nobody configured can never be offered: a typo, refused like an unknown model.provider.
+  const known = new Set(resolveEndpoints(merged).keys());
+  if (unknownCatalogProviders(merged.providers?.catalog, known).length > 0) return INVALID;
+  return { ok: true, settings: merged };
 }

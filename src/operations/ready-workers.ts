@@ -19,6 +19,7 @@ import type { Runtime } from "../host/runtime.ts";
 import { configuredSecrets } from "../config/providers.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
 import { SessionWorker } from "./sessions/session-worker.ts";
+import { CatalogOperations } from "./catalog-operations.ts";
 import { SessionStore } from "../store/sessions.ts";
 import { SessionListing } from "../store/discovery/listing.ts";
 import { joinPath } from "../util/paths.ts";
@@ -35,6 +36,8 @@ export interface Workers {
   readonly sessions: SessionWorker;
   /** `turn.*` and `approval.answer`. */
   readonly turns: TurnWorker;
+  /** `model.*`, `selection.set` and the selection side of `session.create`/`session.open`, on the session worker. */
+  readonly catalog: CatalogOperations;
   /** `operation.cancel`, over the session worker's cancellable operations. */
   readonly operations: OperationCanceller;
 }
@@ -58,15 +61,21 @@ function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: Start
     whenRoom: () => writer.whenPendingBelow(EVENT_SLOTS),
     send: (event) => output.event(event.event, event.data),
   };
+  const catalog = new CatalogOperations(runtime, snapshot, store, sessions);
+  const base = runConfig(runtime, snapshot, secrets);
   turns = new TurnWorker({
     runtime,
     store,
     sessionsBusy: () => sessions.busy,
     replies: output,
     sink,
-    config: runConfig(runtime, snapshot, secrets),
+    // Read when a run starts: turns use the selection current then.
+    get config() {
+      return catalog.runConfig(base);
+    },
+    beforeRun: (signal) => catalog.beforeRun(signal),
   });
-  return { sessions, turns, operations: new OperationCanceller([sessions], output) };
+  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
 }
 
 /** The workers of one child: none until startup admitted a snapshot, then both for good. */

@@ -35,6 +35,7 @@ function renderPhase(phase: Phase): StatusObject {
         context_id: null,
         session_id: null,
         run_id: null,
+        selection: null,
       };
     case "ready":
       return {
@@ -45,6 +46,7 @@ function renderPhase(phase: Phase): StatusObject {
         context_id: phase.snapshot.contextId,
         session_id: null,
         run_id: null,
+        selection: null,
       };
     case "failed":
       return {
@@ -55,6 +57,7 @@ function renderPhase(phase: Phase): StatusObject {
         context_id: phase.contextId,
         session_id: null,
         run_id: null,
+        selection: null,
       };
   }
 }
@@ -86,10 +89,13 @@ export class StatusView {
     if (this.#rendered?.phase !== phase) this.#rendered = { phase, status: renderPhase(phase) };
     const status = this.#rendered.status;
     const workers = this.#workers();
-    const sessionId = workers?.sessions.sessionId ?? null;
-    const runId = workers?.turns.runId ?? null;
-    if (sessionId === null && runId === null) return status;
+    if (workers === null || phase.kind !== "ready") return status;
+    const sessionId = workers.sessions.sessionId;
+    const runId = workers.turns.runId;
     const running = runId === null ? {} : { state: "running", run_id: runId } as const;
-    return { ...status, session_id: sessionId, ...running };
+    // The effective provider and model follow the selection; it reflects the last completed attachment or mutation.
+    const { provider, model } = workers.catalog.current;
+    const selection = workers.catalog.selection;
+    return { ...status, provider: safeName(provider), model: safeName(model), session_id: sessionId, ...running, selection };
   }
 }

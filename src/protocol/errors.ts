@@ -50,6 +50,13 @@ export const ErrorCode = {
   executionFailed: "execution_failed",
   persistenceFailed: "persistence_failed",
   outputUnavailable: "output_unavailable",
+  // Catalog and selection errors.
+  catalogLimit: "catalog_limit",
+  catalogUnavailable: "catalog_unavailable",
+  staleCatalog: "stale_catalog",
+  staleSelection: "stale_selection",
+  selectionInvalid: "selection_invalid",
+  effortUnsupported: "effort_unsupported",
 } as const;
 
 /**

@@ -12,7 +12,7 @@ import * as v from "valibot";
 import { ErrorCode } from "./errors.ts";
 import { IDENTIFIER_PATTERN } from "./identity.ts";
 import type { Bool, Count, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
-import { CountSchema } from "./results.ts";
+import { CountSchema } from "./schema-parts.ts";
 import { OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
 
 /** Every known wire error code, as a closed enum: an unknown one must fail closed. */

@@ -20,6 +20,7 @@ import {
   TurnCancelParamsSchema,
   TurnStartParamsSchema,
 } from "./schemas.ts";
+import { ModelCatalogParamsSchema, ModelRefreshParamsSchema, SelectionSetParamsSchema } from "./selection-schemas.ts";
 
 /** Method name → params schema, for every implemented method. */
 export const METHODS = {
@@ -33,6 +34,10 @@ export const METHODS = {
   "turn.start": TurnStartParamsSchema,
   "turn.cancel": TurnCancelParamsSchema,
   "approval.answer": ApprovalAnswerParamsSchema,
+  "model.catalog": ModelCatalogParamsSchema,
+  "model.catalog.status": EmptyParamsSchema,
+  "model.refresh": ModelRefreshParamsSchema,
+  "selection.set": SelectionSetParamsSchema,
   "operation.cancel": OperationCancelParamsSchema,
 } as const;
 

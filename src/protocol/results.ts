@@ -16,15 +16,15 @@ import { ErrorCode, type StartupErrorCode } from "./errors.ts";
 import { type Limits, LIMITS } from "./limits.ts";
 import type { MethodName } from "./methods.ts";
 import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
+import { CountSchema, list } from "./schema-parts.ts";
 import { CapabilityNameSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
-
-/** An array the receiver must not mutate; readonly so the server's frozen arrays satisfy it. */
-export function list<const T extends v.GenericSchema>(item: T): List<T> {
-  return v.pipe(v.array(item), v.readonly());
-}
-
-/** A JSON integer ≥ 0: counts, byte bounds, part numbers. */
-export const CountSchema: Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+import {
+  ModelCatalogResultSchema,
+  ModelCatalogStatusResultSchema,
+  ModelRefreshResultSchema,
+  SelectionObjectSchema,
+  SelectionSetResultSchema,
+} from "./selection-results.ts";
 
 /** The startup codes, which `status.readiness` reports after a failed startup. */
 export const STARTUP_ERROR_CODES: readonly [
@@ -52,6 +52,7 @@ export const StatusResultSchema: Obj<{
   context_id: Nullable<Str>;
   session_id: Nullable<Pattern>;
   run_id: Nullable<Pattern>;
+  selection: Nullable<typeof SelectionObjectSchema>;
 }> = v.object({
   state: v.picklist(["starting", "idle", "running", "failed"]),
   readiness: v.picklist(["initializing", "ready", ...STARTUP_ERROR_CODES]),
@@ -60,6 +61,7 @@ export const StatusResultSchema: Obj<{
   context_id: v.nullable(v.string()),
   session_id: v.nullable(SessionIdSchema),
   run_id: v.nullable(OpaqueIdSchema),
+  selection: v.nullable(SelectionObjectSchema),
 });
 
 /** The published bounds: every name of {@link LIMITS}, each a non-negative integer. */
@@ -183,6 +185,10 @@ export const RESULTS = {
   "approval.answer": ApprovalAnswerResultSchema,
   "session.list": SessionListResultSchema,
   "operation.cancel": TurnCancelResultSchema,
+  "model.catalog": ModelCatalogResultSchema,
+  "model.catalog.status": ModelCatalogStatusResultSchema,
+  "model.refresh": ModelRefreshResultSchema,
+  "selection.set": SelectionSetResultSchema,
 } as const satisfies { readonly [M in MethodName]: v.GenericSchema };
 
 /** The result of method `M`, inferred from its schema. */

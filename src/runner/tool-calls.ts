@@ -89,7 +89,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   if (policy === "ask" || prepared.mustAsk) {
     const shown = approvalSummary(prepared, secrets);
     if (shown === null) {
-      await activity(io, activityId, name, "failed", `${name}: refused, too long to show whole for approval`);
+      await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
     const approval = broker.request(shown);

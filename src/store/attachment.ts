@@ -17,7 +17,7 @@ import type { Lease } from "./leases.ts";
 import { revisionId } from "./pages.ts";
 import type { HistorySnapshot } from "./history-snapshot.ts";
 import { projectHistory, projectHistoryAsync } from "./projection.ts";
-import type { SessionRecord } from "./records.ts";
+import type { SessionPreferencesRecord, SessionRecord } from "./records.ts";
 import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
 import type { Cooperation } from "./cooperative-slices.ts";
 import type { JournalWrites } from "./turn-journal.ts";
@@ -42,6 +42,8 @@ export interface Attachment {
   readonly intactLength: number | null;
   /** The records a next turn replays to the provider. */
   readonly conversation: readonly ConversationRecord[];
+  /** The last `session_preferences` record, which `session.open` restores the selection from; null if none. */
+  readonly preferences: SessionPreferencesRecord | null;
   /** Set for good once the file changed under the snapshot. */
   stale: boolean;
 }
@@ -96,6 +98,7 @@ export async function loadAttachment(
     file: read.identity,
     intactLength: read.intactLength,
     conversation: read.records.filter(isConversationRecord),
+    preferences: lastPreferences(read.records) ?? null,
     stale: false,
   };
   return { ok: true, attachment, notices: scope.notices };
@@ -139,8 +142,14 @@ export async function extendAttachment(
     file: { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
     intactLength: writes.intactLength,
     conversation: [...attachment.conversation, ...writes.records.filter(isConversationRecord)],
+    preferences: lastPreferences(writes.records) ?? attachment.preferences,
     stale: false,
   };
+}
+
+/** The last `session_preferences` of `records`, if any. */
+function lastPreferences(records: readonly SessionRecord[]): SessionPreferencesRecord | undefined {
+  return records.findLast((record): record is SessionPreferencesRecord => record.type === "session_preferences");
 }
 
 /**

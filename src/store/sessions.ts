@@ -17,6 +17,7 @@ import { joinPath } from "../util/paths.ts";
 import { uuid7 } from "../util/uuid7.ts";
 import { type Attachment, type AttachmentContext, extendAttachment, loadAttachment } from "./attachment.ts";
 import type { ConversationRecord } from "./conversation-records.ts";
+import type { SessionPreferencesRecord } from "./records.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
 import { EMPTY_HISTORY } from "./history-snapshot.ts";
@@ -75,6 +76,11 @@ export class SessionStore {
     return this.#attachment?.sessionId ?? null;
   }
 
+  /** The attached session's last saved selection, or null. */
+  get preferences(): SessionPreferencesRecord | null {
+    return this.#attachment?.preferences ?? null;
+  }
+
   /** `session.create`: attaches a new lazy handle with no file and no placeholder history. */
   async create(): Promise<StoreResult<MethodResult<"session.create">>> {
     const runtime = this.#context.runtime;
@@ -89,6 +95,7 @@ export class SessionStore {
       file: null,
       intactLength: null,
       conversation: [],
+      preferences: null,
       stale: false,
     });
     return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };

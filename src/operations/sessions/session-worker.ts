@@ -17,7 +17,7 @@ import type { SessionListing } from "../../store/discovery/listing.ts";
 import type { SessionStore, StoreResult } from "../../store/sessions.ts";
 
 /** A session operation: runs against the store, honours the signal. */
-type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
+export type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
 
 /** The running operation: its request, its cancellation, and whether it was answered already. */
 interface Running {
@@ -78,6 +78,15 @@ export class SessionWorker {
   /** `session.list`: one page of the child's discovery snapshot, read-only. */
   list(id: string, params: MethodParams<"session.list">): void {
     this.#submit(id, (_, signal) => this.#listing.list(params, signal));
+  }
+
+  /**
+   * Runs `task` for request `id` on this worker (catalog and selection
+   * operations share it, as the spec serialises them with session work);
+   * `cancellable` says whether `operation.cancel` may name it.
+   */
+  run(id: string, task: SessionTask, cancellable = true): void {
+    this.#submit(id, task, cancellable);
   }
 
   /**

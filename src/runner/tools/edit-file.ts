@@ -6,7 +6,9 @@
  * with its mode kept, and a byte-order mark survives the round trip. The
  * match is found while preparing, so the approval prompt says how many
  * replacements in which (canonical) file; the run rewrites the file only if
- * its bytes are still the ones that count was made on.
+ * its bytes are still the ones that count was made on. A file with more
+ * than one hard link is refused unread: the match result alone would reveal
+ * bytes of a file whose other name may be outside the workspace.
  *
  * @module
  */
@@ -83,6 +85,12 @@ async function prepare(params: EditFileParams, context: ToolContext): Promise<Pr
   if (typeof writable === "string" || writable.created) {
     const reason = typeof writable === "string" ? writable : "not found";
     return fail(`Cannot edit the file: ${reason}.`, reason);
+  }
+  // Whether old_text occurs would reveal bytes of the file's other names, which can be outside the
+  // workspace, before anyone is asked; and the edit would copy them to a name read without asking.
+  if (target.info !== null && target.info.nlink > 1) {
+    return fail(`Cannot edit the file: it has ${count(target.info.nlink, "hard link")}, and its other names can be outside the workspace. ` +
+      "Read it with read_file (the user is asked) and replace it with write_file.", "refused (more than one hard link)");
   }
   const original = await readText(context, target.path);
   if (typeof original === "string") return fail(`Cannot edit the file: ${original}.`, original);

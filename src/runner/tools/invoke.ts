@@ -18,6 +18,11 @@ import { type AnyTool, isPrepared, MAX_SUMMARY_BYTES, type PreparedCall, type To
 /** Most validation issues listed back to the model. */
 const MAX_ISSUES = 5;
 
+/** Why a call whose prompt redaction would partly hide was refused, for the model. */
+export const HIDDEN_IN_PROMPT = "The call contains text shaped like a credential (a key or token, a URL password, or a long run of " +
+  "letters and digits such as a full commit hash), which the approval prompt would have to hide, so it was not offered " +
+  "for approval. Avoid that text: use a short commit hash, an environment variable, or a file the command reads.";
+
 /** The validation issues as one short paragraph for the model. */
 function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
   const lines = issues.slice(0, MAX_ISSUES).map((issue) => {
@@ -58,7 +63,9 @@ export async function prepareCall(tool: AnyTool, args: unknown, context: ToolCon
   if (!isPrepared(prepared)) {
     return finishResult(prepared.ok, prepared.output, hidesSecret ? `${tool.name}: refused` : prepared.summary, context.secrets);
   }
-  const { action, tooLongToShow, mustAsk } = prepared;
+  const { action, mustAsk } = prepared;
+  // A prompt showing [redacted] would ask the user to approve text they cannot see.
+  const tooLongToShow = redactSecrets(action, context.secrets) === action ? prepared.tooLongToShow : HIDDEN_IN_PROMPT;
   const run = async (): Promise<ToolResult> => {
     let result: ToolResult;
     try {
@@ -73,12 +80,15 @@ export async function prepareCall(tool: AnyTool, args: unknown, context: ToolCon
 }
 
 /**
- * The approval prompt for `prepared`: its whole action, redacted, or null
- * when that does not fit the 1,024-byte summary. A prompt that had to be cut
- * could hide the part that matters (`git status` followed by a thousand
- * spaces and `; curl … | sh`), so such a call is refused, not offered.
+ * The approval prompt for `prepared`: its whole action, or null when that
+ * does not fit the 1,024-byte summary or redaction would change any of it.
+ * A prompt that had to be cut could hide the part that matters (`git status`
+ * followed by a thousand spaces and `; curl … | sh`), and so could one with
+ * `[redacted]` in place of a base64 payload or a path segment, so such a
+ * call is refused, not offered.
  */
 export function approvalSummary(prepared: PreparedCall, secrets: readonly string[]): string | null {
   const shown = redactSecrets(prepared.action, secrets);
-  return utf8ByteCount(shown) <= MAX_SUMMARY_BYTES ? boundSummary(shown, secrets) : null;
+  if (shown !== prepared.action || utf8ByteCount(shown) > MAX_SUMMARY_BYTES) return null;
+  return boundSummary(shown, secrets);
 }
