@@ -66,6 +66,7 @@ function serve(runtime: Runtime): Promise<number> {
     "session.create": gate.ready(({ catalog }, id) => catalog.create(id)),
     "session.open": gate.ready(({ catalog }, id, params) => catalog.open(id, params)),
     "session.list": gate.ready(({ sessions }, id, params) => sessions.list(id, params)),
+    "session.discover": gate.ready(negotiation.only("session.discover", ({ sessions }, id, params) => sessions.discover(id, params))),
     "history.page": gate.ready(({ sessions }, id, params) => sessions.page(id, params)),
     "turn.start": gate.ready(({ turns }, id, params) => turns.start(id, params)),
     "turn.cancel": gate.ready(({ turns }, id, params) => turns.cancel(id, params)),

@@ -18,7 +18,7 @@ import { WireClient, workspace } from "./support/wire-client.ts";
 const root = mkdtempSync(join(tmpdir(), "magi-e2e-discovery-"));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-const CAPABILITIES = ["session.create", "session.open", "session.list", "turn.start", "status", "shutdown"];
+const CAPABILITIES = ["session.create", "session.open", "session.list", "session.discover", "turn.start", "status", "shutdown"];
 
 type Entry = { session_id: string; title: string | null; updated_at: string | null; eligibility: string; notices: string[] };
 type Page = { revision: string; sessions: Entry[]; next_cursor: string | null; complete: boolean; notices: string[] };
@@ -36,6 +36,18 @@ async function listAll(client: WireClient): Promise<{ entries: Entry[]; pages: P
     pages.push(await client.ok("session.list", { revision: last.revision, cursor: last.next_cursor, limit: 1 }) as unknown as Page);
   }
   return { entries: pages.flatMap((page) => page.sessions), pages };
+}
+
+type DiscoverPage = Omit<Page, "sessions"> & { sessions: (Entry & { provisional: boolean })[]; phase: string };
+
+/** Every page of a `session.discover` pass with `limit` 1. */
+async function discoverAll(client: WireClient): Promise<DiscoverPage[]> {
+  const pages = [await client.ok("session.discover", { limit: 1 }) as unknown as DiscoverPage];
+  while (pages.at(-1)!.next_cursor !== null) {
+    const last = pages.at(-1)!;
+    pages.push(await client.ok("session.discover", { revision: last.revision, cursor: last.next_cursor, limit: 1 }) as unknown as DiscoverPage);
+  }
+  return pages;
 }
 
 describe("session.list across real children", () => {
@@ -76,6 +88,14 @@ describe("session.list across real children", () => {
           assert.ok(!entries.some((entry) => entry.session_id === lazy.session_id));
           assert.deepEqual(pages.map((page) => page.complete), pages.map((_, index) => index === pages.length - 1));
           for (const page of pages) assert.deepEqual(page.notices, ["sessions_omitted_invalid"]);
+          // session.discover over the same directory: the walk, then the verify walk, each yielding the listing's entries.
+          const passes = await discoverAll(reader);
+          for (const [phase, provisional] of [["walk", true], ["verify", false]] as const) {
+            const phased = passes.filter((page) => page.phase === phase).flatMap((page) => page.sessions);
+            assert.deepEqual(phased.map(({ provisional: _, ...entry }) => entry), entries, phase);
+            assert.ok(phased.every((entry) => entry.provisional === provisional), phase);
+          }
+          assert.deepEqual(passes.map((page) => page.complete), passes.map((_, index) => index === passes.length - 1));
           const legacy = entries.find((entry) => entry.session_id === "legacy")!;
           assert.deepEqual([legacy.eligibility, legacy.notices, legacy.title, legacy.updated_at], ["cwd_unverified", ["cwd_unverified"], "Old work", at]);
           for (const id of ids) {

@@ -19,7 +19,7 @@ describe("server lifecycle", () => {
     const [frame] = await run.waitFrames(1);
     assert.equal(frame!.id, "i1");
     const result = frame!.result as { capabilities: string[]; limits: unknown; status: Record<string, unknown> };
-    assert.deepEqual(result.capabilities, ["approval.answer", "history.page", "initialize", "model.catalog", "model.catalog.status", "model.refresh", "operation.cancel", "selection.set", "session.create", "session.list", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
+    assert.deepEqual(result.capabilities, ["approval.answer", "history.page", "initialize", "model.catalog", "model.catalog.status", "model.refresh", "operation.cancel", "selection.set", "session.create", "session.discover", "session.list", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
     assert.deepEqual(result.limits, LIMITS);
     assert.equal(result.status.state, "idle");
     assert.equal(result.status.readiness, "ready");

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMemoryRuntime, ManualClock, type MemoryRuntime } from "../runtime/memory.ts";
-import { MemoryFileSystem } from "../runtime/memory-fs.ts";
-import type { ReadHandle } from "../src/host/runtime.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { listingFor, SESSIONS, sizedText, writeSession } from "./support/listing.ts";
+import { driven, SlowStorage } from "./support/slow-storage.ts";
 
 const never = new AbortController().signal;
 const MiB = 1_048_576;
@@ -89,28 +88,6 @@ describe("session.list bounds, at and around each value", () => {
 });
 
 describe("session.list deadline", () => {
-  /** Every open of a history takes `ms` of the manual clock: slow storage, measured without real time. */
-  class SlowStorage extends MemoryFileSystem {
-    constructor(readonly clock: ManualClock, readonly ms: number) {
-      super({ now: () => clock.wallNow() });
-    }
-    override openRead(path: string): Promise<ReadHandle> {
-      this.clock.advance(this.ms);
-      return super.openRead(path);
-    }
-  }
-
-  /** Runs `work` while firing the clock's due zero-delay timers (the scan's pauses), without moving time. */
-  async function driven<T>(clock: ManualClock, work: Promise<T>): Promise<T> {
-    let done = false;
-    void work.finally(() => (done = true));
-    while (!done) {
-      clock.advance(0);
-      await new Promise((resolve) => setTimeout(resolve, 0));
-    }
-    return await work;
-  }
-
   for (const [files, expected] of [[4, "ok"], [5, "discovery_limit"]] as const) {
     it(`${files} opens of 500 ms: ${files * 500} ms elapsed is ${expected}`, async () => {
       const clock = new ManualClock();

@@ -127,11 +127,13 @@ for (const [name, make] of worldMakers()) {
         stat: (path) => world.fs.stat(path),
         realpath: (path) => world.fs.realpath(path),
         readDir: (path) => world.fs.readDir(path),
+        openDir: (path) => world.fs.openDir(path),
         mkdir: (path, mode) => world.fs.mkdir(path, mode),
         readFile: (path, max) => world.fs.readFile(path, max),
         openRead: (path) => world.fs.openRead(path),
         syncDirectory: (path) => world.fs.syncDirectory(path),
         openAppend: (path, options) => world.fs.openAppend(path, options),
+        link: (existing, to) => world.fs.link(existing, to),
         rename: (from, to) => world.fs.rename(from, to),
         unlink: (path) => world.fs.unlink(path),
         createExclusive: async (path, bytes, mode) => {

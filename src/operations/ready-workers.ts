@@ -21,6 +21,7 @@ import type { StartupSnapshot } from "../admission/startup.ts";
 import { SessionWorker } from "./sessions/session-worker.ts";
 import { CatalogOperations } from "./catalog-operations.ts";
 import { SessionStore } from "../store/sessions.ts";
+import { SessionDiscovery } from "../store/discovery/discovery.ts";
 import { SessionListing } from "../store/discovery/listing.ts";
 import { joinPath } from "../util/paths.ts";
 import { OperationCanceller } from "./cancel/operation-cancel.ts";
@@ -47,14 +48,9 @@ function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: Start
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
   const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
   let turns: TurnWorker | null = null;
-  const listing = new SessionListing({
-    runtime,
-    directory: joinPath(snapshot.home, "sessions"),
-    cwd: snapshot.cwd,
-    secrets,
-    attached: () => store.sessionId,
-  });
-  const sessions = new SessionWorker(store, listing, output, () => turns?.runId != null);
+  const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
+  const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
+  const sessions = new SessionWorker(store, discovery, output, () => turns?.runId != null);
   const sink: RunEventSink = {
     // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
     room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),

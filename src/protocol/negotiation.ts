@@ -13,7 +13,7 @@ import type { Reject } from "./dispatcher.ts";
 import type { MethodName } from "./methods.ts";
 
 /** The advertised methods a client must require before calling them. */
-export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh"]);
+export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover"]);
 
 /** What the admitted `initialize` required, and the gate on negotiated methods. */
 export class Negotiation {

@@ -172,6 +172,37 @@ export const SessionListResultSchema: Obj<{
   notices: list(v.string()),
 });
 
+/** One `session.discover` entry: a `session.list` entry plus whether the pass may still revise it. */
+export const SessionDiscoverEntrySchema: Obj<{
+  session_id: Pattern;
+  title: Nullable<Str>;
+  updated_at: Nullable<Str>;
+  eligibility: OneOf<["available", "cwd_unverified", typeof ErrorCode.busy]>;
+  notices: List<Str>;
+  provisional: Bool;
+}> = v.object({ ...SessionListEntrySchema.entries, provisional: v.boolean() });
+
+/** `session.discover`'s result: one page of the child's incremental discovery pass. */
+export const SessionDiscoverResultSchema: Obj<{
+  revision: Pattern;
+  sessions: List<typeof SessionDiscoverEntrySchema>;
+  next_cursor: Nullable<Pattern>;
+  complete: Bool;
+  phase: OneOf<["walk", "verify"]>;
+  verified_after: Nullable<Pattern>;
+  verified_through: Nullable<Pattern>;
+  notices: List<Str>;
+}> = v.object({
+  revision: OpaqueIdSchema,
+  sessions: list(SessionDiscoverEntrySchema),
+  next_cursor: v.nullable(OpaqueIdSchema),
+  complete: v.boolean(),
+  phase: v.picklist(["walk", "verify"]),
+  verified_after: v.nullable(SessionIdSchema),
+  verified_through: v.nullable(SessionIdSchema),
+  notices: list(v.string()),
+});
+
 /** Method name → result schema, for every implemented method (the keys must equal `METHODS`'). */
 export const RESULTS = {
   "initialize": InitializeResultSchema,
@@ -184,6 +215,7 @@ export const RESULTS = {
   "turn.cancel": TurnCancelResultSchema,
   "approval.answer": ApprovalAnswerResultSchema,
   "session.list": SessionListResultSchema,
+  "session.discover": SessionDiscoverResultSchema,
   "operation.cancel": TurnCancelResultSchema,
   "model.catalog": ModelCatalogResultSchema,
   "model.catalog.status": ModelCatalogStatusResultSchema,

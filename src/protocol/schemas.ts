@@ -90,40 +90,50 @@ export const ApprovalAnswerParamsSchema: Exact<{ session_id: Pattern; run_id: Pa
 /** The output of {@link ApprovalAnswerParamsSchema}. */
 export type ApprovalAnswerParams = v.InferOutput<typeof ApprovalAnswerParamsSchema>;
 
-/** A page size of `session.list`: an integer from 1 to `discovery_page_entries`. */
-const ListLimitSchema: v.SchemaWithPipe<
-  readonly [
-    v.NumberSchema<undefined>,
-    v.IntegerAction<number, undefined>,
-    v.MinValueAction<number, 1, undefined>,
-    v.MaxValueAction<number, typeof LIMITS.discovery_page_entries, undefined>,
-  ]
-> = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(LIMITS.discovery_page_entries));
-
-/** The fields of `session.list` params. */
-type SessionListEntries = {
+/** The fields of paged discovery params. */
+type PagedEntries = {
   revision: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
   cursor: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
-  limit: v.ExactOptionalSchema<typeof ListLimitSchema, undefined>;
+  limit: v.ExactOptionalSchema<
+    v.SchemaWithPipe<
+      readonly [
+        v.NumberSchema<undefined>,
+        v.IntegerAction<number, undefined>,
+        v.MinValueAction<number, 1, undefined>,
+        v.MaxValueAction<number, number, undefined>,
+      ]
+    >,
+    undefined
+  >;
 };
+
+/** The schema type of paged discovery params (explicit for JSR's no-slow-types). */
+type PagedParams = v.SchemaWithPipe<readonly [Exact<PagedEntries>, v.CheckAction<v.InferOutput<Exact<PagedEntries>>, undefined>]>;
+
 /**
- * `session.list` params: `{ revision?, cursor?, limit? }`, each optional.
- * Revision and cursor are both null (or omitted) for a fresh listing, or
- * both set for a continuation; one without the other is `invalid_params`.
+ * Paged discovery params: `{ revision?, cursor?, limit? }`, each optional,
+ * limit an integer from 1 to `maxLimit`. Revision and cursor are both null
+ * (or omitted) for a fresh request, or both set for a continuation; one
+ * without the other is `invalid_params`.
  */
-export const SessionListParamsSchema: v.SchemaWithPipe<
-  readonly [Exact<SessionListEntries>, v.CheckAction<v.InferOutput<Exact<SessionListEntries>>, undefined>]
-> = v.pipe(
-  exactObject({
-    revision: v.exactOptional(v.nullable(OpaqueIdSchema)),
-    cursor: v.exactOptional(v.nullable(OpaqueIdSchema)),
-    limit: v.exactOptional(ListLimitSchema),
-  }),
-  v.check((params) => ((params.revision ?? null) === null) === ((params.cursor ?? null) === null)),
-);
+const pagedDiscoveryParams = (maxLimit: number): PagedParams =>
+  v.pipe(
+    exactObject({
+      revision: v.exactOptional(v.nullable(OpaqueIdSchema)),
+      cursor: v.exactOptional(v.nullable(OpaqueIdSchema)),
+      limit: v.exactOptional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(maxLimit))),
+    }),
+    v.check((params) => ((params.revision ?? null) === null) === ((params.cursor ?? null) === null)),
+  );
+
+/** `session.list` params, limit up to `discovery_page_entries`. */
+export const SessionListParamsSchema: PagedParams = pagedDiscoveryParams(LIMITS.discovery_page_entries);
 
 /** The output of {@link SessionListParamsSchema}. */
 export type SessionListParams = v.InferOutput<typeof SessionListParamsSchema>;
+
+/** `session.discover` params: those of `session.list`, limit up to `discover_page_entries`. */
+export const SessionDiscoverParamsSchema: PagedParams = pagedDiscoveryParams(LIMITS.discover_page_entries);
 
 /** `operation.cancel` params: exactly `{ id }`, a request id of this child. */
 export const OperationCancelParamsSchema: Exact<{ id: Pattern }> = exactObject({ id: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)) });

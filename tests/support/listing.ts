@@ -1,13 +1,15 @@
 /**
  * Fixtures for the session listing tests: stored histories with a cwd, a
  * title and timestamps of the test's choosing, and a {@link SessionListing}
- * over a memory runtime's real sessions directory, for tests that exercise
- * the listing without a protocol connection around it.
+ * or {@link SessionDiscovery} over a memory runtime's real sessions
+ * directory, for tests that exercise discovery without a protocol
+ * connection around it.
  *
  * @module
  */
 
 import type { MemoryRuntime } from "../../runtime/memory.ts";
+import { SessionDiscovery } from "../../src/store/discovery/discovery.ts";
 import { SessionListing } from "../../src/store/discovery/listing.ts";
 import { encodeRecord, type SessionRecord } from "../../src/store/records.ts";
 
@@ -64,6 +66,12 @@ export async function listingFor(
 ): Promise<SessionListing> {
   await runtime.fs.mkdir(SESSIONS, 0o700);
   return new SessionListing({ runtime, directory: SESSIONS, cwd: CWD, secrets, attached });
+}
+
+/** A `session.discover` pass holder over the same directory, as a ready child has it. */
+export async function discoveryFor(runtime: MemoryRuntime, attached: () => string | null = () => null): Promise<SessionDiscovery> {
+  await runtime.fs.mkdir(SESSIONS, 0o700);
+  return new SessionDiscovery({ runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached });
 }
 
 /**

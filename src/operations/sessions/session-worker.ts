@@ -13,18 +13,32 @@
 import { ErrorCode as Codes } from "../../protocol/errors.ts";
 import type { WorkerReplies } from "../../protocol/replies.ts";
 import type { MethodParams } from "../../protocol/methods.ts";
+import type { SessionDiscovery } from "../../store/discovery/discovery.ts";
 import type { SessionListing } from "../../store/discovery/listing.ts";
 import type { SessionStore, StoreResult } from "../../store/sessions.ts";
 
-/** A session operation: runs against the store, honours the signal. */
-export type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
+/** The read-only discovery a worker runs: `session.list`'s snapshot and `session.discover`'s pass. */
+export interface Discovery {
+  readonly listing: SessionListing;
+  readonly discovery: SessionDiscovery;
+}
+
+/**
+ * A session operation: runs against the store, honours the signal, and calls
+ * `commit` once it can no longer be cancelled without undoing an effect.
+ */
+export type SessionTask = (store: SessionStore, signal: AbortSignal, commit: () => void) => Promise<StoreResult>;
 
 /** The running operation: its request, its cancellation, and whether it was answered already. */
 interface Running {
   readonly id: string;
   readonly abort: AbortController;
-  /** Whether `operation.cancel` may name it (`session.create` is not cancellable). */
-  readonly cancellable: boolean;
+  /**
+   * Whether `operation.cancel` may name it: `session.create` never is, and an
+   * open stops being so once it replaced the attachment (a cancel must not
+   * answer `operation_cancelled` for an attachment that already changed).
+   */
+  cancellable: boolean;
   /** Set once cancellation answered the request; its outcome is then dropped. */
   answered: boolean;
 }
@@ -32,7 +46,7 @@ interface Running {
 /** Serialises session operations and owns their cancellation. */
 export class SessionWorker {
   readonly #store: SessionStore;
-  readonly #listing: SessionListing;
+  readonly #discovery: Discovery;
   readonly #replies: WorkerReplies;
   #running: Running | null = null;
   readonly #blocked: () => boolean;
@@ -43,9 +57,9 @@ export class SessionWorker {
    * or cleans up) every operation is answered `busy`, as the spec's single
    * session-or-turn worker requires.
    */
-  constructor(store: SessionStore, listing: SessionListing, replies: WorkerReplies, blocked: () => boolean) {
+  constructor(store: SessionStore, discovery: Discovery, replies: WorkerReplies, blocked: () => boolean) {
     this.#store = store;
-    this.#listing = listing;
+    this.#discovery = discovery;
     this.#replies = replies;
     this.#blocked = blocked;
   }
@@ -67,7 +81,7 @@ export class SessionWorker {
 
   /** `session.open`: attaches a stored session; the signal lets a close cancel its load. */
   open(id: string, params: MethodParams<"session.open">): void {
-    this.#submit(id, (store, signal) => store.open(params.session_id, signal));
+    this.#submit(id, (store, signal, commit) => store.open(params.session_id, signal, commit));
   }
 
   /** `history.page`: one page of the attached session's history at the given revision. */
@@ -77,7 +91,12 @@ export class SessionWorker {
 
   /** `session.list`: one page of the child's discovery snapshot, read-only. */
   list(id: string, params: MethodParams<"session.list">): void {
-    this.#submit(id, (_, signal) => this.#listing.list(params, signal));
+    this.#submit(id, (_, signal) => this.#discovery.listing.list(params, signal));
+  }
+
+  /** `session.discover` (negotiated): the next page of the child's discovery pass, read-only. */
+  discover(id: string, params: MethodParams<"session.discover">): void {
+    this.#submit(id, (_, signal) => this.#discovery.discovery.discover(params, signal));
   }
 
   /**
@@ -98,7 +117,7 @@ export class SessionWorker {
     if (this.#running !== null || this.#blocked()) return this.#replies.error(id, Codes.busy);
     const running: Running = { id, abort: new AbortController(), cancellable, answered: false };
     this.#running = running;
-    this.#last = task(this.#store, running.abort.signal)
+    this.#last = task(this.#store, running.abort.signal, () => (running.cancellable = false))
       .catch((): StoreResult => ({ ok: false, code: Codes.sessionInvalid }))
       .then((outcome) => {
         if (this.#running === running) this.#running = null;

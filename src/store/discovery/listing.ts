@@ -75,7 +75,8 @@ export class SessionListing {
     if (start === null) return { ok: false, code: ErrorCode.staleRevision };
     const scan = await scanSessions(this.#context, signal);
     if (!scan.ok) {
-      if (scan.code === ErrorCode.staleRevision) snapshot.stale = true;
+      // A cancelled continuation leaves the snapshot as it was (its answer is already operation_cancelled).
+      if (scan.code === ErrorCode.staleRevision && !signal.aborted) snapshot.stale = true;
       return scan;
     }
     if (scan.fingerprint !== snapshot.fingerprint) {
