@@ -67,12 +67,16 @@ function lines(text: string): string[] {
   return text.split("\n").filter((line) => line !== "");
 }
 
-describe("examples/agent.mjs wire tables", () => {
-  it("examples/agent.mjs knows exactly the wire error codes src/protocol/errors.ts defines", () => {
+describe("examples/agent.mjs is a thin user of the client library", () => {
+  it("imports magi-code/client's Node entry and keeps no wire tables of its own", () => {
     const source = readFileSync(join(repoRoot(), "examples", "agent.mjs"), "utf8");
-    const listed = /const ERRORS = new Set\(`([^`]*)`/.exec(source);
-    assert.ok(listed, "the example lists its error codes");
-    assert.deepEqual(listed[1]!.trim().split(/\s+/).sort(), Object.values(ErrorCode).sort());
+    assert.match(source, /from "\.\.\/dist\/runtime\/node-client\.js"/);
+    // No copied code table, event list or enum sets: the library fails closed on those from src/protocol.
+    // (It names a few codes it has a hint for; a quoted code list would be a copy of the table.)
+    const copied = Object.values(ErrorCode).filter((code) => code !== ErrorCode.configurationInvalid && source.includes(`"${code}"`));
+    assert.deepEqual(copied, []);
+    assert.ok(!source.includes('"run.finished"') && !source.includes('"subagent"'));
+    assert.ok(!source.includes("JSON.parse"), "no frame parsing of its own");
   });
 });
 

@@ -10,6 +10,7 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import type { OutputValue } from "../protocol/frames.ts";
+import type { MethodResult } from "../protocol/results.ts";
 import type { Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { joinPath } from "../util/paths.ts";
@@ -81,7 +82,7 @@ export class SessionStore {
   }
 
   /** `session.create`: attaches a new lazy handle with no file and no placeholder history. */
-  async create(): Promise<StoreResult> {
+  async create(): Promise<StoreResult<MethodResult<"session.create">>> {
     const runtime = this.#context.runtime;
     const sessionId = uuid7(runtime.wallNow(), runtime.randomUUID());
     const revision = revisionId({ digest: revisionDigest(runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
@@ -106,7 +107,7 @@ export class SessionStore {
    * intact. `commit` is called once nothing can stop the open any more, just
    * before the attachment is replaced (releasing the previous lease follows).
    */
-  async open(sessionId: string, signal: AbortSignal, commit: () => void = () => {}): Promise<StoreResult> {
+  async open(sessionId: string, signal: AbortSignal, commit: () => void = () => {}): Promise<StoreResult<MethodResult<"session.open">>> {
     const current = this.#attachment;
     if (current !== null && current.sessionId === sessionId && !current.durable) {
       const revision = revisionId({ digest: revisionDigest(this.#context.runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
@@ -126,7 +127,7 @@ export class SessionStore {
     const lease = acquired.lease;
     // Without renewals another child would judge the lease stale after 60 s; release stops them.
     if (lease !== held) lease.startHeartbeat();
-    const fail = async (code: ErrorCode): Promise<StoreResult> => {
+    const fail = async (code: ErrorCode): Promise<StoreResult<never>> => {
       if (lease !== held) await lease.release();
       return { ok: false, code };
     };
@@ -144,7 +145,7 @@ export class SessionStore {
   }
 
   /** `history.page` over the attachment's snapshot; a changed file makes the revision stale for good. */
-  async page(sessionId: string, revision: string, cursor: string | null): Promise<StoreResult> {
+  async page(sessionId: string, revision: string, cursor: string | null): Promise<StoreResult<MethodResult<"history.page">>> {
     const attachment = this.#attachment;
     if (attachment === null) return { ok: false, code: ErrorCode.sessionMissing };
     if (attachment.sessionId !== sessionId) return { ok: false, code: ErrorCode.staleSession };

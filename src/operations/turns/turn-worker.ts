@@ -20,6 +20,7 @@ import { uuid7 } from "../../util/uuid7.ts";
 import { ApprovalBroker } from "../../runner/approvals.ts";
 import { RunEventChannel, type RunEventSink } from "../../runner/event-channel.ts";
 import type { WorkerReplies } from "../../protocol/replies.ts";
+import type { MethodResult } from "../../protocol/results.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import type { RunJournal } from "../../runner/journal-port.ts";
 
@@ -144,7 +145,7 @@ export class TurnWorker {
     // executeRun never throws; this is a last guard, so the client still learns the run ended.
     const done = run.catch(() => terminal(ErrorCode.executionFailed)).then(() => handedOff.promise);
     this.#active = { sessionId: params.session_id, runId, abort, broker, done };
-    replies.result(id, { run_id: runId, accepted: true });
+    replies.result(id, { run_id: runId, accepted: true } satisfies MethodResult<"turn.start">);
   }
 
   /** `turn.cancel`: idempotent for the active run; anything else is `stale_run`. */
@@ -154,7 +155,7 @@ export class TurnWorker {
     if (active === null) return;
     active.abort.abort();
     active.broker.cancel("cancelled");
-    replies.result(id, { cancellation_requested: true });
+    replies.result(id, { cancellation_requested: true } satisfies MethodResult<"turn.cancel">);
   }
 
   /** `approval.answer`: the first reply for a pending approval of the active run wins. */
@@ -164,7 +165,7 @@ export class TurnWorker {
     if (active === null) return;
     const answered = active.broker.answer(params.approval_id, params.allow);
     if (!answered.ok) return replies.error(id, answered.code);
-    replies.result(id, { recorded: true });
+    replies.result(id, { recorded: true } satisfies MethodResult<"approval.answer">);
   }
 
   /**
