@@ -156,15 +156,16 @@ export class TurnWorker {
 
   /**
    * The active run `params` name, or null after answering request `id` with
-   * the session's refusal or, when the run is not the active one, `stale`.
+   * `session_missing` (nothing attached) or `stale`: the spec gives
+   * `stale_run` / `stale_approval` for any wrong identity, another session's
+   * included (`stale_session` is `turn.start`'s).
    */
   #activeFor(id: string, params: { readonly session_id: string; readonly run_id: string }, stale: ErrorCode): ActiveRun | null {
     // Only identity matters here: a stale attachment still owns its run until the run ends.
     const attached = this.#host.store.sessionId;
-    const refusal = attached === null ? ErrorCode.sessionMissing : attached === params.session_id ? null : ErrorCode.staleSession;
     const active = this.#active;
-    if (refusal === null && active !== null && active.runId === params.run_id && active.sessionId === params.session_id) return active;
-    this.#host.replies.error(id, refusal ?? stale);
+    if (attached === params.session_id && active !== null && active.runId === params.run_id && active.sessionId === params.session_id) return active;
+    this.#host.replies.error(id, attached === null ? ErrorCode.sessionMissing : stale);
     return null;
   }
 
