@@ -3,14 +3,16 @@
 // loopback fake provider. Prints figures; never asserts a timing. See
 // bench/README.md.
 //
-//   node bench/turns.mjs [--runs N] [--warm N] [--deltas N] [--big-turns N] [--settle MS]
+//   node bench/turns.mjs [--runs N] [--warm N] [--deltas N] [--big-turns N] [--settle MS] [--per-write]
 //                        [--runtimes node,deno] [--no-keys] [--quick] [--cpu-prof DIR] [--node-flags="F …"] [--deno-flags="F …"]
 //                        [--history 8MiB] [--history-turns N] [--node-entry PATH] [--deno-entry PATH] [--json FILE]
 //
 // The fake provider is a node:http server in this process on 127.0.0.1
 // speaking OpenAI chat-completions SSE (the `ollama` endpoint, pointed at it
 // by a temp MC_HOME/settings.jsonc). Every answer is prebuilt and written in
-// one `end()`, so the provider streams instantly. A prompt "one" gets a
+// one `end()`, so the provider streams instantly. With --per-write it writes
+// one SSE event per write instead, as a real provider does (see
+// writePerEvent below). A prompt "one" gets a
 // one-word answer; "many" gets --deltas (20,000) content deltas of one word
 // and a space each (the stream redactor releases text only at whitespace).
 //
@@ -55,8 +57,9 @@ import {
   within,
 } from "./lib.mjs";
 
-const flags = parseFlags(process.argv.slice(2), ["quick", "no-keys"]);
+const flags = parseFlags(process.argv.slice(2), ["quick", "no-keys", "per-write"]);
 const quick = flags.quick === true;
+const perWrite = flags["per-write"] === true;
 const runs = Number(flags.runs ?? (quick ? 1 : 3));
 const warmTurns = Number(flags.warm ?? (quick ? 10 : 30));
 const deltaCount = Number(flags.deltas ?? 20_000);
@@ -73,6 +76,8 @@ const TIMEOUT_MS = 60_000;
 // The issue states memory in MB (10^6 bytes); comparing in MiB would be 5 % more lenient.
 const MB = 1_000_000;
 const TARGETS = { warmMs: 20, deltasPerSecond: 25_000, idleMB: 60, peakMB: 100 };
+/** Issue 13 item 7, for --per-write: Node's deltas/s over Deno's, and Deno's peak in a fresh child. */
+const PER_WRITE_TARGETS = { ratio: 1.3, peakMiB: 90 };
 const CAPABILITIES = ["session.create", "session.open", "turn.start", "status", "shutdown"];
 
 // Realistically long keys (an OpenAI project key is 164 characters, an Anthropic key 108): every
@@ -94,12 +99,38 @@ const selected = launchers(flags)
 
 const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 const closing = `${chunk({}, "stop")}data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 10, completion_tokens: 10 } })}\n\ndata: [DONE]\n\n`;
+const closingEvents = closing.split(/(?<=\n\n)/);
 const ONE_WORD = "Done.";
-const oneWordBody = Buffer.from(`${chunk({ role: "assistant", content: "" })}${chunk({ content: ONE_WORD })}${closing}`);
+const oneWordEvents = [chunk({ role: "assistant", content: "" }), chunk({ content: ONE_WORD }), ...closingEvents];
+const oneWordBody = Buffer.from(oneWordEvents.join(""));
 const bigWords = Array.from({ length: deltaCount }, (_, index) => `w${index} `);
 const BIG_TEXT = bigWords.join("");
 const BIG_TEXT_OR_WORD = (prompt) => (prompt === "many" ? BIG_TEXT : ONE_WORD);
-const bigBody = Buffer.from(`${chunk({ role: "assistant", content: "" })}${bigWords.map((word) => chunk({ content: word })).join("")}${closing}`);
+const bigEvents = [chunk({ role: "assistant", content: "" }), ...bigWords.map((word) => chunk({ content: word })), ...closingEvents];
+const bigBody = Buffer.from(bigEvents.join(""));
+const eventBuffers = perWrite ? new Map([[oneWordBody, oneWordEvents.map((event) => Buffer.from(event))], [bigBody, bigEvents.map((event) => Buffer.from(event))]]) : null;
+
+/**
+ * --per-write: one SSE event per `response.write()`, each its own HTTP/1.1
+ * chunk and (with Nagle off) its own TCP segment, as a provider streaming
+ * tokens sends them. Between two writes the loop yields to the event loop
+ * (`setImmediate`), so Node's socket never batches several events into one
+ * writev; when the socket buffer is full it waits for `drain`. The child may
+ * still read several segments in one read when it falls behind, as it would
+ * from a real provider.
+ */
+async function writePerEvent(response, events) {
+  response.socket?.setNoDelay(true);
+  response.flushHeaders();
+  for (const event of events) {
+    // cork/uncork: the chunk-size line, the event and the CRLF leave in one writev, one segment.
+    response.cork();
+    const more = response.write(event);
+    response.uncork();
+    if (!more) await new Promise((resolvePromise) => response.once("drain", resolvePromise));
+    else await new Promise((resolvePromise) => setImmediate(resolvePromise));
+  }
+}
 
 /** Provider requests, in arrival order: arrival time, which answer, when the response was fully written. */
 const providerLog = [];
@@ -116,7 +147,14 @@ const provider = createServer((request, response) => {
     const entry = { arrived, big, written: null, bytes: raw.length };
     providerLog.push(entry);
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    response.end(entry.big ? bigBody : oneWordBody, () => (entry.written = performance.now()));
+    const answer = entry.big ? bigBody : oneWordBody;
+    if (eventBuffers === null) response.end(answer, () => (entry.written = performance.now()));
+    else {
+      writePerEvent(response, eventBuffers.get(answer)).then(
+        () => response.end(() => (entry.written = performance.now())),
+        () => response.destroy(),
+      );
+    }
   });
 });
 await new Promise((resolvePromise) => provider.listen(0, "127.0.0.1", resolvePromise));
@@ -141,7 +179,11 @@ async function startChild(launcher, label, index, prepare = () => null) {
     ...nodeFlags,
     ...(cpuProfDir !== null && launcher.name === "node" ? ["--cpu-prof", "--cpu-prof-dir", cpuProfDir, "--cpu-prof-name", `turns-${label}-${index}.cpuprofile`] : []),
   ];
-  const { child, exited, closed, stderr } = spawnChild(launcher, ["serve", "--stdio"], { cwd: dirs.work, env: { ...env, MC_HOME: dirs.home }, extraNodeArgs });
+  // Deno takes the same profiling flags after `run` (they are hidden from `deno run --help`).
+  const profiled = cpuProfDir !== null && launcher.name === "deno"
+    ? { ...launcher, prefix: [launcher.prefix[0], "--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, `--cpu-prof-name=turns-${label}-${index}-deno.cpuprofile`, ...launcher.prefix.slice(1)] }
+    : launcher;
+  const { child, exited, closed, stderr } = spawnChild(profiled, ["serve", "--stdio"], { cwd: dirs.work, env: { ...env, MC_HOME: dirs.home }, extraNodeArgs });
   const pending = new Map();
   const runs = new Map(); // run id → { frames: [[frame, at]], done }
   let ids = 0;
@@ -367,11 +409,14 @@ console.log(
     `${bigTurns} turn(s) of ${deltaCount.toLocaleString("en-US")} deltas (${BIG_TEXT.length.toLocaleString("en-US")} chars); ` +
     `${Object.keys(keys).length === 0 ? "no API keys set" : "OPENAI_API_KEY (164 chars) and ANTHROPIC_API_KEY (108 chars) set to fakes"}; NODE_EXTRA_CA_CERTS unset in the child`,
 );
+console.log(perWrite
+  ? "provider: --per-write, one SSE event per response.write() (own HTTP chunk, Nagle off, setImmediate between writes)"
+  : "provider: whole answer in one response.end() (--per-write: one event per write)");
 if (nodeFlags.length > 0) console.log(`Node children run with ${nodeFlags.join(" ")}`);
 if (denoFlags.length > 0) console.log(`Deno children run with ${denoFlags.join(" ")}`);
 if (cpuProfDir !== null) {
   mkdirSync(cpuProfDir, { recursive: true });
-  console.log(`Node children write CPU profiles to ${cpuProfDir} (profiling slows them: figures are not comparable)`);
+  console.log(`Node and Deno children write CPU profiles to ${cpuProfDir} (profiling slows them: figures are not comparable)`);
 }
 
 // ---------------------------------------------------------------- runs
@@ -545,9 +590,18 @@ for (const [name, s] of Object.entries(summary)) {
       `${s.textMatches ? "" : "; WARNING: a reconciled text differed from the answer"}`,
   );
 }
+if (summary.node !== undefined && summary.deno !== undefined) {
+  const ratio = summary.node.deltasPerSecond / summary.deno.deltasPerSecond;
+  const denoPeakMiB = summary.deno.freshPeakKiB / 1024;
+  console.log(
+    `node ÷ deno deltas/s (same run): ${ratio.toFixed(2)}×` +
+      (perWrite ? `; issue 13 item 7 (--per-write): Deno within ${PER_WRITE_TARGETS.ratio}× of Node: ${verdict(ratio <= PER_WRITE_TARGETS.ratio)}, ` +
+        `Deno peak (fresh child) < ${PER_WRITE_TARGETS.peakMiB} MiB: ${verdict(denoPeakMiB < PER_WRITE_TARGETS.peakMiB)} (${denoPeakMiB.toFixed(1)} MiB)` : ""),
+  );
+}
 console.log(foreignCpuNote(foreignCores));
 
 if (typeof flags.json === "string") {
-  writeFileSync(flags.json, JSON.stringify({ runs, warmTurns, deltaCount, bigTurns, settleMs, keys: Object.keys(keys), foreignCores, summary, results, immediates, histories, failures }, null, 2));
+  writeFileSync(flags.json, JSON.stringify({ perWrite, runs, warmTurns, deltaCount, bigTurns, settleMs, keys: Object.keys(keys), foreignCores, summary, results, immediates, histories, failures }, null, 2));
 }
 if (failures > 0) process.exitCode = 1;

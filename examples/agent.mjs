@@ -57,7 +57,8 @@ const ERRORS = new Set(`invalid_frame invalid_request invalid_params protocol_mi
   incomplete_frame configuration_invalid provider_unavailable profile_invalid mcp_unavailable startup_cancelled
   startup_failed busy stale_session session_missing session_busy session_invalid cwd_mismatch history_limit
   stale_revision content_limit operation_cancelled stale_run stale_approval execution_failed persistence_failed
-  output_unavailable`.split(/\s+/));
+  output_unavailable discovery_limit discovery_unavailable stale_operation catalog_limit catalog_unavailable
+  stale_catalog stale_selection selection_invalid effort_unsupported`.split(/\s+/));
 const EVENTS = new Set(["input.persisted", "message.delta", "message.reconcile", "activity", "approval.requested", "diagnostic", "run.finished"]);
 const KINDS = new Set(["tool", "subagent", "compaction"]), STATES = new Set(["started", "completed", "failed"]);
 const OUTCOMES = new Set(["completed", "cancelled", "failed"]), PERSISTENCE = new Set(["durable", "degraded", "not_started"]);

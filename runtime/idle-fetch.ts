@@ -84,7 +84,7 @@ export function withIdleTimeout(fetch: Fetch, clock: IdleClock, idleMs = PROVIDE
         stop();
         return reader.cancel(reason);
       },
-    });
+    }, { highWaterMark: 0 });
     return { status: response.status, ok: response.ok, headers: response.headers, body };
   };
 }

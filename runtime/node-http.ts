@@ -32,10 +32,10 @@ export async function nodeFetch(url: string, init: HttpRequestInit): Promise<Htt
   const send = target.protocol === "https:" ? (await https()).request : (await http()).request;
   const { Readable } = await stream();
   return await new Promise((resolve, reject) => {
-    const body = Buffer.from(init.body, "utf8");
+    const body = init.body === undefined ? null : Buffer.from(init.body, "utf8");
     const request = send(target, {
       method: init.method,
-      headers: { ...init.headers, "content-length": String(body.length) },
+      headers: body === null ? { ...init.headers } : { ...init.headers, "content-length": String(body.length) },
       signal: init.signal,
     }, (response) => {
       const status = response.statusCode ?? 0;
@@ -55,6 +55,7 @@ export async function nodeFetch(url: string, init: HttpRequestInit): Promise<Htt
     // until the user cancels; undici's fetch gives up after 300 s of silence too.
     request.setTimeout(IDLE_TIMEOUT_MS, () => request.destroy(new Error(`No data from the provider for ${IDLE_TIMEOUT_MS} ms`)));
     request.on("error", reject);
-    request.end(body);
+    if (body === null) request.end();
+    else request.end(body);
   });
 }

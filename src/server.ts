@@ -19,6 +19,7 @@ import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
 import { StatusView } from "./operations/status.ts";
 import { Dispatcher, type Reject } from "./protocol/dispatcher.ts";
+import { Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
 import { ConnectionClose } from "./transport/closing.ts";
 import { ProtocolOutput } from "./transport/output.ts";
@@ -40,12 +41,14 @@ function serve(runtime: Runtime): Promise<number> {
   const output = new ProtocolOutput(runtime, () => closing.close("transport"));
   const reject: Reject = (id, code) => output.error(id, code);
   const lifecycle = new Lifecycle();
+  const negotiation = new Negotiation(reject);
   const workers = new ReadyWorkers(runtime, output);
   const status = new StatusView(() => lifecycle.phase, () => workers.current, output);
   const initializer = new Initializer({
     runtime,
     lifecycle,
     replies: output,
+    negotiation,
     start: (snapshot) => workers.start(snapshot),
     status: () => status.render(),
     warm: () => workers.warm(),
@@ -60,12 +63,19 @@ function serve(runtime: Runtime): Promise<number> {
     "initialize": (id, params) => initializer.initialize(id, params),
     "status": (id) => status.answer(id),
     "shutdown": (id) => closing.shutdown(id),
-    "session.create": gate.ready(({ sessions }, id) => sessions.create(id)),
-    "session.open": gate.ready(({ sessions }, id, params) => sessions.open(id, params)),
+    "session.create": gate.ready(({ catalog }, id) => catalog.create(id)),
+    "session.open": gate.ready(({ catalog }, id, params) => catalog.open(id, params)),
+    "session.list": gate.ready(({ sessions }, id, params) => sessions.list(id, params)),
+    "session.discover": gate.ready(negotiation.only("session.discover", ({ sessions }, id, params) => sessions.discover(id, params))),
     "history.page": gate.ready(({ sessions }, id, params) => sessions.page(id, params)),
     "turn.start": gate.ready(({ turns }, id, params) => turns.start(id, params)),
     "turn.cancel": gate.ready(({ turns }, id, params) => turns.cancel(id, params)),
     "approval.answer": gate.ready(({ turns }, id, params) => turns.answer(id, params)),
+    "model.catalog": gate.ready(({ catalog }, id, params) => catalog.catalog(id, params)),
+    "model.catalog.status": gate.ready(negotiation.only("model.catalog.status", ({ catalog }, id) => catalog.status(id))),
+    "model.refresh": gate.ready(negotiation.only("model.refresh", ({ catalog }, id, params) => catalog.refresh(id, params))),
+    "selection.set": gate.ready(({ catalog }, id, params) => catalog.select(id, params)),
+    "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
   }, reject);
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;

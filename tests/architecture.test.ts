@@ -34,6 +34,7 @@ const LAYERS = [
   "transport",
   "config",
   "store",
+  "catalog",
   "runner",
   "admission",
   "operations",

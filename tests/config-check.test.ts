@@ -33,12 +33,12 @@ function setup(global: string | null, project: string | null = null) {
 }
 
 for (const launcher of launchers()) {
-  async function check(ws: { cwd: string; env: NodeJS.ProcessEnv }, args = ["config", "check"]) {
+  const check = async (ws: { cwd: string; env: NodeJS.ProcessEnv }, args = ["config", "check"]) => {
     const child = spawnDirect(launcher, args, { cwd: ws.cwd, env: ws.env });
     child.stdin.end();
     const [stdout, stderr, code] = await Promise.all([collect(child.stdout), collect(child.stderr), guarded(child.exited, "config check")]);
     return { lines: stdout.trimEnd().split("\n"), stderr, code };
-  }
+  };
 
   describe(`${launcher.name}: magi-code config check`, () => {
     it("says there is nothing wrong with no files, and exits 0", async () => {

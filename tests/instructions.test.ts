@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -137,6 +137,10 @@ describe("loadInstructions()", () => {
       writeFileSync(join(dir, "outside.md"), "outside");
       symlinkSync(join(dir, "outside.md"), join(dir, "repo", "AGENTS.md"));
       assert.equal((await loadInstructions(diskFs, disk, live())).length, 1);
+      // A hard link's other name can be outside the workspace (~/.ssh/id_ed25519): it is skipped too.
+      rmSync(join(dir, "repo", "AGENTS.md"));
+      linkSync(join(dir, "outside.md"), join(dir, "repo", "AGENTS.md"));
+      assert.deepEqual((await loadInstructions(diskFs, disk, live())).map((item) => item.source), ["global"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -137,3 +137,43 @@ test("redactSecrets() replaces a 6,000,000-character token run without overflowi
   const plain = "x".repeat(MAX_SCANNED_RUN);
   assert.equal(redactSecrets(plain, []), plain, "a run at the bound is left to the ordinary rules");
 });
+
+test("redactSecrets() hides the password of scheme://user:secret@host URLs, keeping user and host", () => {
+  const cases: [string, string][] = [
+    ["url = https://alice:hunter2@github.com/org/repo.git", `url = https://alice:${REDACTION_MARKER}@github.com/org/repo.git`],
+    ["https://x-access-token:abc@example.com", `https://x-access-token:${REDACTION_MARKER}@example.com`],
+    ["svn+ssh://u:p%40ss@host/", `svn+ssh://u:${REDACTION_MARKER}@host/`],
+    // The password runs to the authority's last @, so an unencoded @ in it does not leave a tail behind.
+    ["https://u:p@ss@host/x", `https://u:${REDACTION_MARKER}@host/x`],
+    ["https://:only-password@host", `https://:${REDACTION_MARKER}@host`],
+    ["(see https://bob:s3cret@internal.example:8443/path)", `(see https://bob:${REDACTION_MARKER}@internal.example:8443/path)`],
+  ];
+  for (const [input, expected] of cases) assert.equal(redactSecrets(input, []), expected, input);
+  for (const plain of ["git@github.com:org/repo.git", "ssh://git@github.com/org/repo", "https://host:8080/a@b", "mailto:a@b.c", "http://host/x:y@z"]) {
+    assert.equal(redactSecrets(plain, []), plain, plain);
+  }
+});
+
+test("redactSecrets() never lets a URL password through, whatever surrounds it (property)", () => {
+  const part = (min: number) => fc.string({ unit: fc.constantFrom(..."abcXYZ019-._~%!$&'()*+,;="), minLength: min, maxLength: 24 });
+  fc.assert(
+    fc.property(
+      fc.constantFrom("https", "git+ssh", "ftp", "x"),
+      part(0),
+      part(6).filter((secret) => !secret.includes("redacted")),
+      fc.constantFrom("", " ", "\n", "url = ", "«", "\u202E"),
+      fc.constantFrom("", "/path", "?q=1", " tail", "#frag"),
+      (scheme, user, secret, before, after) => {
+        const out = redactSecrets(`${before}${scheme}://${user}:${secret}@host.example${after}`, []);
+        assert.ok(!out.includes(`:${secret}@`), out);
+        assert.ok(out.includes("@host.example"), out);
+      },
+    ),
+  );
+});
+
+test("redactSecrets() stays linear on URL-shaped runs without an @", () => {
+  const long = `${"a".repeat(200_000)}://${"u".repeat(200_000)}:${"p".repeat(200_000)}`;
+  assert.equal(redactSecrets(`${"x://y:".repeat(50_000)} done`, []).endsWith(" done"), true);
+  assert.ok(redactSecrets(long, []).length > 0);
+});

@@ -1,73 +1,14 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, describe, it } from "node:test";
+import { hostname } from "node:os";
+import { describe, it } from "node:test";
 import fc from "fast-check";
 import { createMemoryRuntime } from "../runtime/memory.ts";
-import { MemoryFileSystem } from "../runtime/memory-fs.ts";
-import { createNodeRuntime, nodeFileSystem } from "../runtime/node-runtime.ts";
-import { type FileSystem, isRuntimeError, type Runtime, type RuntimeErrorCode } from "../src/host/runtime.ts";
+import { createNodeRuntime } from "../runtime/node-runtime.ts";
+import { isRuntimeError, type Runtime } from "../src/host/runtime.ts";
 import { sha256Hex } from "../src/util/digest.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
-
-const isDeno = "Deno" in globalThis;
-// A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.
-const denoAdapter = "../runtime/deno-runtime.ts";
-const deno = isDeno ? await import(denoAdapter) as { denoFileSystem: FileSystem; createDenoRuntime(): Runtime } : null;
-
-async function rejectsWith(promise: Promise<unknown>, code: RuntimeErrorCode): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(isRuntimeError(error), `a RuntimeError, got ${String(error)}`);
-    assert.equal(error.code, code);
-    return true;
-  });
-}
-
-const scratch = mkdtempSync(join(tmpdir(), "magi-runtime-"));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-let counter = 0;
-
-/** A fixture builder: real directories for disk adapters, arranged files for the memory one. */
-interface Fixture {
-  dir: string;
-  file(name: string, data: string): string;
-  link(target: string, name: string): string;
-  fifo(name: string): string;
-}
-
-function diskFixture(): Fixture {
-  const dir = join(scratch, `case-${counter++}`);
-  mkdirSync(dir, { recursive: true });
-  return {
-    dir,
-    file: (name, data) => (writeFileSync(join(dir, name), data), join(dir, name)),
-    link: (target, name) => (symlinkSync(target, join(dir, name)), join(dir, name)),
-    fifo: (name) => {
-      assert.equal(spawnSync("mkfifo", [join(dir, name)]).status, 0);
-      return join(dir, name);
-    },
-  };
-}
-
-function memoryFixture(fs: MemoryFileSystem): Fixture {
-  const dir = `/case-${counter++}`;
-  void fs.mkdir(dir, 0o755);
-  return {
-    dir,
-    file: (name, data) => (fs.writeFile(`${dir}/${name}`, data), `${dir}/${name}`),
-    link: (target, name) => (fs.symlink(target, `${dir}/${name}`), `${dir}/${name}`),
-    fifo: (name) => (fs.mkfifo(`${dir}/${name}`), `${dir}/${name}`),
-  };
-}
-
-const memory = new MemoryFileSystem();
-const adapters: [string, FileSystem, () => Fixture][] = [
-  ["node", nodeFileSystem, diskFixture],
-  ["memory", memory, () => memoryFixture(memory)],
-  ...(deno === null ? [] : [["deno", deno.denoFileSystem, diskFixture] as [string, FileSystem, () => Fixture]]),
-];
+import { adapters, deno, rejectsWith, scratch } from "./support/fs-adapters.ts";
 
 for (const [name, fs, fixture] of adapters) {
   describe(`FileSystem contract: ${name}`, () => {
@@ -110,6 +51,18 @@ for (const [name, fs, fixture] of adapters) {
       await rejectsWith(fs.createExclusive(path, new Uint8Array(1), 0o600), "exists");
     });
 
+    it("link() gives a file a second name and never replaces one: exists, not_found", async () => {
+      const f = fixture();
+      const source = f.file("tmp", "body");
+      const taken = f.file("taken", "someone else's");
+      await fs.link(source, `${f.dir}/lease`);
+      await fs.unlink(source);
+      assert.equal(new TextDecoder().decode(await fs.readFile(`${f.dir}/lease`, 100)), "body");
+      await rejectsWith(fs.link(`${f.dir}/lease`, taken), "exists");
+      assert.equal(new TextDecoder().decode(await fs.readFile(taken, 100)), "someone else's");
+      await rejectsWith(fs.link(`${f.dir}/missing`, `${f.dir}/other`), "not_found");
+    });
+
     it("syncDirectory() syncs a directory and rejects a missing path with not_found", async () => {
       const f = fixture();
       await fs.syncDirectory(f.dir);
@@ -141,6 +94,33 @@ for (const [name, fs, fixture] of adapters) {
       await rejectsWith(fs.mkdir(`${f.dir}/plain/sub`, 0o700), "not_directory");
     });
 
+    it("openDir() lists what readDir() lists, in batches of at most the size asked for", async () => {
+      const f = fixture();
+      await fs.mkdir(`${f.dir}/sub`, 0o700);
+      for (let n = 0; n < 150; n++) f.file(`e${n}`, "");
+      f.link("nowhere", "dangling");
+      const reader = await fs.openDir(f.dir);
+      const batches: number[] = [];
+      const listed = [];
+      for (let batch = await reader.read(64); batch.length > 0; batch = await reader.read(64)) {
+        batches.push(batch.length);
+        listed.push(...batch);
+      }
+      assert.deepEqual(await reader.read(64), [], "the end stays the end");
+      await reader.close();
+      await reader.close();
+      assert.ok(batches.every((size) => size >= 1 && size <= 64), batches.join(","));
+      const byName = (a: { name: string }, b: { name: string }) => a.name < b.name ? -1 : 1;
+      assert.deepEqual(listed.sort(byName), (await fs.readDir(f.dir)).sort(byName));
+      assert.equal(listed.length, 152);
+      assert.deepEqual((await reader.read(1)).length, 0, "a closed listing yields nothing");
+      const early = await fs.openDir(f.dir);
+      assert.equal((await early.read(1)).length, 1);
+      await early.close();
+      await rejectsWith(fs.openDir(`${f.dir}/missing`), "not_found");
+      await rejectsWith(fs.openDir(`${f.dir}/e0`), "not_directory");
+    });
+
     it("realpath() resolves symlinks; lstat() and stat() differ on them", async () => {
       const f = fixture();
       const target = f.file("t", "t");
@@ -164,7 +144,7 @@ for (const [name, fs, fixture] of adapters) {
 
 const runtimes: [string, () => Runtime][] = [
   ["node", createNodeRuntime],
-  ...(deno === null ? [] : [["deno", () => deno.createDenoRuntime()] as [string, () => Runtime]]),
+  ...(deno === null ? [] : [["deno", deno.createDenoRuntime] as [string, () => Runtime]]),
 ];
 
 for (const [name, create] of runtimes) {

@@ -19,7 +19,7 @@ describe("server lifecycle", () => {
     const [frame] = await run.waitFrames(1);
     assert.equal(frame!.id, "i1");
     const result = frame!.result as { capabilities: string[]; limits: unknown; status: Record<string, unknown> };
-    assert.deepEqual(result.capabilities, ["approval.answer", "history.page", "initialize", "session.create", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
+    assert.deepEqual(result.capabilities, ["approval.answer", "history.page", "initialize", "model.catalog", "model.catalog.status", "model.refresh", "operation.cancel", "selection.set", "session.create", "session.discover", "session.list", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
     assert.deepEqual(result.limits, LIMITS);
     assert.equal(result.status.state, "idle");
     assert.equal(result.status.readiness, "ready");
@@ -46,6 +46,7 @@ describe("server lifecycle", () => {
       context_id: null,
       session_id: null,
       run_id: null,
+      selection: null,
     });
     run.runtime.input.end();
     await run.exit;
@@ -64,7 +65,7 @@ describe("server lifecycle", () => {
 
   it("initialize with an unknown capability has no effect and a corrected retry works", async () => {
     const run = startServer();
-    run.runtime.input.push(initLine("i1", ["status", "model.catalog"]));
+    run.runtime.input.push(initLine("i1", ["status", "no.such.capability"]));
     const [rejected] = await run.waitFrames(1);
     assert.equal(rejected!.error?.code, "unsupported_capability");
     assert.equal(run.runtime.fs.exists("/home/user/.magi-code"), false);

@@ -53,7 +53,7 @@ describe("sessions over the protocol", () => {
     const run = startServer();
     run.runtime.input.push(initLine("init", ALL));
     const [frame] = await run.waitFrames(1);
-    assert.deepEqual(frame!.result!.capabilities, ["approval.answer", "history.page", "initialize", "session.create", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
+    assert.deepEqual(frame!.result!.capabilities, ["approval.answer", "history.page", "initialize", "model.catalog", "model.catalog.status", "model.refresh", "operation.cancel", "selection.set", "session.create", "session.discover", "session.list", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
     run.runtime.input.end();
     await run.exit;
   });
@@ -119,6 +119,17 @@ describe("sessions over the protocol", () => {
     assert.equal(run.runtime.fs.exists(`${SESSIONS}/elsewhere.writer.lease`), false, "a failed open releases its lease");
     const legacy = await call(run, "o4", "session.open", { session_id: "legacy" });
     assert.deepEqual(legacy.result!.notices, ["cwd_unverified"]);
+    run.runtime.input.end();
+    await run.exit;
+  });
+
+  it("an empty recorded cwd is not checked (the spec checks every nonempty one): alone it is cwd_unverified", async () => {
+    const run = startServer();
+    const blank = (id: string) => `${JSON.stringify({ v: 1, type: "session", session_id: id, at, cwd: "", created_at: at })}\n`;
+    run.runtime.fs.writeFile(`${SESSIONS}/blank.jsonl`, blank("blank"), 0o600);
+    await ready(run);
+    const opened = await call(run, "o1", "session.open", { session_id: "blank" });
+    assert.deepEqual([opened.result?.durable, opened.result?.notices], [true, ["cwd_unverified"]], JSON.stringify(opened.error));
     run.runtime.input.end();
     await run.exit;
   });

@@ -73,7 +73,7 @@ describe("tools and agent settings: project trust", () => {
     const fs = new MemoryFileSystem();
     fs.writeFile("/g/settings.jsonc", json(global));
     fs.writeFile("/p/.magi-code/settings.jsonc", json(project));
-    return await loadSettings(fs, { global: "/g/settings.jsonc", project: "/p/.magi-code/settings.jsonc" }, live(), new Set());
+    return await loadSettings(fs, { global: "/g/settings.jsonc", project: "/p/.magi-code/settings.jsonc" }, live());
   };
 
   it("loadSettings() refuses loosening and merges tightening per tool", async () => {

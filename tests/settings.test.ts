@@ -102,7 +102,7 @@ const rejected: Array<[string, string]> = [
   ["a number top level", "42"],
   ["an unknown key", `{"modle": {}}`],
   ["an unknown key in model", model({ provider: "openai", temperature: 1 })],
-  ["an unknown key in providers", json({ providers: { catalog: {} } })],
+  ["an unknown key in providers", json({ providers: { models: {} } })],
   ["an unknown key in an endpoint", endpoint("openai", { headers: {} })],
   ["a duplicate key", `{"model": {"model": "a", "model": "b"}}`],
   ["a __proto__ key", `{"__proto__": {"model": {}}}`],
@@ -223,7 +223,7 @@ function nodeFs(): FileSystem {
       if (data.length > max) throw new RuntimeError("too_large");
       return new Uint8Array(data);
     }),
-    readDir: unused, mkdir: unused, openRead: unused, createExclusive: unused, syncDirectory: unused, openAppend: unused, rename: unused, unlink: unused,
+    readDir: unused, openDir: unused, mkdir: unused, openRead: unused, createExclusive: unused, syncDirectory: unused, openAppend: unused, link: unused, rename: unused, unlink: unused,
   };
 }
 
@@ -241,55 +241,55 @@ async function withDir(body: (paths: { global: string; project: string }, dir: s
 const live = () => new AbortController().signal;
 
 test("loadSettings() returns {} when neither file exists", () => withDir(async (paths) => {
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), { ok: true, settings: {} });
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), { ok: true, settings: {} });
 }));
 
 test("loadSettings() merges the global and project files, project winning", () => withDir(async (paths) => {
   await fsp.writeFile(paths.global, `{ "model": { "provider": "anthropic", "effort": "high" } } // global`);
   await fsp.writeFile(paths.project, "\uFEFF{ \"model\": { \"effort\": \"low\" } }");
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), { ok: true, settings: { model: { provider: "anthropic", effort: "low" } } });
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), { ok: true, settings: { model: { provider: "anthropic", effort: "low" } } });
 }));
 
 test("loadSettings() accepts a file of exactly 1 MiB", () => withDir(async (paths) => {
   await fsp.writeFile(paths.global, "{}".padEnd(1_048_576, " "));
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), { ok: true, settings: {} });
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), { ok: true, settings: {} });
 }));
 
 test("loadSettings() rejects a file of 1 MiB + 1 byte with configuration_invalid", () => withDir(async (paths) => {
   await fsp.writeFile(paths.project, "{}".padEnd(1_048_577, " "));
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), INVALID);
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), INVALID);
 }));
 
 test("loadSettings() rejects invalid JSONC and invalid UTF-8 with configuration_invalid", () => withDir(async (paths) => {
   await fsp.writeFile(paths.project, `{ "model": `);
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), INVALID);
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), INVALID);
   await fsp.writeFile(paths.project, new Uint8Array([0x7b, 0xff, 0x7d]));
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), INVALID);
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), INVALID);
 }));
 
 test("loadSettings() rejects a directory at the settings path with configuration_invalid", () => withDir(async (paths) => {
   await fsp.mkdir(paths.global);
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), INVALID);
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), INVALID);
 }));
 
 test("loadSettings() follows a symlinked settings file", () => withDir(async (paths, dir) => {
   await fsp.writeFile(path.join(dir, "dotfiles.jsonc"), `{ "model": { "provider": "openai" } }`);
   await fsp.symlink(path.join(dir, "dotfiles.jsonc"), paths.global);
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), { ok: true, settings: { model: { provider: "openai" } } });
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), { ok: true, settings: { model: { provider: "openai" } } });
 }));
 
 test("loadSettings() reports startup_failed for a dangling symlink", () => withDir(async (paths, dir) => {
   await fsp.symlink(path.join(dir, "gone.jsonc"), paths.global);
-  assert.deepEqual(await loadSettings(nodeFs(), paths, live(), new Set()), { ok: false, code: "startup_failed" });
+  assert.deepEqual(await loadSettings(nodeFs(), paths, live()), { ok: false, code: "startup_failed" });
 }));
 
 test("loadSettings() maps read errors: too_large to configuration_invalid, others to startup_failed", async () => {
   const file = { kind: "file", size: 2, mode: 0o600, mtimeMs: 0, dev: 1, ino: 1, nlink: 1 } as const;
   const failing = (error: unknown): FileSystem => ({ ...nodeFs(), lstat: () => Promise.resolve(file), readFile: () => Promise.reject(error) });
   const paths = { global: "/g", project: "/p" };
-  assert.deepEqual(await loadSettings(failing(new RuntimeError("too_large")), paths, live(), new Set()), INVALID);
+  assert.deepEqual(await loadSettings(failing(new RuntimeError("too_large")), paths, live()), INVALID);
   for (const error of [new RuntimeError("permission"), new RuntimeError("io"), new RuntimeError("symlink"), new TypeError("bug")]) {
-    assert.deepEqual(await loadSettings(failing(error), paths, live(), new Set()), { ok: false, code: "startup_failed" });
+    assert.deepEqual(await loadSettings(failing(error), paths, live()), { ok: false, code: "startup_failed" });
   }
 });
 
@@ -297,14 +297,14 @@ test("loadSettings() returns startup_cancelled for an aborted signal without tou
   const controller = new AbortController();
   controller.abort();
   const untouchable = new Proxy({}, { get: () => assert.fail("filesystem used") }) as FileSystem;
-  assert.deepEqual(await loadSettings(untouchable, { global: "/g", project: "/p" }, controller.signal, new Set()), { ok: false, code: "startup_cancelled" });
+  assert.deepEqual(await loadSettings(untouchable, { global: "/g", project: "/p" }, controller.signal), { ok: false, code: "startup_cancelled" });
 });
 
 test("loadSettings() returns startup_cancelled when aborted between files", () => withDir(async (paths) => {
   const controller = new AbortController();
   const fs = nodeFs();
   const aborting: FileSystem = { ...fs, lstat: (p) => (p === paths.global ? controller.abort() : undefined, fs.lstat(p)) };
-  assert.deepEqual(await loadSettings(aborting, paths, controller.signal, new Set()), { ok: false, code: "startup_cancelled" });
+  assert.deepEqual(await loadSettings(aborting, paths, controller.signal), { ok: false, code: "startup_cancelled" });
 }));
 
 test("parseSettingsText() rejects an array where a settings object belongs with configuration_invalid", () => {

@@ -3,17 +3,16 @@ import { after, describe, it } from "node:test";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import fc from "fast-check";
 import * as v from "valibot";
-import { editFileTool } from "../src/runner/tools/edit-file.ts";
 import { compileGlob } from "../src/runner/tools/glob-match.ts";
-import { describeCall, invokeTool } from "../src/runner/tools/invoke.ts";
+import { approvalSummary, prepareCall } from "../src/runner/tools/invoke.ts";
 import { DEFAULT_POLICIES, resolvePolicy } from "../src/policy/tool-policies.ts";
 import { builtinTools, findBuiltinTool } from "../src/runner/tools/registry.ts";
 import { groupDigits } from "../src/runner/tools/tool-text.ts";
 import { clampUtf8, tailUtf8 } from "../src/util/utf8.ts";
-import { type AnyTool, MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type ToolContext, type ToolResult } from "../src/runner/tools/tool.ts";
+import { type AnyTool, isPrepared, MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type PreparedCall, type ToolContext, type ToolResult } from "../src/runner/tools/tool.ts";
 import { exactObject } from "../src/util/exact-object.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
-import { bytesOf, memoryWorld, removeWorlds, type World, worldMakers } from "./support/tools.ts";
+import { bytesOf, invokeTool, memoryWorld, removeWorlds, type World, worldMakers } from "./support/tools.ts";
 
 after(removeWorlds);
 
@@ -441,16 +440,26 @@ describe("bounds for every tool", () => {
   });
 });
 
-describe("invokeTool() and describeCall()", () => {
+describe("prepareCall() and approvalSummary()", () => {
   const Params = exactObject({ n: v.number() });
   const rogue = (output: string, summary: string, fail = false): AnyTool => ({
     name: "rogue",
     description: "A tool that misbehaves, for testing the safety net.",
     schema: Params as never,
     parameters: {},
-    describe: () => `${SECRET} ${"d".repeat(5000)}`,
-    run: () => (fail ? Promise.reject(new Error(`boom at /etc/shadow ${SECRET}`)) : Promise.resolve({ ok: true, output, summary })),
+    prepare: () =>
+      Promise.resolve({
+        action: `${SECRET} ${"d".repeat(500)}`,
+        tooLongToShow: "too long",
+        mustAsk: false,
+        run: () => (fail ? Promise.reject(new Error(`boom at /etc/shadow ${SECRET}`)) : Promise.resolve({ ok: true, output, summary })),
+      }),
   });
+  const prepared = async (t: AnyTool, args: unknown, context: ToolContext): Promise<PreparedCall> => {
+    const call = await prepareCall(t, args, context);
+    assert.ok(isPrepared(call), JSON.stringify(call));
+    return call;
+  };
 
   it("turns invalid arguments into an ok:false result naming the problem", async () => {
     const world = memoryWorld();
@@ -473,16 +482,25 @@ describe("invokeTool() and describeCall()", () => {
     assert.match(loud.output, /\[output truncated at 64 KiB\]$/);
     const thrown = await invokeTool(rogue("", "", true), { n: 1 }, context);
     assert.deepEqual(thrown, { ok: false, output: "rogue failed: unexpected error.", summary: "rogue: failed (unexpected error)" });
-    const described = describeCall(rogue("", ""), { n: 1 }, [SECRET]);
-    assert.ok(bytesOf(described) <= MAX_SUMMARY_BYTES && !described.includes(SECRET));
-    assert.equal(describeCall(rogue("", ""), { n: "x" }, []), "rogue (invalid arguments)");
+    // An action holding a secret is not offered at all: a prompt may neither show it nor hide part of itself.
+    const secretive = await prepared(rogue("", ""), { n: 1 }, context);
+    assert.equal(approvalSummary(secretive, [SECRET]), null);
+    assert.match(secretive.tooLongToShow, /shaped like a credential/);
   });
 
-  it("describes calls without file contents", () => {
+  it("approval summaries name the resolved call, without file contents", async () => {
+    const world = memoryWorld();
+    world.file("ws/a.txt", "one two two");
+    const context = world.context();
     const content = "TOP-SECRET-CONTENT ".repeat(1000);
-    assert.equal(describeCall(tool("write_file"), { path: "a.txt", content }, []), 'Write 18.6 KiB to "a.txt"');
-    assert.equal(describeCall(editFileTool as AnyTool, { path: "a.txt", old_text: content, new_text: "x" }, []), 'Edit "a.txt" (replace one occurrence)');
-    assert.equal(describeCall(tool("read_file"), { path: "a.txt", start_line: 5 }, []), 'Read "a.txt" lines 5–end');
-    assert.equal(describeCall(tool("shell"), { command: "npm test" }, []), 'Run "npm test" (timeout 120 s)');
+    const shown = async (name: string, args: unknown) => approvalSummary(await prepared(tool(name), args, context), []);
+    assert.equal(await shown("write_file", { path: "new/../b.txt", content }), 'Write 19,000 bytes to "b.txt", creating a new file');
+    assert.equal(await shown("write_file", { path: "./a.txt", content: "x" }), 'Write 1 byte to "a.txt", replacing the whole existing file');
+    assert.equal(await shown("edit_file", { path: "a.txt", old_text: "two", new_text: "2", replace_all: true }), 'Edit "a.txt": replace 2 occurrences (11 bytes before, 7 bytes after)');
+    assert.equal(await shown("read_file", { path: "a.txt", start_line: 5 }), 'Read "a.txt" lines 5–end');
+    assert.equal(await shown("shell", { command: "npm test" }), 'Run "npm test" in the workspace (timeout 120 s)');
+    assert.equal(await shown("list_directory", {}), 'List "."');
+    assert.equal(await shown("glob", { pattern: "*.ts", path: "x/.." }), 'Find "*.ts" in "."');
+    assert.equal(await shown("grep", { pattern: "a", literal: true, glob: "*.md" }), 'Search for "a", literal in "." (files "*.md")');
   });
 });

@@ -4,10 +4,9 @@ import { readFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 import type { Runtime } from "../src/host/runtime.ts";
-import { invokeTool } from "../src/runner/tools/invoke.ts";
 import { OUTPUT_HEAD_BYTES, shellEnvironment, shellTool } from "../src/runner/tools/shell.ts";
 import { MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type AnyTool, type ToolResult } from "../src/runner/tools/tool.ts";
-import { bytesOf, diskWorld, removeWorlds, spawningRuntimes, type World } from "./support/tools.ts";
+import { bytesOf, diskWorld, invokeTool, removeWorlds, spawningRuntimes, type World } from "./support/tools.ts";
 
 after(removeWorlds);
 

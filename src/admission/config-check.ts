@@ -12,10 +12,10 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, RuntimeErrorCode, type Runtime } from "../host/runtime.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BYTES } from "../config/credentials.ts";
+import { catalogProblems } from "./catalog-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
 import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
 import {
-  BUILTIN_PROVIDER_NAMES,
   GLOBAL_SETTINGS_FILE,
   MAX_SETTINGS_BYTES,
   mergeSettings,
@@ -61,14 +61,14 @@ async function readSettings(runtime: Runtime, path: string): Promise<{ text: str
 }
 
 /** Which single project entries break the trust rule (`project-trust.ts`), as problems. */
-function trustProblems(file: string, global: Settings, project: Settings, credentialNames: ReadonlySet<string>): FileProblem[] {
+function trustProblems(file: string, global: Settings, project: Settings): FileProblem[] {
   const out: FileProblem[] = [];
   for (const [name, endpoint] of Object.entries(project.providers?.endpoints ?? {})) {
-    if (!projectEndpointsTrusted(global, { providers: { endpoints: { [name]: endpoint } } }, BUILTIN_PROVIDER_NAMES, credentialNames)) {
+    if (!projectEndpointsTrusted({ providers: { endpoints: { [name]: endpoint } } })) {
       out.push({
         file,
         path: `$.providers.endpoints${/^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`}`,
-        message: `a project file may not set api_key_env, redirect a built-in or user endpoint, or reuse a name your credentials file holds a key for; ${SEE}`,
+        message: `a project file may not declare endpoints (declare it in the global file and select it with model.provider); ${SEE}`,
       });
     }
   }
@@ -126,9 +126,11 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const [global, project] = [layers[0]!.settings, layers[1]?.settings ?? {}];
   if (global === null || project === null || problems.length > 0) return { checked, problems };
 
-  if (projectPath !== null) problems.push(...trustProblems(projectPath, global, project, new Set(credentials.keys())));
+  if (projectPath !== null) problems.push(...trustProblems(projectPath, global, project));
   if (problems.length > 0) return { checked, problems };
   const merged = mergeSettings(global, project);
+  problems.push(...catalogProblems({ global: globalPath, project: projectPath }, global, project, merged));
+  if (problems.length > 0) return { checked, problems };
   const selected = resolveSelection(merged, (name) => runtime.env(name), credentials);
   if (!selected.ok) problems.push(selectionProblem(selected.code, merged, project.model?.provider !== undefined ? projectPath! : globalPath));
   return { checked, problems };

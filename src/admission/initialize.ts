@@ -16,6 +16,7 @@ import type { OutputValue } from "../protocol/frames.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { CAPABILITIES, isMethodName } from "../protocol/methods.ts";
 import type { WorkerReplies } from "../protocol/replies.ts";
+import type { Negotiation } from "../protocol/negotiation.ts";
 import type { InitializeParams } from "../protocol/schemas.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { runStartup, type StartupOutcome, type StartupSnapshot } from "./startup.ts";
@@ -34,6 +35,8 @@ export interface InitializeHost {
   readonly lifecycle: Lifecycle;
   /** Answers the `initialize` request. */
   readonly replies: WorkerReplies;
+  /** Learns which negotiated capabilities the admitted request required. */
+  readonly negotiation: Negotiation;
   /** Creates the ready child's workers on the admitted snapshot, before the result announces readiness. */
   start(snapshot: StartupSnapshot): void;
   /** The `status` object the result carries. */
@@ -60,6 +63,7 @@ export class Initializer {
     if (!params.required_capabilities.every((name) => isMethodName(name))) {
       return replies.error(id, Codes.unsupportedCapability);
     }
+    this.#host.negotiation.admit(params.required_capabilities);
     const abort = lifecycle.begin();
     this.#pending = id;
     const task = runStartup(this.#host.runtime, abort.signal).catch(() => STARTUP_CRASHED);

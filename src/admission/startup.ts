@@ -17,6 +17,8 @@ import { type Instruction, loadInstructions } from "../config/instructions.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
+import type { ReasoningHint } from "../policy/effort-policy.ts";
+import { cachedHint } from "../catalog/selection-hint.ts";
 
 /** Directories created under `MC_HOME` at startup, with owner-only permissions. */
 export const HOME_DIRECTORIES = ["sessions"] as const;
@@ -37,6 +39,8 @@ export interface StartupSnapshot {
   readonly credentials: Credentials;
   /** `AGENTS.md` texts, global first and workspace last (the workspace wins on conflicts). */
   readonly instructions: readonly Instruction[];
+  /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
+  readonly selectionHint?: ReasoningHint;
 }
 
 /** The outcome of {@link runStartup}. */
@@ -130,7 +134,6 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (signal.aborted) return cancelled;
   const contextId = await contextIdentity(cwd, home);
 
-  // Credentials come first: the project trust check needs their provider names.
   const stored = await loadCredentials(runtime.fs, joinPath(home, CREDENTIALS_FILE), signal);
   if (signal.aborted) return cancelled;
   if (!stored.ok) return { ok: false, code: stored.code, contextId };
@@ -139,7 +142,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   const loaded = await loadSettings(runtime.fs, {
     global: joinPath(home, GLOBAL_SETTINGS_FILE),
     project: await projectSettingsPath(runtime, cwd, home),
-  }, signal, new Set(credentials.keys()));
+  }, signal);
   if (signal.aborted) return cancelled;
   if (!loaded.ok) return { ok: false, code: loaded.code, contextId };
 
@@ -147,6 +150,8 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (!selected.ok) return { ok: false, code: selected.code, contextId };
   const instructions = await loadInstructions(runtime.fs, { home, cwd }, signal);
   if (signal.aborted) return cancelled;
-  const snapshot = { home, cwd, contextId, settings: loaded.settings, selection: selected.selection, credentials, instructions };
+  const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
+  if (signal.aborted) return cancelled;
+  const snapshot = { home, cwd, contextId, settings: loaded.settings, selection: selected.selection, credentials, instructions, selectionHint };
   return { ok: true, snapshot };
 }

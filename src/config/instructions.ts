@@ -63,7 +63,9 @@ function decodeBounded(bytes: Uint8Array): string {
  * `confine` is given, only to one inside `confine.within` and outside
  * `confine.outside`. A workspace's AGENTS.md comes from the repository: as a
  * link to `~/.ssh/id_ed25519` or the credentials file it would otherwise
- * carry that file to the model, past the tools' own workspace confinement.
+ * carry that file to the model, past the tools' own workspace confinement,
+ * and so could a hard link to it, so a confined file with more than one
+ * hard link is skipped.
  */
 async function readOne(
   fs: FileSystem,
@@ -76,6 +78,8 @@ async function readOne(
     if (confine !== null && (!isWithin(confine.within, target) || isWithin(confine.outside, target))) return null;
     const info = link.kind === "symlink" ? await fs.stat(target) : link;
     if (info.kind !== "file") return null;
+    // A hard link's other names are invisible and can be outside the workspace, as read_file's guard says.
+    if (confine !== null && info.nlink > 1) return null;
     const handle = await fs.openRead(target);
     try {
       const opened = await handle.stat();

@@ -1,12 +1,15 @@
 /**
  * What a project's `.magi-code/settings.jsonc` may not do. A project file
- * arrives with whatever repository the user cloned, so it must not be able to
- * send a user's provider key somewhere else: it may neither name a key
- * variable nor change where (or how) an endpoint the user configured, or a
- * built-in one, is reached, nor claim a name the user's credentials file
- * holds a key for. It may add new keyless endpoints (a local vLLM or Ollama
- * server) and choose the model. Nor may it loosen a tool's approval policy:
- * the repository would otherwise approve its own commands. Documented in
+ * arrives with whatever repository the user cloned, so it must not decide
+ * where the conversation goes: every prompt, and everything the read tools
+ * return without asking, is sent to the selected endpoint. A project may
+ * select among the endpoints the user declared globally and the built-ins,
+ * choose the model and effort, and tighten tool policies; it may not declare
+ * an endpoint at all, so it can neither add one (a keyless one at its own
+ * URL would receive the whole session) nor change `base_url`, `api` or
+ * `api_key_env` of any. Nor may it loosen a tool's approval policy: the
+ * repository would otherwise approve its own commands. The same principle
+ * (a project cannot approve itself) governs MCP servers. Documented in
  * `docs/settings.md`.
  *
  * @module
@@ -16,26 +19,11 @@ import { isAtLeastAsStrict, resolvePolicy } from "../policy/tool-policies.ts";
 import type { Settings } from "./settings.ts";
 
 /**
- * Returns whether `project`'s endpoints respect the trust rule, given the
- * user's `global` settings, the built-in provider names and the provider
- * names of the user's credentials file. A new project endpoint under a
- * credential's name would receive that key at whatever URL the project chose,
- * so it is refused rather than silently left keyless.
+ * Returns whether `project` leaves endpoints alone: it declares none. An
+ * empty `providers.endpoints` object is harmless and accepted.
  */
-export function projectEndpointsTrusted(
-  global: Settings,
-  project: Settings,
-  builtins: readonly string[],
-  credentialNames: ReadonlySet<string>,
-): boolean {
-  const userEndpoints = global.providers?.endpoints ?? {};
-  for (const [name, endpoint] of Object.entries(project.providers?.endpoints ?? {})) {
-    if (endpoint.api_key_env !== undefined) return false;
-    const userOwned = builtins.includes(name) || Object.hasOwn(userEndpoints, name);
-    if (userOwned && (endpoint.base_url !== undefined || endpoint.api !== undefined)) return false;
-    if (!userOwned && credentialNames.has(name)) return false;
-  }
-  return true;
+export function projectEndpointsTrusted(project: Settings): boolean {
+  return Object.keys(project.providers?.endpoints ?? {}).length === 0;
 }
 
 /**

@@ -9,8 +9,9 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../host/runtime.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "./project-trust.ts";
+import { projectCatalogNarrows, unknownCatalogProviders } from "./catalog-settings.ts";
+import { resolveEndpoints } from "./providers.ts";
 import {
-  BUILTIN_PROVIDER_NAMES,
   MAX_SETTINGS_BYTES,
   mergeSettings,
   parseSettingsText,
@@ -63,15 +64,13 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadSettingsResult
 
 /**
  * Loads, validates and merges the global and project settings files (project
- * wins), after checking what the project file may not do (`project-trust.ts`);
- * `credentialNames` are the provider names the credentials file holds keys
- * for. Cancellation is checked before each file and before returning.
+ * wins), after checking what the project file may not do (`project-trust.ts`).
+ * Cancellation is checked before each file and before returning.
  */
 export async function loadSettings(
   fs: FileSystem,
   paths: { readonly global: string; readonly project: string | null },
   signal: AbortSignal,
-  credentialNames: ReadonlySet<string>,
 ): Promise<LoadSettingsResult> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled } as const;
   if (signal.aborted) return cancelled;
@@ -81,7 +80,13 @@ export async function loadSettings(
   const project = paths.project === null ? EMPTY : await loadOne(fs, paths.project);
   if (!project.ok) return project;
   if (signal.aborted) return cancelled;
-  if (!projectEndpointsTrusted(global.settings, project.settings, BUILTIN_PROVIDER_NAMES, credentialNames)) return INVALID;
+  if (!projectEndpointsTrusted(project.settings)) return INVALID;
   if (!projectToolsTrusted(global.settings, project.settings)) return INVALID;
-  return { ok: true, settings: mergeSettings(global.settings, project.settings) };
+  const projectSettings: Settings = project.settings;
+  if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;
+  const merged = mergeSettings(global.settings, project.settings);
+  // An enabled choice of a provider nobody configured can never be offered: a typo, refused like an unknown model.provider.
+  const known = new Set(resolveEndpoints(merged).keys());
+  if (unknownCatalogProviders(merged.providers?.catalog, known).length > 0) return INVALID;
+  return { ok: true, settings: merged };
 }

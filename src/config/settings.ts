@@ -19,6 +19,7 @@ import { ownValue } from "../util/own.ts";
 import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
+import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -159,7 +160,10 @@ export const SettingsSchema = exactObject({
     }),
     described("Startup selection; omitted fields use the provider's defaults."),
   )),
-  providers: v.exactOptional(exactObject({ endpoints: v.exactOptional(EndpointsSchema) })),
+  providers: v.exactOptional(exactObject({
+    endpoints: v.exactOptional(EndpointsSchema),
+    catalog: v.exactOptional(CatalogSettingsSchema),
+  })),
   tools: v.exactOptional(ToolsSchema),
   agent: v.exactOptional(AgentSchema),
 });
@@ -188,7 +192,10 @@ export interface AgentSettings {
 export interface Settings {
   readonly $schema?: string;
   readonly model?: ModelSettings;
-  readonly providers?: { readonly endpoints?: Readonly<Record<string, EndpointSettings>> };
+  readonly providers?: {
+    readonly endpoints?: Readonly<Record<string, EndpointSettings>>;
+    readonly catalog?: CatalogSettings;
+  };
   /** Approval policy per tool name; tools not named keep their built-in default. */
   readonly tools?: Readonly<Record<string, ApprovalPolicy>>;
   readonly agent?: AgentSettings;
@@ -232,7 +239,12 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     const names = [...new Set([...Object.keys(g ?? {}), ...Object.keys(p ?? {})])];
     // fromEntries defines own properties, so no provider name can reach a prototype.
     const endpoints = Object.fromEntries(names.map((name) => [name, { ...ownValue(g, name), ...ownValue(p, name) }]));
-    out.providers = g === undefined && p === undefined ? {} : { endpoints };
+    const catalog = project.providers?.catalog ?? global.providers?.catalog;
+    out.providers = {
+      ...(g === undefined && p === undefined ? {} : { endpoints }),
+      // A project list replaces the global one; settings-load.ts admits it only when it narrows.
+      ...(catalog === undefined ? {} : { catalog }),
+    };
   }
   if (global.tools !== undefined || project.tools !== undefined) {
     // Own entries only, through fromEntries, for the same prototype reason as endpoints.

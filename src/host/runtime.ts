@@ -35,11 +35,12 @@ export interface Sha256 {
 
 /** What {@link Runtime.fetch} sends: the subset of `RequestInit` the core uses. */
 export interface HttpRequestInit {
-  readonly method: "POST";
+  /** `POST` for provider turns, `GET` for a catalog refresh's model list. */
+  readonly method: "POST" | "GET";
   /** Header names in lower case. */
   readonly headers: Readonly<Record<string, string>>;
-  /** The body, sent as UTF-8. */
-  readonly body: string;
+  /** The body, sent as UTF-8; absent for `GET`. */
+  readonly body?: string;
   /** Aborts the request and its response body. */
   readonly signal: AbortSignal;
   /** Redirects are failures: a provider call never follows one. */

@@ -36,4 +36,11 @@ export interface ByteWriter {
    * caller issues one write at a time.
    */
   write(bytes: Uint8Array): Promise<void>;
+  /**
+   * Set by adapters whose every write call is costly whatever its size:
+   * how long a fast stream of best-effort frames (`message.delta`) may be
+   * held so that it leaves as fewer, fuller frames and writes. Absent or 0:
+   * nothing is held.
+   */
+  readonly batchMs?: number;
 }

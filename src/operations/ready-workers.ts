@@ -1,6 +1,7 @@
 /**
  * The workers a ready child runs on its admitted startup snapshot: the
- * session/history worker and the turn worker, sharing one session store and
+ * session/history worker (which also lists sessions) and the turn worker,
+ * sharing one session store and
  * excluding each other (a session operation during a run is `busy`, and a
  * turn during a session operation too). Run events reach the ordered writer
  * through a sink that leaves room for responses. On close both are
@@ -18,7 +19,12 @@ import type { Runtime } from "../host/runtime.ts";
 import { configuredSecrets } from "../config/providers.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
 import { SessionWorker } from "./sessions/session-worker.ts";
+import { CatalogOperations } from "./catalog-operations.ts";
 import { SessionStore } from "../store/sessions.ts";
+import { SessionDiscovery } from "../store/discovery/discovery.ts";
+import { SessionListing } from "../store/discovery/listing.ts";
+import { joinPath } from "../util/paths.ts";
+import { OperationCanceller } from "./cancel/operation-cancel.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
@@ -31,6 +37,10 @@ export interface Workers {
   readonly sessions: SessionWorker;
   /** `turn.*` and `approval.answer`. */
   readonly turns: TurnWorker;
+  /** `model.*`, `selection.set` and the selection side of `session.create`/`session.open`, on the session worker. */
+  readonly catalog: CatalogOperations;
+  /** `operation.cancel`, over the session worker's cancellable operations. */
+  readonly operations: OperationCanceller;
 }
 
 function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: StartupSnapshot): Workers {
@@ -38,22 +48,30 @@ function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: Start
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
   const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
   let turns: TurnWorker | null = null;
-  const sessions = new SessionWorker(store, output, () => turns?.runId != null);
+  const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
+  const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
+  const sessions = new SessionWorker(store, discovery, output, () => turns?.runId != null);
   const sink: RunEventSink = {
     // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
     room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),
     whenRoom: () => writer.whenPendingBelow(EVENT_SLOTS),
     send: (event) => output.event(event.event, event.data),
   };
+  const catalog = new CatalogOperations(runtime, snapshot, store, sessions);
+  const base = runConfig(runtime, snapshot, secrets);
   turns = new TurnWorker({
     runtime,
     store,
     sessionsBusy: () => sessions.busy,
     replies: output,
     sink,
-    config: runConfig(runtime, snapshot, secrets),
+    // Read when a run starts: turns use the selection current then.
+    get config() {
+      return catalog.runConfig(base);
+    },
+    beforeRun: (signal) => catalog.beforeRun(signal),
   });
-  return { sessions, turns };
+  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
 }
 
 /** The workers of one child: none until startup admitted a snapshot, then both for good. */

@@ -25,6 +25,8 @@ export interface StatusObject {
   readonly context_id: string | null;
   readonly session_id: string | null;
   readonly run_id: string | null;
+  /** The current selection; null before readiness and after a failed startup. */
+  readonly selection: OutputValue;
 }
 
 /** A provider or model name as `status` may show it: secret-like, redacted or control-bearing names become `null`. */
@@ -44,6 +46,7 @@ function renderPhase(phase: Phase): StatusObject {
         context_id: null,
         session_id: null,
         run_id: null,
+        selection: null,
       };
     case "ready":
       return {
@@ -54,6 +57,7 @@ function renderPhase(phase: Phase): StatusObject {
         context_id: phase.snapshot.contextId,
         session_id: null,
         run_id: null,
+        selection: null,
       };
     case "failed":
       return {
@@ -64,6 +68,7 @@ function renderPhase(phase: Phase): StatusObject {
         context_id: phase.contextId,
         session_id: null,
         run_id: null,
+        selection: null,
       };
   }
 }
@@ -95,10 +100,13 @@ export class StatusView {
     if (this.#rendered?.phase !== phase) this.#rendered = { phase, status: renderPhase(phase) };
     const status = this.#rendered.status;
     const workers = this.#workers();
-    const sessionId = workers?.sessions.sessionId ?? null;
-    const runId = workers?.turns.runId ?? null;
-    if (sessionId === null && runId === null) return status;
+    if (workers === null || phase.kind !== "ready") return status;
+    const sessionId = workers.sessions.sessionId;
+    const runId = workers.turns.runId;
     const running = runId === null ? {} : { state: "running", run_id: runId } as const;
-    return { ...status, session_id: sessionId, ...running };
+    // The effective provider and model follow the selection; it reflects the last completed attachment or mutation.
+    const { provider, model } = workers.catalog.current;
+    const selection = workers.catalog.selection;
+    return { ...status, provider: safeName(provider), model: safeName(model), session_id: sessionId, ...running, selection };
   }
 }

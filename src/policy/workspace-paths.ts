@@ -16,10 +16,15 @@
  * are refused additionally inside any `.git` directory (or onto a `.git`
  * file, which can redirect git elsewhere) and inside the workspace's
  * `.magi-code/` project settings, which could otherwise widen the approval
- * policies that guard the writes themselves.
+ * policies that guard the writes themselves. These names and `MC_HOME` are
+ * compared as a case-insensitive filesystem would ({@link foldName}): on
+ * macOS `.MAGI-CODE/settings.jsonc` is the project settings file, and HFS+
+ * ignores zero-width characters in names, so `.git\u200C` is `.git`. On a
+ * case-sensitive filesystem this refuses a few more names than it must.
  *
- * A check-then-use race (a symlink swapped in between) is out of scope: the
- * only other writer is a shell command, which the user approves.
+ * The tools re-check a prepared path just before acting on it
+ * (`call-target.ts`, `atomic-write.ts`); what race remains is described in
+ * `docs/security.md`.
  *
  * @module
  */
@@ -54,6 +59,29 @@ export const MAX_PATH_BYTES = 4096;
 /** The workspace directory that holds project settings; the model may not rewrite them. */
 export const PROJECT_SETTINGS_DIRECTORY = ".magi-code";
 
+// Characters some filesystems drop when comparing names (HFS+ ignores zero-width and bidi marks).
+const IGNORED_IN_NAMES = /\p{Default_Ignorable_Code_Point}/gu;
+
+/**
+ * `name` (or a whole path) in the form a case-insensitive,
+ * normalisation-insensitive filesystem compares: decomposed, without
+ * default-ignorable characters, lower-cased. Two names with equal folds may
+ * be one directory entry; protected names are compared in this form.
+ */
+export function foldName(name: string): string {
+  return name.normalize("NFD").replace(IGNORED_IN_NAMES, "").toLowerCase();
+}
+
+/** Whether canonical `path` is `MC_HOME` or inside it, compared case-insensitively ({@link foldName}). */
+export function isWithinHome(home: string, path: string): boolean {
+  return isWithin(foldName(home), foldName(path));
+}
+
+/** Whether `name` is `.git` as a case-insensitive filesystem sees it (`.GIT`, `.git\u200B`). */
+export function isGitName(name: string): boolean {
+  return foldName(name) === ".git";
+}
+
 /** Whether `path` is `root` or inside it; both absolute and normalised. */
 export function isWithin(root: string, path: string): boolean {
   if (root === "/") return path.startsWith("/");
@@ -68,11 +96,11 @@ export function relativeTo(root: string, path: string): string {
 
 /** Whether a write to canonical `path` is refused as protected. */
 export function isProtectedWrite(scope: Pick<PathScope, "workspace" | "home">, path: string): boolean {
-  if (isWithin(scope.home, path)) return true;
+  if (isWithinHome(scope.home, path)) return true;
   const parts = relativeTo(scope.workspace, path).split("/");
-  // Case-insensitive: on macOS and Windows filesystems `.GIT` is the same directory.
-  if (parts.some((part) => part.toLowerCase() === ".git")) return true;
-  return parts[0] === PROJECT_SETTINGS_DIRECTORY;
+  // Any component: a nested repository's `.git` (or a submodule's) runs hooks just the same.
+  if (parts.some(isGitName)) return true;
+  return foldName(parts[0]!) === PROJECT_SETTINGS_DIRECTORY;
 }
 
 /**
@@ -119,7 +147,7 @@ export async function resolveWorkspacePath(scope: PathScope, input: string, acce
   const canonical = await canonicalize(scope.fs, lexical);
   if (canonical === null) return { ok: false, reason: "invalid" };
   if (!isWithin(scope.workspace, canonical)) return { ok: false, reason: "outside_workspace" };
-  if (isWithin(scope.home, canonical)) return { ok: false, reason: "protected" };
+  if (isWithinHome(scope.home, canonical)) return { ok: false, reason: "protected" };
   if (access === "write" && isProtectedWrite(scope, canonical)) return { ok: false, reason: "protected" };
   return { ok: true, path: canonical };
 }

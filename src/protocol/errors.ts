@@ -39,12 +39,24 @@ export const ErrorCode = {
   staleRevision: "stale_revision",
   contentLimit: "content_limit",
   operationCancelled: "operation_cancelled",
+  // Discovery errors (`session.list`).
+  discoveryLimit: "discovery_limit",
+  discoveryUnavailable: "discovery_unavailable",
+  // Extension errors (docs/features/local-agent-extensions.md): `operation.cancel` naming no in-flight operation.
+  staleOperation: "stale_operation",
   // Turn errors.
   staleRun: "stale_run",
   staleApproval: "stale_approval",
   executionFailed: "execution_failed",
   persistenceFailed: "persistence_failed",
   outputUnavailable: "output_unavailable",
+  // Catalog and selection errors.
+  catalogLimit: "catalog_limit",
+  catalogUnavailable: "catalog_unavailable",
+  staleCatalog: "stale_catalog",
+  staleSelection: "stale_selection",
+  selectionInvalid: "selection_invalid",
+  effortUnsupported: "effort_unsupported",
 } as const;
 
 /**
@@ -69,6 +81,7 @@ export const DiagnosticCode = {
   activityLimit: "activity_limit",
   persistenceDegraded: "persistence_degraded",
   historyUnavailable: "history_unavailable",
+  sessionFull: "session_full",
 } as const;
 
 /** One diagnostic code. */

@@ -14,10 +14,14 @@ import {
   EmptyParamsSchema,
   HistoryPageParamsSchema,
   InitializeParamsSchema,
+  OperationCancelParamsSchema,
+  SessionDiscoverParamsSchema,
+  SessionListParamsSchema,
   SessionOpenParamsSchema,
   TurnCancelParamsSchema,
   TurnStartParamsSchema,
 } from "./schemas.ts";
+import { ModelCatalogParamsSchema, ModelRefreshParamsSchema, SelectionSetParamsSchema } from "./selection-schemas.ts";
 
 /** Method name → params schema, for every implemented method. */
 export const METHODS = {
@@ -26,10 +30,17 @@ export const METHODS = {
   "shutdown": EmptyParamsSchema,
   "session.create": EmptyParamsSchema,
   "session.open": SessionOpenParamsSchema,
+  "session.list": SessionListParamsSchema,
+  "session.discover": SessionDiscoverParamsSchema,
   "history.page": HistoryPageParamsSchema,
   "turn.start": TurnStartParamsSchema,
   "turn.cancel": TurnCancelParamsSchema,
   "approval.answer": ApprovalAnswerParamsSchema,
+  "model.catalog": ModelCatalogParamsSchema,
+  "model.catalog.status": EmptyParamsSchema,
+  "model.refresh": ModelRefreshParamsSchema,
+  "selection.set": SelectionSetParamsSchema,
+  "operation.cancel": OperationCancelParamsSchema,
 } as const;
 
 /** One implemented method's name. */

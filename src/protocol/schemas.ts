@@ -79,3 +79,34 @@ export const ApprovalAnswerParamsSchema = exactObject({
 
 /** The output of {@link ApprovalAnswerParamsSchema}. */
 export type ApprovalAnswerParams = v.InferOutput<typeof ApprovalAnswerParamsSchema>;
+
+/**
+ * Paged discovery params: `{ revision?, cursor?, limit? }`, each optional,
+ * limit an integer from 1 to `maxLimit`. Revision and cursor are both null
+ * (or omitted) for a fresh request, or both set for a continuation; one
+ * without the other is `invalid_params`.
+ */
+const pagedDiscoveryParams = (maxLimit: number) =>
+  v.pipe(
+    exactObject({
+      revision: v.exactOptional(v.nullable(OpaqueIdSchema)),
+      cursor: v.exactOptional(v.nullable(OpaqueIdSchema)),
+      limit: v.exactOptional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(maxLimit))),
+    }),
+    v.check((params) => ((params.revision ?? null) === null) === ((params.cursor ?? null) === null)),
+  );
+
+/** `session.list` params, limit up to `discovery_page_entries`. */
+export const SessionListParamsSchema = pagedDiscoveryParams(LIMITS.discovery_page_entries);
+
+/** The output of {@link SessionListParamsSchema}. */
+export type SessionListParams = v.InferOutput<typeof SessionListParamsSchema>;
+
+/** `session.discover` params: those of `session.list`, limit up to `discover_page_entries`. */
+export const SessionDiscoverParamsSchema = pagedDiscoveryParams(LIMITS.discover_page_entries);
+
+/** `operation.cancel` params: exactly `{ id }`, a request id of this child. */
+export const OperationCancelParamsSchema = exactObject({ id: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)) });
+
+/** The output of {@link OperationCancelParamsSchema}. */
+export type OperationCancelParams = v.InferOutput<typeof OperationCancelParamsSchema>;

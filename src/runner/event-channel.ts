@@ -45,6 +45,13 @@ export interface RunEventChannelOptions {
   readonly setTimer: SetTimer;
   /** The run the channel's own `message.delta` events are stamped with. */
   readonly scope: RunScope;
+  /**
+   * After a delta is handed to an idle sink, later text of the stream waits
+   * up to this long and leaves as one delta (absent or 0: never held). For a
+   * sink whose every write call is costly (`ByteWriter.batchMs`); the first
+   * delta after a pause and every critical event still go at once.
+   */
+  readonly deltaHoldMs?: number;
 }
 
 
@@ -61,6 +68,10 @@ export class RunEventChannel {
   readonly #sink: RunEventSink;
   readonly #setTimer: SetTimer;
   readonly #scope: RunScope;
+  readonly #holdMs: number;
+  // Open while deltas are held: from a delta's hand-over until `#holdMs` later.
+  #hold: Disposable | null = null;
+  #idleRoom = 0; // The most room the sink has shown: its room when idle.
   readonly #queue: RunEvent[] = [];
   // Critical events waiting for a slot, oldest first; they are ahead of anything produced later.
   readonly #waiters: Waiter[] = [];
@@ -80,6 +91,7 @@ export class RunEventChannel {
     this.#sink = options.sink;
     this.#setTimer = options.setTimer;
     this.#scope = options.scope;
+    this.#holdMs = options.deltaHoldMs ?? 0;
   }
 
   /** Events accepted and not yet handed to the sink (never more than `LIMITS.worker_events`). */
@@ -225,18 +237,38 @@ export class RunEventChannel {
         this.#awaitRoom();
         break;
       }
+      // Only the open tail delta is ever held: anything behind it, or a full tail, ends the hold.
+      if (this.#hold !== null && this.#queue.length === 1 && this.#open?.data === this.#queue[0]!.data) break;
       const event = this.#queue.shift()!;
       // Once sent the event is the sink's; appending to it then would change a delivered frame.
       if (this.#open !== null && this.#open.data === event.data) this.#open = null;
+      // Hold only after a delta that reached an idle sink (all its room free): that one costs a write of its own.
+      const idle = this.#sink.room() >= this.#idleRoom;
+      this.#idleRoom = Math.max(this.#idleRoom, this.#sink.room());
       this.#sink.send(event);
       const sent = this.#onSent.get(event);
       if (sent !== undefined) {
         this.#onSent.delete(event);
         sent();
       }
+      if (idle && event.event === "message.delta" && this.#holdMs > 0 && !this.#closed) this.#startHold();
       this.#admitWaiters();
     }
+    if (this.#closed && this.#queue.length === 0) this.#endHold();
     if (this.#roomWaiters.size > 0 && this.#hasRoom()) for (const done of [...this.#roomWaiters]) done();
+  }
+
+  #startHold(): void {
+    if (this.#hold !== null) return;
+    this.#hold = this.#setTimer(this.#holdMs, () => {
+      this.#hold = null;
+      this.#drain();
+    });
+  }
+
+  #endHold(): void {
+    this.#hold?.dispose();
+    this.#hold = null;
   }
 
   #admitWaiters(): void {

@@ -69,7 +69,7 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
   try {
     if (io.inputDurable) {
       const closing = usage.record(io);
-      await io.persist([
+      await io.persistClosing([
         ...(closing === null ? [] : [closing]),
         { v: 1, type: "turn_finished", session_id: scope.session_id, at: io.at(), turn_id: io.turnId, outcome, error_code: code },
       ]);

@@ -1,8 +1,10 @@
 /**
  * Executes the tool calls of one model step, in the order the model made
- * them: resolve the tool, apply its approval policy (asking the client when
- * it is `ask`), run it, and report each call as `activity` events and
- * records. Every call gets a result the model can read, so the next request
+ * them: resolve the tool, prepare the call (its paths resolved, what it
+ * needs read), apply its approval policy (asking the client when it is
+ * `ask`, or when the prepared call must ask, with a summary of exactly what
+ * will run), run it, and report each call as `activity` events and records.
+ * Every call gets a result the model can read, so the next request
  * pairs every call with its result even when a call was refused.
  *
  * @module
@@ -13,11 +15,11 @@ import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
-import { describeCall, invokeTool } from "./tools/invoke.ts";
+import { approvalSummary, prepareCall } from "./tools/invoke.ts";
 import { boundSummary } from "./tools/tool-text.ts";
 import { resolvePolicy } from "../policy/tool-policies.ts";
 import { findBuiltinTool } from "./tools/registry.ts";
-import type { ToolContext } from "./tools/tool.ts";
+import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 
 /** What tool execution needs from its run. */
@@ -71,14 +73,26 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await activity(io, activityId, name, "failed", `${name}: arguments were not valid JSON`);
     return result("The arguments were not valid JSON.", true);
   }
-  const summary = describeCall(tool, args, secrets);
   const policy = resolvePolicy(tool.name, context.policies);
   if (policy === "deny") {
-    await activity(io, activityId, name, "failed", `${summary} (denied by settings)`);
+    // Nothing is prepared: a denied tool does not even look at the filesystem.
+    await activity(io, activityId, name, "failed", `${name} (denied by settings)`);
     return result(DENIED_BY_SETTINGS, true);
   }
-  if (policy === "ask") {
-    const approval = broker.request(summary);
+  const prepared = await prepareCall(tool, args, context.tool);
+  if (!isPrepared(prepared)) {
+    // Refused before anyone is asked: a protected path, a missing file, an edit that matches nothing.
+    await activity(io, activityId, name, "failed", prepared.summary);
+    return result(prepared.output, true);
+  }
+  const summary = prepared.action;
+  if (policy === "ask" || prepared.mustAsk) {
+    const shown = approvalSummary(prepared, secrets);
+    if (shown === null) {
+      await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
+      return result(prepared.tooLongToShow, true);
+    }
+    const approval = broker.request(shown);
     await io.emit({
       event: "approval.requested",
       data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
@@ -94,7 +108,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     }
   }
   await activity(io, activityId, name, "started", summary);
-  const outcome = await invokeTool(tool, args, context.tool);
+  const outcome = await prepared.run();
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
   if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
   return result(outcome.output, !outcome.ok);

@@ -71,14 +71,18 @@ function tag(text: string): string {
 
 const CURSOR = /^p([1-9a-z][0-9a-z]{0,5})\.([0-9a-z]{14})$/;
 
-/** The cursor naming `offset` within `revision`: `p<offset base36>.<tag>`, at most 22 ASCII bytes. */
-function cursorFor(revision: string, offset: number): string {
+/**
+ * The cursor naming `offset` within `revision`: `p<offset base36>.<tag>`, at
+ * most 22 ASCII bytes. Session listing pages its snapshot with the same
+ * cursors, tagged with its own revisions.
+ */
+export function cursorFor(revision: string, offset: number): string {
   const at = offset.toString(36);
   return `p${at}.${tag(`${revision}\n${at}`)}`;
 }
 
 /** The offset `cursor` names in a snapshot of `count` entries, or null when it is not one this revision issues. */
-function offsetOf(cursor: string, revision: string, count: number): number | null {
+export function offsetOf(cursor: string, revision: string, count: number): number | null {
   const match = CURSOR.exec(cursor);
   if (match === null) return null;
   const offset = parseInt(match[1]!, 36);

@@ -21,7 +21,7 @@ import { chunkSlots } from "./entry-chunking.ts";
  * satisfy it without this module depending on the record schemas.
  */
 export type ProjectionRecord =
-  | { readonly type: "session" | "session_preferences" | "internal_prompt" | "usage" }
+  | { readonly type: "session" | "session_preferences" | "session_title" | "internal_prompt" | "usage" }
   | { readonly type: "turn_started"; readonly turn_id: string }
   | {
     readonly type: "turn_finished";
@@ -215,7 +215,7 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
         slots.push({ kind: record.type, text: record.summary, partial: false });
         break;
       default:
-        break; // session, preferences, internal prompts and usage never show
+        break; // session, preferences, titles, internal prompts and usage never show
     }
   }
   const unfinished = [...contentTurns].some((turn) => !outcomes.has(turn));

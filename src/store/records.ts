@@ -60,8 +60,9 @@ function common<const T extends string>(type: T) {
 const SESSION = {
   ...common("session"),
   // Absoluteness and canonical form are checked against the child's cwd on
-  // open (`cwd_mismatch`), not here; a NUL can never be part of a path.
-  cwd: v.exactOptional(v.pipe(v.string(), v.minLength(1), v.check((path) => !path.includes("\u0000")))),
+  // open (`cwd_mismatch`), not here; a NUL can never be part of a path. An
+  // empty cwd records none: the spec checks only every nonempty one.
+  cwd: v.exactOptional(v.pipe(v.string(), v.check((path) => !path.includes("\u0000")))),
   created_at: TimestampSchema,
 };
 const SESSION_PREFERENCES = {
@@ -108,7 +109,10 @@ const ACTIVITY = {
   state: v.picklist(["started", "completed", "failed"]),
   summary: v.pipe(v.string(), bytesWithin(0, LIMITS.summary_bytes)),
 };
-const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSchema };
+// The optional title is durable title metadata a compaction may carry; session listing shows the latest one.
+const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema) };
+// A session's title as set by the user or a titling step; never derived from a prompt by this backend.
+const SESSION_TITLE = { ...common("session_title"), title: TextSchema };
 const DIAGNOSTIC = {
   ...common("diagnostic"),
   turn_id: v.exactOptional(IdSchema),
@@ -148,6 +152,8 @@ export const ReasoningSummaryRecordSchema = exactObject(REASONING_SUMMARY);
 export const ActivityRecordSchema = exactObject(ACTIVITY);
 /** `compaction`: a compaction summary. */
 export const CompactionRecordSchema = exactObject(COMPACTION);
+/** `session_title`: the session's display title, which listing shows; never projected. */
+export const SessionTitleRecordSchema = exactObject(SESSION_TITLE);
 /** `diagnostic`: a diagnostic shown in history. */
 export const DiagnosticRecordSchema = exactObject(DIAGNOSTIC);
 /** `internal_prompt`: replayed to the provider, never projected. */
@@ -167,6 +173,7 @@ const VARIANT = v.variant("type", [
   v.strictObject(REASONING_SUMMARY),
   v.strictObject(ACTIVITY),
   v.strictObject(COMPACTION),
+  v.strictObject(SESSION_TITLE),
   v.strictObject(DIAGNOSTIC),
   v.strictObject(INTERNAL_PROMPT),
   v.strictObject(USAGE),
@@ -209,6 +216,8 @@ export type ReasoningSummaryRecord = v.InferOutput<typeof ReasoningSummaryRecord
 export type ActivityRecord = v.InferOutput<typeof ActivityRecordSchema>;
 /** The `compaction` record. */
 export type CompactionRecord = v.InferOutput<typeof CompactionRecordSchema>;
+/** The `session_title` record. */
+export type SessionTitleRecord = v.InferOutput<typeof SessionTitleRecordSchema>;
 /** The `diagnostic` record. */
 export type DiagnosticRecord = v.InferOutput<typeof DiagnosticRecordSchema>;
 /** The `internal_prompt` record. */
@@ -234,6 +243,7 @@ export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
   "reasoning_summary",
   "activity",
   "compaction",
+  "session_title",
   "diagnostic",
   "internal_prompt",
   "usage",

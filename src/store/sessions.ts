@@ -14,8 +14,9 @@ import type { Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { joinPath } from "../util/paths.ts";
 import { uuid7 } from "../util/uuid7.ts";
-import { type Attachment, type AttachmentContext, extendAttachment, loadAttachment } from "./attachment.ts";
+import { type Attachment, type AttachmentContext, extendAttachment, loadAttachment, revisionDigest } from "./attachment.ts";
 import type { ConversationRecord } from "./conversation-records.ts";
+import type { SessionPreferencesRecord } from "./records.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
 import { EMPTY_HISTORY } from "./history-snapshot.ts";
@@ -74,11 +75,16 @@ export class SessionStore {
     return this.#attachment?.sessionId ?? null;
   }
 
+  /** The attached session's last saved selection, or null. */
+  get preferences(): SessionPreferencesRecord | null {
+    return this.#attachment?.preferences ?? null;
+  }
+
   /** `session.create`: attaches a new lazy handle with no file and no placeholder history. */
   async create(): Promise<StoreResult> {
     const runtime = this.#context.runtime;
     const sessionId = uuid7(runtime.wallNow(), runtime.randomUUID());
-    const revision = revisionId({ digest: "0".repeat(64), generation: ++this.#generation });
+    const revision = revisionId({ digest: revisionDigest(runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
     await this.#replace({
       sessionId,
       durable: false,
@@ -87,42 +93,49 @@ export class SessionStore {
       revision,
       file: null,
       intactLength: null,
+      lines: null,
       conversation: [],
+      preferences: null,
       stale: false,
     });
     return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
   }
 
-  /** `session.open`: exact id only; a failure leaves the previous attachment intact. */
-  async open(sessionId: string, signal: AbortSignal): Promise<StoreResult> {
+  /**
+   * `session.open`: exact id only; a failure leaves the previous attachment
+   * intact. `commit` is called once nothing can stop the open any more, just
+   * before the attachment is replaced (releasing the previous lease follows).
+   */
+  async open(sessionId: string, signal: AbortSignal, commit: () => void = () => {}): Promise<StoreResult> {
     const current = this.#attachment;
     if (current !== null && current.sessionId === sessionId && !current.durable) {
-      const revision = revisionId({ digest: "0".repeat(64), generation: ++this.#generation });
+      const revision = revisionId({ digest: revisionDigest(this.#context.runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
       this.#attachment = { ...current, revision, stale: false };
       return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
     }
     const runtime = this.#context.runtime;
-    // Reuse our lease only while it is still ours: after a long stall another child may have
-    // taken it over as stale, and reopening must then contend like any other open.
+    // The lease object stays ours only while its file still names us: acquiring returns the very
+    // object the attachment holds then, and contends like any other open once it was taken over.
     const held = current !== null && current.sessionId === sessionId ? current.lease : null;
-    const reuse = held !== null && held.state === "held" && (await held.verify()).ok ? held : null;
-    let lease = reuse;
-    if (lease === null) {
-      const acquired = await Lease.acquire(runtime, leasePath(this.#directory, sessionId, "writer"), {
-        instanceId: this.#context.instanceId,
-      });
-      if (!acquired.ok) return { ok: false, code: acquired.code };
-      lease = acquired.lease;
-      // Without renewals another child would judge the lease stale after 60 s; release stops them.
-      lease.startHeartbeat();
-    }
+    const acquired = await Lease.acquire(runtime, leasePath(this.#directory, sessionId, "writer"), {
+      instanceId: this.#context.instanceId,
+    });
+    // Ownership that cannot be written (a full disk) is refused like ownership held elsewhere:
+    // `persistence_failed` is not a session operation's code, and the file itself is fine.
+    if (!acquired.ok) return { ok: false, code: ErrorCode.sessionBusy };
+    const lease = acquired.lease;
+    // Without renewals another child would judge the lease stale after 60 s; release stops them.
+    if (lease !== held) lease.startHeartbeat();
     const fail = async (code: ErrorCode): Promise<StoreResult> => {
-      if (lease !== reuse) await lease!.release();
+      if (lease !== held) await lease.release();
       return { ok: false, code };
     };
 
     const loaded = await loadAttachment(this.#attachmentContext, this.#sessionPath(sessionId), sessionId, signal, true);
     if (!loaded.ok) return await fail(loaded.code);
+    // A cancelled open was answered already: it must leave the attachment as it was.
+    if (signal.aborted) return await fail(ErrorCode.operationCancelled);
+    commit();
     await this.#replace({ ...loaded.attachment, lease });
     return {
       ok: true,
@@ -138,6 +151,8 @@ export class SessionStore {
     if (attachment.revision !== revision) return { ok: false, code: ErrorCode.staleRevision };
     if (!attachment.stale && attachment.file !== null) attachment.stale = await this.#changed(attachment);
     if (attachment.stale) return { ok: false, code: ErrorCode.staleRevision };
+    // Over the snapshot budget: the spec's answer, never a fake complete page.
+    if (attachment.snapshot === null) return { ok: false, code: ErrorCode.historyLimit };
     const page = pageHistory(attachment.snapshot, sessionId, revision, cursor);
     return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
   }
@@ -170,11 +185,13 @@ export class SessionStore {
       instanceId: this.#context.instanceId,
       cwd: this.#context.cwd,
       intactLength: attachment.durable ? attachment.intactLength : null,
+      lines: attachment.durable ? attachment.lines : null,
       file: attachment.durable ? attachment.file : null,
       writerLease: attachment.durable ? attachment.lease : null,
     });
     const snapshot = attachment.snapshot;
-    const ordinal = snapshot.messages - (snapshot.tailNotice ? 1 : 0);
+    // Over the snapshot budget no page is ever served, so the id names no entry anyone can see.
+    const ordinal = snapshot === null ? 0 : snapshot.messages - (snapshot.tailNotice ? 1 : 0);
     return { journal, conversation: attachment.conversation, inputMessageId: `m${ordinal.toString(36)}` };
   }
 

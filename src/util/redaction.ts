@@ -44,6 +44,10 @@ const VENDOR_PATTERNS: readonly RegExp[] = [
 // also in "Bearer Bearer tok", where a consuming pattern would swallow the second scheme.
 const BEARER = /(?<=Bearer[ \t]+)[A-Za-z0-9._~+/=-]+/gi;
 const TOKEN_RUN = /[A-Za-z0-9+/_=-]{32,}/g;
+// `scheme://user:secret@host`, as git remotes in `.git/config` often hold them: the password
+// (up to the authority's last `@`) is replaced, the user and host stay readable. The scheme starts
+// only at a run boundary and the password stops at the first `/`, so every scan stays short.
+const URL_CREDENTIAL = /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]+@/g;
 
 /**
  * Whether a long token run is credential-shaped. Every such run must mix
@@ -169,6 +173,7 @@ function redactPatterns(text: string): string {
   let out = redactHugeRuns(text);
   for (const pattern of VENDOR_PATTERNS) out = out.replace(pattern, REDACTION_MARKER);
   out = out.replace(BEARER, REDACTION_MARKER);
+  out = out.replace(URL_CREDENTIAL, `$1${REDACTION_MARKER}@`);
   return out.replace(TOKEN_RUN, (run) => (isSecretRun(run) ? REDACTION_MARKER : run));
 }
 

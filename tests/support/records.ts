@@ -65,7 +65,8 @@ export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Ar
       state: fc.constantFrom("started" as const, "completed" as const, "failed" as const),
       summary: textArb(256),
     }, { noNullPrototype: true }),
-    fc.record({ ...base("compaction"), turn_id: idArb, summary: textArb() }, { noNullPrototype: true }),
+    fc.record({ ...base("compaction"), turn_id: idArb, summary: textArb(), title: textArb() }, { noNullPrototype: true, requiredKeys: required(["turn_id", "summary"]) }),
+    fc.record({ ...base("session_title"), title: textArb() }, { noNullPrototype: true }),
     fc.record({ ...base("diagnostic"), turn_id: idArb, code: codeArb, summary: textArb() }, { noNullPrototype: true, requiredKeys: required(["code", "summary"]) }),
     fc.record({ ...base("internal_prompt"), turn_id: idArb, text: textArb() }, { noNullPrototype: true }),
     fc.record(

@@ -11,14 +11,15 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createMemoryRuntime } from "../../runtime/memory.ts";
 import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
 import { createNodeRuntime } from "../../runtime/node-runtime.ts";
 import type { FileSystem, Runtime } from "../../src/host/runtime.ts";
-import type { ToolContext } from "../../src/runner/tools/tool.ts";
+import { prepareCall } from "../../src/runner/tools/invoke.ts";
+import { type AnyTool, isPrepared, type ToolContext, type ToolResult } from "../../src/runner/tools/tool.ts";
 
 const isDeno = "Deno" in globalThis;
 // A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.
@@ -41,6 +42,8 @@ export interface World {
   file(path: string, data: string | Uint8Array): string;
   /** Creates a symlink at root-relative `path` with the literal `target`. */
   link(target: string, path: string): string;
+  /** Creates a hard link at root-relative `path` to root-relative `target`; null on the memory filesystem, which has none. */
+  readonly hardlink: ((target: string, path: string) => string) | null;
   /** Creates a FIFO at root-relative `path`. */
   fifo(path: string): string;
   /** Sets the permission bits of the file at root-relative `path`. */
@@ -88,6 +91,7 @@ export function diskWorld(runtime: Runtime): World {
     dir: (path) => (mkdirSync(at(path), { recursive: true }), at(path)),
     file: (path, data) => (mkdirSync(dirname(at(path)), { recursive: true }), writeFileSync(at(path), data), at(path)),
     link: (target, path) => (mkdirSync(dirname(at(path)), { recursive: true }), symlinkSync(target, at(path)), at(path)),
+    hardlink: (target, path) => (mkdirSync(dirname(at(path)), { recursive: true }), linkSync(at(target), at(path)), at(path)),
     fifo: (path) => {
       mkdirSync(dirname(at(path)), { recursive: true });
       assert.equal(spawnSync("mkfifo", [at(path)]).status, 0);
@@ -112,6 +116,7 @@ export function memoryWorld(): World {
     dir: (path) => (void fs.mkdir(at(path), 0o755), at(path)),
     file: (path, data) => (fs.writeFile(at(path), data), at(path)),
     link: (target, path) => (fs.symlink(target, at(path)), at(path)),
+    hardlink: null,
     fifo: (path) => (fs.mkfifo(at(path)), at(path)),
     // The memory filesystem has no chmod; rewriting the file with a mode is the same to a reader.
     chmod: (path, mode) => fs.writeFile(at(path), fs.contents(at(path)) ?? new Uint8Array(0), mode),
@@ -139,4 +144,10 @@ export function spawningRuntimes(): [string, Runtime][] {
 /** UTF-8 bytes of `text`. */
 export function bytesOf(text: string): number {
   return new TextEncoder().encode(text).length;
+}
+
+/** Prepares and runs one call without asking anyone, as the turn loop does under an `allow` policy. */
+export async function invokeTool(tool: AnyTool, args: unknown, context: ToolContext): Promise<ToolResult> {
+  const prepared = await prepareCall(tool, args, context);
+  return isPrepared(prepared) ? prepared.run() : prepared;
 }

@@ -34,8 +34,14 @@ export interface TurnHost {
   readonly replies: WorkerReplies;
   /** Where run events go (the ordered writer, leaving room for responses). */
   readonly sink: RunEventSink;
-  /** The admitted configuration of every run. */
+  /** The configuration of the next run (the current selection applied), read when the run starts. */
   readonly config: RunConfig;
+  /**
+   * Checked after admission and before anything is appended or sent: a
+   * refusal fails the run `not_started` with its code, and `after` runs once
+   * that terminal event is on its way.
+   */
+  beforeRun?(signal: AbortSignal): Promise<{ readonly code: ErrorCode; readonly after: () => void } | null>;
 }
 
 interface ActiveRun {
@@ -107,6 +113,7 @@ export class TurnWorker {
       },
       setTimer: (ms, callback) => runtime.setTimer(ms, callback),
       scope: { session_id: params.session_id, run_id: runId },
+      deltaHoldMs: runtime.stdout.batchMs ?? 0,
     });
     const terminal = (error_code: ErrorCode) =>
       void channel.finish({
@@ -114,8 +121,13 @@ export class TurnWorker {
         data: { session_id: params.session_id, run_id: runId, outcome: "failed", persistence: "not_started", revision: null, error_code },
       });
     const run = this.warm().then(
-      (module) =>
-        module.executeRun(this.#host.config, {
+      async (module) => {
+        const refused = (await this.#host.beforeRun?.(abort.signal)) ?? null;
+        if (refused !== null) {
+          void handedOff.promise.then(refused.after);
+          return terminal(refused.code);
+        }
+        return await module.executeRun(this.#host.config, {
           sessionId: params.session_id,
           runId,
           turnId,
@@ -124,7 +136,8 @@ export class TurnWorker {
           channel,
           broker,
           signal: abort.signal,
-        }),
+        });
+      },
       // The run module could not load: nothing was appended and no lease taken.
       () => terminal(ErrorCode.executionFailed),
     );

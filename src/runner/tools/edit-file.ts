@@ -3,7 +3,12 @@
  * must occur exactly once (overlapping occurrences count, since either could
  * be meant) unless `replace_all` is set; "no match" and "ambiguous" are
  * ordinary `ok: false` results with a hint. The file is rewritten atomically
- * with its mode kept, and a byte-order mark survives the round trip.
+ * with its mode kept, and a byte-order mark survives the round trip. The
+ * match is found while preparing, so the approval prompt says how many
+ * replacements in which (canonical) file; the run rewrites the file only if
+ * its bytes are still the ones that count was made on. A file with more
+ * than one hard link is refused unread: the match result alone would reveal
+ * bytes of a file whose other name may be outside the workspace.
  *
  * @module
  */
@@ -11,11 +16,11 @@
 import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { REDACTION_MARKER } from "../../util/redaction.ts";
-import { existingMode, MAX_WRITE_BYTES, writeFileAtomic } from "./atomic-write.ts";
-import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { MAX_WRITE_BYTES, writableMode, writeFileAtomic } from "./atomic-write.ts";
+import { PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { relativeTo } from "../../policy/workspace-paths.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
-import type { Tool, ToolContext, ToolResult } from "./tool.ts";
-import { scopeOf } from "./tool.ts";
+import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
 
 const PATH_TEXT = "File path, relative to the workspace (or absolute inside it).";
 const OLD_TEXT = "Exact text to replace, including whitespace and line breaks; it must occur exactly once unless replace_all is true.";
@@ -54,25 +59,42 @@ function noMatchHint(text: string, oldText: string): string {
   return " Read the file again and copy the text exactly.";
 }
 
-async function run(params: EditFileParams, context: ToolContext): Promise<ToolResult> {
+/** The file's text, or why it cannot be edited. */
+async function readText(context: ToolContext, path: string): Promise<{ bytes: Uint8Array; text: string } | string> {
+  try {
+    const bytes = await context.runtime.fs.readFile(path, MAX_WRITE_BYTES);
+    return { bytes, text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
+  } catch (error) {
+    return error instanceof TypeError ? "not valid UTF-8 text" : describeError(error);
+  }
+}
+
+/** Whether two byte arrays hold the same bytes. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, index) => byte === b[index]);
+}
+
+async function prepare(params: EditFileParams, context: ToolContext): Promise<PreparedCall | ToolResult> {
   const label = `edit_file ${quote(params.path)}`;
   const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
   if (params.old_text === params.new_text) return fail("old_text and new_text are identical; nothing would change.", "no change requested");
-  const decision = await resolveWorkspacePath(scopeOf(context), params.path, "write");
-  if (!decision.ok) return fail(`Refused: ${refusalText(decision.reason)}.`, `refused (${decision.reason})`);
-  const target = await existingMode(context, decision.path);
-  if (typeof target === "string" || target.created) {
-    const reason = typeof target === "string" ? target : "not found";
+  const resolution = await resolveTarget(context, params.path, "write");
+  if (!resolution.ok) return targetFailure(resolution, label, context.secrets);
+  const { target } = resolution;
+  const writable = writableMode(target.info);
+  if (typeof writable === "string" || writable.created) {
+    const reason = typeof writable === "string" ? writable : "not found";
     return fail(`Cannot edit the file: ${reason}.`, reason);
   }
-  let text: string;
-  try {
-    const bytes = await context.runtime.fs.readFile(decision.path, MAX_WRITE_BYTES);
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch (error) {
-    const reason = error instanceof TypeError ? "not valid UTF-8 text" : describeError(error);
-    return fail(`Cannot edit the file: ${reason}.`, reason);
+  // Whether old_text occurs would reveal bytes of the file's other names, which can be outside the
+  // workspace, before anyone is asked; and the edit would copy them to a name read without asking.
+  if (target.info !== null && target.info.nlink > 1) {
+    return fail(`Cannot edit the file: it has ${count(target.info.nlink, "hard link")}, and its other names can be outside the workspace. ` +
+      "Read it with read_file (the user is asked) and replace it with write_file.", "refused (more than one hard link)");
   }
+  const original = await readText(context, target.path);
+  if (typeof original === "string") return fail(`Cannot edit the file: ${original}.`, original);
+  const { text } = original;
   const found = countOccurrences(text, params.old_text, params.replace_all === true ? Number.MAX_SAFE_INTEGER : 2);
   if (found === 0) return fail(`No match: old_text does not occur in the file.${noMatchHint(text, params.old_text)}`, "no match");
   if (found > 1 && params.replace_all !== true) {
@@ -95,13 +117,29 @@ async function run(params: EditFileParams, context: ToolContext): Promise<ToolRe
   }
   const bytes = new TextEncoder().encode(edited);
   if (bytes.length > MAX_WRITE_BYTES) return fail(`The edited file would be larger than ${formatBytes(MAX_WRITE_BYTES)}.`, "result too large");
-  try {
-    await writeFileAtomic(context.runtime, decision.path, bytes, target.mode);
-  } catch (error) {
-    return fail(`Writing the file failed: ${describeError(error)}.`, `failed (${describeError(error)})`);
-  }
+  const shortLabel = `edit_file ${quote(relativeTo(context.workspace, target.path))}`;
+  const done = (ok: boolean, output: string, summary: string) => finishResult(ok, output, `${shortLabel}: ${summary}`, context.secrets);
   const what = `replaced ${count(replaced, "occurrence")}`;
-  return finishResult(true, `Edited ${quote(params.path, 1024)}: ${what}.`, `${label}: ${what}`, context.secrets);
+  return {
+    action: `Edit ${target.shown}: replace ${count(replaced, "occurrence")} (${count(original.bytes.length, "byte")} before, ${count(bytes.length, "byte")} after)`,
+    tooLongToShow: PATH_TOO_LONG,
+    mustAsk: false,
+    run: async () => {
+      // The replacement count shown was computed from this content: any change to the file voids it.
+      const now = await targetChanged(context, target) ? null : await readText(context, target.path);
+      if (now === null || typeof now === "string" || !sameBytes(now.bytes, original.bytes)) {
+        return done(false, TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
+      }
+      let written: "written" | "moved";
+      try {
+        written = await writeFileAtomic(context.runtime, target.path, bytes, writable.mode);
+      } catch (error) {
+        return done(false, `Writing the file failed: ${describeError(error)}.`, `failed (${describeError(error)})`);
+      }
+      if (written === "moved") return done(false, TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
+      return done(true, `Edited ${quote(relativeTo(context.workspace, target.path), 1024)}: ${what}.`, what);
+    },
+  };
 }
 
 /** The `edit_file` tool. */
@@ -121,6 +159,5 @@ export const editFileTool: Tool<EditFileParams> = {
     required: ["path", "old_text", "new_text"],
     additionalProperties: false,
   },
-  describe: (params) => `Edit ${quote(params.path)} (${params.replace_all === true ? "replace every occurrence" : "replace one occurrence"})`,
-  run,
+  prepare,
 };

@@ -9,12 +9,12 @@
 
 import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
-import { compileGlob, type GlobState } from "./glob-match.ts";
-import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
-import { count, describeError, displayName, finishResult, groupDigits, quote } from "./tool-text.ts";
-import type { Tool, ToolContext, ToolResult } from "./tool.ts";
+import { compileGlob, type GlobMatcher, type GlobState } from "./glob-match.ts";
+import { relativeTo } from "../../policy/workspace-paths.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { count, describeError, displayName, finishResult, groupDigits, quote, showExactly } from "./tool-text.ts";
+import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
 import { walkTree } from "./walk.ts";
-import { scopeOf } from "./tool.ts";
 
 const PATTERN_TEXT = "Glob pattern relative to path: * and ? within a name, ** across directories, [abc] classes, {a,b} alternatives.";
 const PATH_TEXT = "Directory to search from, relative to the workspace (default: the workspace root).";
@@ -33,25 +33,35 @@ export const MAX_GLOB_RESULTS = 1000;
 /** Most directory entries looked at in one call. */
 export const MAX_GLOB_ENTRIES = 100_000;
 
-async function run(params: GlobParams, context: ToolContext): Promise<ToolResult> {
-  const base = params.path ?? ".";
-  const label = `glob ${quote(params.pattern)}${params.path === undefined ? "" : ` in ${quote(base)}`}`;
-  const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
+async function prepare(params: GlobParams, context: ToolContext): Promise<PreparedCall | ToolResult> {
+  const label = `glob ${quote(params.pattern)}${params.path === undefined ? "" : ` in ${quote(params.path)}`}`;
   const compiled = compileGlob(params.pattern);
-  if (!compiled.ok) return fail(`Invalid pattern: ${compiled.reason}.`, "invalid pattern");
-  const decision = await resolveWorkspacePath(scopeOf(context), base, "read");
-  if (!decision.ok) return fail(`Refused: ${refusalText(decision.reason)}.`, `refused (${decision.reason})`);
+  if (!compiled.ok) return finishResult(false, `Invalid pattern: ${compiled.reason}.`, `${label}: invalid pattern`, context.secrets);
+  const resolution = await resolveTarget(context, params.path ?? ".", "read");
+  if (!resolution.ok) return targetFailure(resolution, label, context.secrets);
+  const { target } = resolution;
+  return {
+    action: `Find ${showExactly(params.pattern)} in ${target.shown}`,
+    tooLongToShow: PATH_TOO_LONG,
+    mustAsk: false,
+    run: () => run(params, context, target, compiled.matcher),
+  };
+}
+
+async function run(params: GlobParams, context: ToolContext, target: CallTarget, matcher: GlobMatcher): Promise<ToolResult> {
+  const label = `glob ${quote(params.pattern)}${params.path === undefined ? "" : ` in ${quote(relativeTo(context.workspace, target.path))}`}`;
+  const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
+  if (await targetChanged(context, target)) return fail(TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
   try {
-    if ((await context.runtime.fs.stat(decision.path)).kind !== "directory") return fail("path is not a directory.", "not a directory");
+    if ((await context.runtime.fs.stat(target.path)).kind !== "directory") return fail("path is not a directory.", "not a directory");
   } catch (error) {
     return fail(`Cannot search there: ${describeError(error)}.`, describeError(error));
   }
-  const matcher = compiled.matcher;
   const found: string[] = [];
   let full = false;
   const stats = await walkTree<GlobState>({
     fs: context.runtime.fs,
-    root: decision.path,
+    root: target.path,
     workspace: context.workspace,
     home: context.home,
     signal: context.signal,
@@ -95,6 +105,5 @@ export const globTool: Tool<GlobParams> = {
     required: ["pattern"],
     additionalProperties: false,
   },
-  describe: (params) => `Find ${quote(params.pattern)}${params.path === undefined ? "" : ` in ${quote(params.path)}`}`,
-  run,
+  prepare,
 };

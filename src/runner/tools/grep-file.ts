@@ -39,6 +39,8 @@ export interface SearchTally {
   binary: number;
   /** Files searched only in their first `fileBytes`. */
   partial: number;
+  /** Files skipped because they have more than one hard link. */
+  linked: number;
   /** Files that could not be opened or read. */
   unreadable: number;
   /** Bytes of match lines so far. */
@@ -56,6 +58,8 @@ export interface SearchJob {
   readonly path: string;
   /** Workspace-relative path, as printed. */
   readonly shown: string;
+  /** Whether a file with more than one hard link is searched (the user approved it) rather than skipped. */
+  readonly hardLinks: boolean;
   /** The compiled pattern; `test` looks for a match anywhere in the line. */
   readonly regex: { test(input: string): boolean };
   /** The search's budgets. */
@@ -84,8 +88,7 @@ export const MAX_MATCH_LINE_CHARS = 16_384;
 const BINARY_SNIFF_BYTES = 8192;
 
 /** Reads up to `limit` bytes from the start of an open file. */
-async function readPrefix(handle: ReadHandle, limit: number): Promise<{ bytes: Uint8Array; partial: boolean }> {
-  const size = (await handle.stat()).size;
+async function readPrefix(handle: ReadHandle, size: number, limit: number): Promise<{ bytes: Uint8Array; partial: boolean }> {
   const buffer = new Uint8Array(Math.min(size, limit));
   let length = 0;
   while (length < buffer.length) {
@@ -113,7 +116,12 @@ export async function searchFile(job: SearchJob): Promise<void> {
   try {
     const handle = await job.fs.openRead(job.path);
     try {
-      prefix = await readPrefix(handle, Math.min(limits.fileBytes, room));
+      const info = await handle.stat();
+      if (info.nlink > 1 && !job.hardLinks) {
+        tally.linked++;
+        return;
+      }
+      prefix = await readPrefix(handle, info.size, Math.min(limits.fileBytes, room));
     } finally {
       await handle.close().catch(() => {});
     }

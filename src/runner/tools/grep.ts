@@ -10,8 +10,9 @@
  * use, which models know; it has no lookaround and no backreferences.
  *
  * Bounded everywhere: matches, bytes per file, bytes overall, entries walked,
- * characters matched per line and wall time. Binary files (a NUL in the first 8 KiB), symlinks, `.git`
- * and `MC_HOME` are skipped.
+ * characters matched per line and wall time. Binary files (a NUL in the first 8 KiB), symlinks, `.git`,
+ * `MC_HOME` and, in a directory walk, files with more than one hard link (their other names may be
+ * outside the workspace) are skipped; a hard-linked file named directly needs the user's approval.
  *
  * @module
  */
@@ -20,13 +21,13 @@ import type { RE2JS } from "re2js";
 import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { compileGlob, type GlobMatcher, type GlobState } from "./glob-match.ts";
-import { refusalText, relativeTo, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { relativeTo } from "../../policy/workspace-paths.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
 import { searchFile, type SearchLimits, type SearchTally } from "./grep-file.ts";
 import { clampUtf8 } from "../../util/utf8.ts";
-import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
-import { MAX_OUTPUT_BYTES, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
+import { count, finishResult, formatBytes, quote, showExactly } from "./tool-text.ts";
+import { MAX_OUTPUT_BYTES, type PreparedCall, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
 import { walkTree } from "./walk.ts";
-import { scopeOf } from "./tool.ts";
 
 const PATTERN_TEXT = "RE2 regular expression (ripgrep/Go syntax; no lookaround or backreferences), or plain text with literal=true.";
 const PATH_TEXT = "File or directory to search, relative to the workspace (default: the workspace root).";
@@ -82,12 +83,13 @@ function notesFor(tally: SearchTally, limits: typeof GREP_LIMITS, walked: { trun
   if (tally.stop === "time") notes.push(`[Stopped after ${limits.deadlineMs / 1000} s; narrow the path or glob.]`);
   if (walked.truncated) notes.push(`[Stopped after examining ${count(limits.walkEntries, "directory entry", "directory entries")}; narrow the path or glob.]`);
   if (tally.binary > 0) notes.push(`[${count(tally.binary, "binary file")} skipped.]`);
+  if (tally.linked > 0) notes.push(`[${count(tally.linked, "hard-linked file")} skipped; read_file reads one after the user approves.]`);
   if (tally.partial > 0) notes.push(`[${count(tally.partial, "file")} larger than ${formatBytes(limits.fileBytes)} searched only in part.]`);
   if (tally.unreadable + walked.unreadable > 0) notes.push(`[${count(tally.unreadable + walked.unreadable, "file or directory", "files or directories")} could not be read.]`);
   return notes;
 }
 
-async function run(params: GrepParams, context: ToolContext): Promise<ToolResult> {
+async function prepare(params: GrepParams, context: ToolContext): Promise<PreparedCall | ToolResult> {
   const title = label(params);
   const fail = (output: string, summary: string) => finishResult(false, output, `${title}: ${summary}`, context.secrets);
   const regex = await compile(params);
@@ -98,26 +100,62 @@ async function run(params: GrepParams, context: ToolContext): Promise<ToolResult
     if (!compiled.ok) return fail(`Invalid glob: ${compiled.reason}.`, "invalid glob");
     filter = compiled.matcher;
   }
-  const decision = await resolveWorkspacePath(scopeOf(context), params.path ?? ".", "read");
-  if (!decision.ok) return fail(`Refused: ${refusalText(decision.reason)}.`, `refused (${decision.reason})`);
-  let kind;
-  try {
-    kind = (await context.runtime.fs.stat(decision.path)).kind;
-  } catch (error) {
-    return fail(`Cannot search there: ${describeError(error)}.`, describeError(error));
-  }
+  const resolution = await resolveTarget(context, params.path ?? ".", "read");
+  if (!resolution.ok) return targetFailure(resolution, title, context.secrets);
+  const { target } = resolution;
+  if (target.info === null) return fail("Cannot search there: not found.", "not found");
+  // A file named directly is read like read_file reads it; one met in a walk is skipped instead.
+  const links = target.info.kind === "file" ? target.info.nlink : 1;
+  const flags = `${params.literal === true ? ", literal" : ""}${params.ignore_case === true ? ", ignoring case" : ""}`;
+  return {
+    action: `Search for ${showExactly(params.pattern)}${flags} in ${target.shown}` +
+      `${params.glob === undefined ? "" : ` (files ${showExactly(params.glob)})`}` +
+      `${links > 1 ? ` (a file with ${count(links, "hard link")}: its other names can be outside the workspace)` : ""}`,
+    tooLongToShow: PATH_TOO_LONG,
+    mustAsk: links > 1,
+    run: () => run(params, context, target, regex, filter),
+  };
+}
+
+async function run(params: GrepParams, context: ToolContext, target: CallTarget, regex: RE2JS, filter: GlobMatcher | null): Promise<ToolResult> {
+  const title = label(params);
+  const fail = (output: string, summary: string) => finishResult(false, output, `${title}: ${summary}`, context.secrets);
+  if (await targetChanged(context, target)) return fail(TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
+  const kind = target.info?.kind;
   const limits = GREP_LIMITS;
-  const tally: SearchTally = { matches: 0, matchedFiles: 0, files: 0, binary: 0, partial: 0, unreadable: 0, outputBytes: 0, readBytes: 0, stop: null };
+  const tally: SearchTally = {
+    matches: 0,
+    matchedFiles: 0,
+    files: 0,
+    binary: 0,
+    partial: 0,
+    linked: 0,
+    unreadable: 0,
+    outputBytes: 0,
+    readBytes: 0,
+    stop: null,
+  };
   const lines: string[] = [];
   const deadline = context.runtime.monotonicNow() + limits.deadlineMs;
-  const search = (path: string) =>
-    searchFile({ fs: context.runtime.fs, path, shown: relativeTo(context.workspace, path), regex, limits, tally, lines, deadline, now: () => context.runtime.monotonicNow() });
+  const search = (path: string, hardLinks: boolean) =>
+    searchFile({
+      fs: context.runtime.fs,
+      path,
+      shown: relativeTo(context.workspace, path),
+      hardLinks,
+      regex,
+      limits,
+      tally,
+      lines,
+      deadline,
+      now: () => context.runtime.monotonicNow(),
+    });
   let walked = { truncated: false, unreadable: 0, cancelled: false };
-  if (kind === "file") await search(decision.path);
+  if (kind === "file") await search(target.path, true);
   else if (kind === "directory") {
     walked = await walkTree<GlobState | null>({
       fs: context.runtime.fs,
-      root: decision.path,
+      root: target.path,
       workspace: context.workspace,
       home: context.home,
       signal: context.signal,
@@ -127,7 +165,7 @@ async function run(params: GrepParams, context: ToolContext): Promise<ToolResult
         const next = filter === null || state === null ? null : filter.step(state, entry.name);
         if (entry.kind === "directory") return filter === null || (next !== null && filter.viable(next)) ? { descend: next } : "next";
         if (entry.kind !== "file" || (filter !== null && (next === null || !filter.matches(next)))) return "next";
-        await search(entry.path);
+        await search(entry.path, false);
         return tally.stop === null ? "next" : "stop";
       },
     });
@@ -160,6 +198,5 @@ export const grepTool: Tool<GrepParams> = {
     required: ["pattern"],
     additionalProperties: false,
   },
-  describe: (params) => `Search for ${label(params).slice("grep ".length)}`,
-  run,
+  prepare,
 };

@@ -1,21 +1,27 @@
 /**
  * The one way the turn loop should call a tool: validate the model's raw
- * arguments against the tool's schema, run it, and bound and redact what
- * comes back even if the tool itself slipped. A tool that throws anyway
- * becomes an `ok: false` result with a fixed phrase; no exception message
- * (which could carry a path or a secret) reaches the model or the client.
+ * arguments against the tool's schema, prepare the call, and bound and
+ * redact what comes back even if the tool itself slipped. A tool that throws
+ * anyway becomes an `ok: false` result with a fixed phrase; no exception
+ * message (which could carry a path or a secret) reaches the model or the
+ * client.
  *
  * @module
  */
 
 import * as v from "valibot";
-import { redactStrings } from "../../util/redaction.ts";
-import { clampUtf8 } from "../../util/utf8.ts";
+import { redactSecrets, redactStrings } from "../../util/redaction.ts";
+import { clampUtf8, utf8ByteCount } from "../../util/utf8.ts";
 import { boundSummary, describeError, finishResult } from "./tool-text.ts";
-import type { AnyTool, ToolContext, ToolResult } from "./tool.ts";
+import { type AnyTool, isPrepared, MAX_SUMMARY_BYTES, type PreparedCall, type ToolContext, type ToolResult } from "./tool.ts";
 
 /** Most validation issues listed back to the model. */
 const MAX_ISSUES = 5;
+
+/** Why a call whose prompt redaction would partly hide was refused, for the model. */
+export const HIDDEN_IN_PROMPT = "The call contains text shaped like a credential (a key or token, a URL password, or a long run of " +
+  "letters and digits such as a full commit hash), which the approval prompt would have to hide, so it was not offered " +
+  "for approval. Avoid that text: use a short commit hash, an environment variable, or a file the command reads.";
 
 /** The validation issues as one short paragraph for the model. */
 function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
@@ -27,50 +33,62 @@ function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
   return lines.join("; ");
 }
 
+/** The failure a throwing tool becomes: a fixed phrase, never the exception's message. */
+function thrown(tool: AnyTool, error: unknown, secrets: readonly string[]): ToolResult {
+  const reason = describeError(error);
+  return finishResult(false, `${tool.name} failed: ${reason}.`, `${tool.name}: failed (${reason})`, secrets);
+}
+
 /**
- * Validates `args` (the model's parsed JSON) and runs `tool`. Always resolves;
- * an aborted `context.signal` makes the tool stop early and report it.
+ * Validates `args` (the model's parsed JSON) and prepares the call. Always
+ * resolves: with a {@link PreparedCall} whose `run()` also always resolves,
+ * or with the bounded, redacted `ok: false` result of a call that cannot go
+ * ahead, which is returned to the model without asking anyone.
  */
-export async function invokeTool(tool: AnyTool, args: unknown, context: ToolContext): Promise<ToolResult> {
+export async function prepareCall(tool: AnyTool, args: unknown, context: ToolContext): Promise<PreparedCall | ToolResult> {
   const parsed = v.safeParse(tool.schema, args);
   if (!parsed.success) {
     return finishResult(false, `Invalid arguments for ${tool.name}: ${issuesText(parsed.issues)}.`, `${tool.name}: invalid arguments`, context.secrets);
   }
-  let result: ToolResult;
-  try {
-    result = await tool.run(parsed.output, context);
-  } catch (error) {
-    const reason = describeError(error);
-    return finishResult(false, `${tool.name} failed: ${reason}.`, `${tool.name}: failed (${reason})`, context.secrets);
-  }
-  // A tool quotes its arguments cut to a few hundred bytes before anything redacts its summary,
+  // Result summaries quote arguments cut to a few hundred bytes, before anything redacts them,
   // so a secret in an argument could show as an unrecognisable prefix: then the summary is
-  // rebuilt from the redacted arguments instead.
-  const redacted = redactStrings(parsed.output, context.secrets);
-  const summary = JSON.stringify(redacted) === JSON.stringify(parsed.output)
-    ? result.summary
-    : `${describeParams(tool, redacted)}: ${result.ok ? "done" : "failed"}`;
-  return finishResult(result.ok, result.output, summary, context.secrets);
+  // built from the whole action instead (redacted before it is bounded), or is the bare outcome.
+  const hidesSecret = JSON.stringify(redactStrings(parsed.output, context.secrets)) !== JSON.stringify(parsed.output);
+  let prepared: PreparedCall | ToolResult;
+  try {
+    prepared = await tool.prepare(parsed.output, context);
+  } catch (error) {
+    return thrown(tool, error, context.secrets);
+  }
+  if (!isPrepared(prepared)) {
+    return finishResult(prepared.ok, prepared.output, hidesSecret ? `${tool.name}: refused` : prepared.summary, context.secrets);
+  }
+  const { action, mustAsk } = prepared;
+  // A prompt showing [redacted] would ask the user to approve text they cannot see.
+  const tooLongToShow = redactSecrets(action, context.secrets) === action ? prepared.tooLongToShow : HIDDEN_IN_PROMPT;
+  const run = async (): Promise<ToolResult> => {
+    let result: ToolResult;
+    try {
+      result = await prepared.run();
+    } catch (error) {
+      return thrown(tool, error, context.secrets);
+    }
+    const summary = hidesSecret ? `${action}: ${result.ok ? "done" : "failed"}` : result.summary;
+    return finishResult(result.ok, result.output, summary, context.secrets);
+  };
+  return { action, tooLongToShow, mustAsk, run };
 }
 
 /**
- * The approval prompt and `activity` start text for a call: the tool's own
- * {@link AnyTool.describe}, redacted and bounded to 1,024 bytes, or a fixed
- * phrase when the arguments do not validate.
+ * The approval prompt for `prepared`: its whole action, or null when that
+ * does not fit the 1,024-byte summary or redaction would change any of it.
+ * A prompt that had to be cut could hide the part that matters (`git status`
+ * followed by a thousand spaces and `; curl … | sh`), and so could one with
+ * `[redacted]` in place of a base64 payload or a path segment, so such a
+ * call is refused, not offered.
  */
-export function describeCall(tool: AnyTool, args: unknown, secrets: readonly string[]): string {
-  const parsed = v.safeParse(tool.schema, args);
-  if (!parsed.success) return boundSummary(`${tool.name} (invalid arguments)`, secrets);
-  // Descriptions quote arguments cut to a few hundred bytes; a key cut in half there would no
-  // longer be recognisable, so every argument string is redacted before it is quoted.
-  return boundSummary(describeParams(tool, redactStrings(parsed.output, secrets)), secrets);
-}
-
-/** The tool's own description of `params`, or its name when describing throws. */
-function describeParams(tool: AnyTool, params: unknown): string {
-  try {
-    return tool.describe(params);
-  } catch {
-    return tool.name;
-  }
+export function approvalSummary(prepared: PreparedCall, secrets: readonly string[]): string | null {
+  const shown = redactSecrets(prepared.action, secrets);
+  if (shown !== prepared.action || utf8ByteCount(shown) > MAX_SUMMARY_BYTES) return null;
+  return boundSummary(shown, secrets);
 }

@@ -10,10 +10,10 @@ import * as v from "valibot";
 import type { DirEntry, FileKind } from "../../host/runtime.ts";
 import { exactObject } from "../../util/exact-object.ts";
 import { joinPath } from "../../util/paths.ts";
-import { refusalText, relativeTo, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { relativeTo } from "../../policy/workspace-paths.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
 import { count, describeError, displayName, finishResult, groupDigits, quote } from "./tool-text.ts";
-import type { Tool, ToolContext, ToolResult } from "./tool.ts";
-import { scopeOf } from "./tool.ts";
+import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
 
 const PATH_TEXT = "Directory path, relative to the workspace (default: the workspace root).";
 
@@ -53,22 +53,27 @@ async function refine(context: ToolContext, directory: string, entry: DirEntry):
   }
 }
 
-async function run(params: ListDirectoryParams, context: ToolContext): Promise<ToolResult> {
-  const path = params.path ?? ".";
-  const label = `list_directory ${quote(path)}`;
+async function prepare(params: ListDirectoryParams, context: ToolContext): Promise<PreparedCall | ToolResult> {
+  const resolution = await resolveTarget(context, params.path ?? ".", "read");
+  if (!resolution.ok) return targetFailure(resolution, `list_directory ${quote(params.path ?? ".")}`, context.secrets);
+  const { target } = resolution;
+  return { action: `List ${target.shown}`, tooLongToShow: PATH_TOO_LONG, mustAsk: false, run: () => run(context, target) };
+}
+
+async function run(context: ToolContext, target: CallTarget): Promise<ToolResult> {
+  const label = `list_directory ${quote(relativeTo(context.workspace, target.path))}`;
   const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
-  const decision = await resolveWorkspacePath(scopeOf(context), path, "read");
-  if (!decision.ok) return fail(`Refused: ${refusalText(decision.reason)}.`, `refused (${decision.reason})`);
+  if (await targetChanged(context, target)) return fail(TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
   let entries: DirEntry[];
   try {
-    entries = await context.runtime.fs.readDir(decision.path);
+    entries = await context.runtime.fs.readDir(target.path);
   } catch (error) {
     return fail(`Cannot list the directory: ${describeError(error)}.`, describeError(error));
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const shown = await Promise.all(entries.slice(0, MAX_LIST_ENTRIES).map((entry) => refine(context, decision.path, entry)));
+  const shown = await Promise.all(entries.slice(0, MAX_LIST_ENTRIES).map((entry) => refine(context, target.path, entry)));
   const lines = shown.map((entry) => displayName(entry.name) + (SUFFIX[entry.kind] ?? ""));
-  const where = relativeTo(context.workspace, decision.path);
+  const where = relativeTo(context.workspace, target.path);
   lines.push(`[${count(entries.length, "entry", "entries")} in ${where === "." ? "the workspace root" : quote(where, 1024)}: ${tally(entries)}` +
     `${entries.length > shown.length ? `; only the first ${groupDigits(MAX_LIST_ENTRIES)} are listed` : ""}. ` +
     `Marks: / directory, @ symlink, | FIFO, = socket.]`);
@@ -88,6 +93,5 @@ export const listDirectoryTool: Tool<ListDirectoryParams> = {
     required: [],
     additionalProperties: false,
   },
-  describe: (params) => `List ${quote(params.path ?? ".")}`,
-  run,
+  prepare,
 };

@@ -4,7 +4,9 @@
  * large file costs one pass and no more memory than the output. FIFOs,
  * devices and directories are refused by the runtime's `openRead`, which
  * never blocks on a FIFO. The text is returned as stored (no line-number
- * prefixes), so the model can quote it verbatim into `edit_file`.
+ * prefixes), so the model can quote it verbatim into `edit_file`. A regular
+ * file with more than one hard link needs the user's approval whatever the
+ * policy: its other names may be outside the workspace.
  *
  * @module
  */
@@ -14,10 +16,10 @@ import type { ReadHandle } from "../../host/runtime.ts";
 import { concatBytes } from "../../util/bytes.ts";
 import { exactObject } from "../../util/exact-object.ts";
 import { utf8ByteCount } from "../../util/utf8.ts";
-import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { relativeTo } from "../../policy/workspace-paths.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, sameObject, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetFailure } from "./call-target.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
-import { MAX_OUTPUT_BYTES, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
-import { scopeOf } from "./tool.ts";
+import { MAX_OUTPUT_BYTES, type PreparedCall, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
 
 const PATH_TEXT = "File path, relative to the workspace (or absolute inside it).";
 const START_TEXT = "First line to return, counting from 1 (default 1).";
@@ -95,24 +97,42 @@ function range(params: ReadFileParams): string {
   return ` lines ${params.start_line ?? 1}–${params.end_line ?? "end"}`;
 }
 
-async function run(params: ReadFileParams, context: ToolContext): Promise<ToolResult> {
+async function prepare(params: ReadFileParams, context: ToolContext): Promise<PreparedCall | ToolResult> {
   const label = `read_file ${quote(params.path)}${range(params)}`;
+  const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
+  if ((params.end_line ?? Number.MAX_SAFE_INTEGER) < (params.start_line ?? 1)) return fail("end_line must not be less than start_line.", "invalid line range");
+  const resolution = await resolveTarget(context, params.path, "read");
+  if (!resolution.ok) return targetFailure(resolution, label, context.secrets);
+  const { target } = resolution;
+  if (target.info === null) return fail("Cannot read the file: not found.", "not found");
+  // A hard link's other names are invisible from here: one of them may be ~/.ssh/id_ed25519.
+  const links = target.info.kind === "file" ? target.info.nlink : 1;
+  return {
+    action: `Read ${target.shown}${range(params)}${links > 1 ? ` (a file with ${count(links, "hard link")}: its other names can be outside the workspace)` : ""}`,
+    tooLongToShow: PATH_TOO_LONG,
+    mustAsk: links > 1,
+    run: () => run(params, context, target),
+  };
+}
+
+async function run(params: ReadFileParams, context: ToolContext, target: CallTarget): Promise<ToolResult> {
+  const label = `read_file ${quote(relativeTo(context.workspace, target.path))}${range(params)}`;
   const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
   const start = params.start_line ?? 1;
   const end = params.end_line ?? Number.MAX_SAFE_INTEGER;
-  if (end < start) return fail("end_line must not be less than start_line.", "invalid line range");
-  const decision = await resolveWorkspacePath(scopeOf(context), params.path, "read");
-  if (!decision.ok) return fail(`Refused: ${refusalText(decision.reason)}.`, `refused (${decision.reason})`);
   let handle: ReadHandle;
   try {
-    handle = await context.runtime.fs.openRead(decision.path);
+    handle = await context.runtime.fs.openRead(target.path);
   } catch (error) {
     return fail(`Cannot read the file: ${describeError(error)}.`, describeError(error));
   }
   let result: Scan;
   let size: number;
   try {
-    size = (await handle.stat()).size;
+    const opened = await handle.stat();
+    // The open handle is the object read: it must be the one prepared (and, if asked, approved).
+    if (!sameObject(target.info, opened)) return fail(TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
+    size = opened.size;
     result = await scan(handle, start, end, context.signal);
   } catch (error) {
     return fail(`Reading the file failed: ${describeError(error)}.`, describeError(error));
@@ -165,6 +185,5 @@ export const readFileTool: Tool<ReadFileParams> = {
     required: ["path"],
     additionalProperties: false,
   },
-  describe: (params) => `Read ${quote(params.path)}${range(params)}`,
-  run,
+  prepare,
 };

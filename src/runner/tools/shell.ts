@@ -26,8 +26,8 @@ import type { ByteReader, Disposable, ExitStatus, Subprocess } from "../../host/
 import { exactObject } from "../../util/exact-object.ts";
 import { MIN_KNOWN_SECRET_LENGTH } from "../../util/redaction.ts";
 import { OutputCollector } from "./output-buffer.ts";
-import { describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
-import type { Tool, ToolContext, ToolResult } from "./tool.ts";
+import { describeError, finishResult, formatBytes, quote, showExactly } from "./tool-text.ts";
+import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
 
 const COMMAND_TEXT = "The command, run with sh -c in the workspace directory; stdin is empty.";
 const TIMEOUT_TEXT = "Seconds before the command is killed (default 120, at most 600).";
@@ -120,6 +120,21 @@ function firstLine(command: string): string {
   return newline === -1 ? command : `${command.slice(0, newline)} …`;
 }
 
+/** Why a command too long to show was refused, for the model. */
+export const COMMAND_TOO_LONG =
+  "The command is too long to show whole in the approval prompt (1,024 bytes), so it was not offered for approval. " +
+  "Split it into shorter commands, or write a script with write_file and run that.";
+
+/** The command is shown whole, escaped, or not offered at all: nothing of it may hide past a cut. */
+function prepare(params: ShellParams, context: ToolContext): Promise<PreparedCall> {
+  return Promise.resolve({
+    action: `Run ${showExactly(params.command)} in the workspace (timeout ${params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS} s)`,
+    tooLongToShow: COMMAND_TOO_LONG,
+    mustAsk: false,
+    run: () => run(params, context),
+  });
+}
+
 async function run(params: ShellParams, context: ToolContext): Promise<ToolResult> {
   const { runtime, signal, secrets } = context;
   const label = `shell ${quote(firstLine(params.command))}`;
@@ -196,6 +211,5 @@ export const shellTool: Tool<ShellParams> = {
     required: ["command"],
     additionalProperties: false,
   },
-  describe: (params) => `Run ${quote(params.command, 900)} (timeout ${params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS} s)`,
-  run,
+  prepare,
 };

@@ -1,13 +1,18 @@
 /**
  * The contract every built-in tool meets, and the bounds its results keep.
  *
- * A tool is data plus two functions: {@link Tool.describe} says what a call
- * will do (for the approval prompt and the `activity` start), and
- * {@link Tool.run} does it. Bad input, refused paths, missing files and failed
- * commands all come back as a {@link ToolResult} with `ok: false`; a tool
- * never throws for anything the model sent. Call tools through
- * `invokeTool()` (`invoke.ts`), which validates the raw arguments first and
- * re-applies the output bounds and redaction as a safety net.
+ * A tool is data plus one function, {@link Tool.prepare}: it resolves the
+ * call first (canonical paths checked, the file to edit read, the bytes to
+ * write counted) and hands back a {@link PreparedCall} whose `action` says
+ * what exactly will happen, built from that resolved call rather than from
+ * the raw arguments, so the approval prompt names the file that will change
+ * and not the path the model spelled. `run()` then acts on exactly the
+ * prepared target and fails if it changed in between. Bad input, refused
+ * paths, missing files and failed commands all come back as a
+ * {@link ToolResult} with `ok: false`; a tool never throws for anything the
+ * model sent. Call tools through `prepareCall()` (`invoke.ts`), which
+ * validates the raw arguments first and re-applies the output bounds and
+ * redaction as a safety net.
  *
  * @module
  */
@@ -63,18 +68,42 @@ export interface Tool<P> {
   readonly schema: v.GenericSchema<Record<string, unknown>, P>;
   /** The same schema as JSON Schema, for providers; a test keeps it equal to {@link Tool.schema}. */
   readonly parameters: JsonSchema;
-  /** Safe one-line description for approval prompts and the started activity, ≤ 1,024 bytes, no file contents. */
-  describe(params: P): string;
-  /** Runs the call; never throws for bad input or failed operations. */
-  run(params: P, context: ToolContext): Promise<ToolResult>;
+  /**
+   * Resolves the call without changing anything: a {@link PreparedCall}, or
+   * the `ok: false` result of a call that cannot go ahead (a refused path, an
+   * edit that matches nothing). Never throws for bad input.
+   */
+  prepare(params: P, context: ToolContext): Promise<PreparedCall | ToolResult>;
+}
+
+/** A resolved call, ready to be approved and run. */
+export interface PreparedCall {
+  /**
+   * What the call will do, from the resolved call: canonical
+   * workspace-relative paths and the whole command, with invisible and bidi
+   * characters escaped (`showExactly`). Never cut, so it can be longer than
+   * a summary; the approval prompt shows it whole or the call is refused.
+   */
+  readonly action: string;
+  /** For the model, when {@link action} is too long to show for approval: why, and what to do instead. */
+  readonly tooLongToShow: string;
+  /** Whether the call needs the user's approval even where its policy is `allow` (a hard-linked file). */
+  readonly mustAsk: boolean;
+  /** Acts on exactly the prepared target, failing if it changed since; never throws for failed operations. */
+  run(): Promise<ToolResult>;
 }
 
 /**
- * A tool of any parameter type. `run` and `describe` are methods, so a
- * `Tool<ReadFileParams>` is assignable here; only `invokeTool()` calls them,
+ * A tool of any parameter type. `prepare` is a method, so a
+ * `Tool<ReadFileParams>` is assignable here; only `prepareCall()` calls it,
  * after the tool's own schema has produced the parameters.
  */
 export type AnyTool = Tool<unknown>;
+
+/** Whether `value`, from {@link Tool.prepare}, is a call ready to run rather than a refusal. */
+export function isPrepared(value: PreparedCall | ToolResult): value is PreparedCall {
+  return "run" in value;
+}
 
 /** The scope a tool call resolves its paths in. */
 export function scopeOf(context: ToolContext): PathScope {

@@ -11,7 +11,7 @@
 
 import type { FileKind, FileSystem } from "../../host/runtime.ts";
 import { joinPath } from "../../util/paths.ts";
-import { isWithin, relativeTo } from "../../policy/workspace-paths.ts";
+import { isGitName, isWithinHome, relativeTo } from "../../policy/workspace-paths.ts";
 
 /** One entry the walk met. */
 export interface WalkEntry {
@@ -64,7 +64,7 @@ export const MAX_WALK_DEPTH = 128;
 
 /** Whether the walk must never enter or report `name` at `path`. */
 function skipped(name: string, path: string, home: string): boolean {
-  return name.toLowerCase() === ".git" || isWithin(home, path);
+  return isGitName(name) || isWithinHome(home, path);
 }
 
 /** Walks `options.root`; see the module notes for what is skipped. */

@@ -1,7 +1,8 @@
 /**
  * `write_file`: create or replace a whole file inside the workspace, through
- * the write policy of `paths.ts` and the atomic temp-and-rename of
- * `atomic-write.ts`. Missing parent directories are created. An existing
+ * the write policy of `workspace-paths.ts` and the atomic temp-and-rename of
+ * `atomic-write.ts`. The approval prompt names the canonical target, whether
+ * it is created or replaced, and the exact byte count. Missing parent directories are created. An existing
  * file keeps its permission bits; only regular files are replaced.
  *
  * @module
@@ -10,14 +11,15 @@
 import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { dirname } from "../../util/paths.ts";
-import { existingMode, MAX_WRITE_BYTES, writeFileAtomic } from "./atomic-write.ts";
-import { refusalText, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { MAX_WRITE_BYTES, writableMode, writeFileAtomic } from "./atomic-write.ts";
+import { PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { relativeTo } from "../../policy/workspace-paths.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
-import type { Tool, ToolContext, ToolResult } from "./tool.ts";
-import { scopeOf } from "./tool.ts";
+import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
 
 const PATH_TEXT = "File path, relative to the workspace (or absolute inside it).";
 const CONTENT_TEXT = "The complete new content of the file.";
+
 
 /** Parameters of `write_file`. */
 export const WriteFileParams = exactObject({
@@ -33,24 +35,38 @@ function lines(text: string): number {
   return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
 }
 
-async function run(params: WriteFileParams, context: ToolContext): Promise<ToolResult> {
+async function prepare(params: WriteFileParams, context: ToolContext): Promise<PreparedCall | ToolResult> {
   const label = `write_file ${quote(params.path)}`;
   const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
   const bytes = new TextEncoder().encode(params.content);
   if (bytes.length > MAX_WRITE_BYTES) return fail(`The content is larger than ${formatBytes(MAX_WRITE_BYTES)}.`, "content too large");
-  const decision = await resolveWorkspacePath(scopeOf(context), params.path, "write");
-  if (!decision.ok) return fail(`Refused: ${refusalText(decision.reason)}.`, `refused (${decision.reason})`);
-  const target = await existingMode(context, decision.path);
-  if (typeof target === "string") return fail(`Cannot write there: ${target}.`, target);
-  try {
-    if (target.created) await context.runtime.fs.mkdir(dirname(decision.path), 0o755);
-    await writeFileAtomic(context.runtime, decision.path, bytes, target.mode);
-  } catch (error) {
-    return fail(`Writing the file failed: ${describeError(error)}.`, `failed (${describeError(error)})`);
-  }
-  const verb = target.created ? "created" : "overwrote";
-  const size = formatBytes(bytes.length);
-  return finishResult(true, `Wrote ${quote(params.path, 1024)}: ${verb}, ${count(lines(params.content), "line")} (${size}).`, `${label}: ${verb} (${size})`, context.secrets);
+  const resolution = await resolveTarget(context, params.path, "write");
+  if (!resolution.ok) return targetFailure(resolution, label, context.secrets);
+  const { target } = resolution;
+  const writable = writableMode(target.info);
+  if (typeof writable === "string") return fail(`Cannot write there: ${writable}.`, writable);
+  const shortLabel = `write_file ${quote(relativeTo(context.workspace, target.path))}`;
+  const done = (ok: boolean, output: string, summary: string) => finishResult(ok, output, `${shortLabel}: ${summary}`, context.secrets);
+  return {
+    action: `Write ${count(bytes.length, "byte")} to ${target.shown}, ${writable.created ? "creating a new file" : "replacing the whole existing file"}`,
+    tooLongToShow: PATH_TOO_LONG,
+    mustAsk: false,
+    run: async () => {
+      if (await targetChanged(context, target)) return done(false, TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
+      let written: "written" | "moved";
+      try {
+        if (writable.created) await context.runtime.fs.mkdir(dirname(target.path), 0o755);
+        written = await writeFileAtomic(context.runtime, target.path, bytes, writable.mode);
+      } catch (error) {
+        return done(false, `Writing the file failed: ${describeError(error)}.`, `failed (${describeError(error)})`);
+      }
+      if (written === "moved") return done(false, TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
+      const verb = writable.created ? "created" : "overwrote";
+      const size = formatBytes(bytes.length);
+      const where = quote(relativeTo(context.workspace, target.path), 1024);
+      return done(true, `Wrote ${where}: ${verb}, ${count(lines(params.content), "line")} (${size}).`, `${verb} (${size})`);
+    },
+  };
 }
 
 /** The `write_file` tool. */
@@ -68,6 +84,5 @@ export const writeFileTool: Tool<WriteFileParams> = {
     required: ["path", "content"],
     additionalProperties: false,
   },
-  describe: (params) => `Write ${formatBytes(new TextEncoder().encode(params.content).length)} to ${quote(params.path)}`,
-  run,
+  prepare,
 };

@@ -1,0 +1,138 @@
+/**
+ * The catalog cache file: one per provider at `$MC_HOME/catalog/<provider>.json`,
+ * written only by `model.refresh` and read by every catalog observation.
+ *
+ * ```json
+ * {"v":1,"provider":"openai","endpoint":"<64 hex>","refreshed_at":"2026-12-01T10:00:00.000Z",
+ *  "models":[{"id":"gpt-5","name":null,"reasoning":null}]}
+ * ```
+ *
+ * `endpoint` fingerprints the provider's admitted `api` and `base_url`: a
+ * list fetched from one server says nothing about another, so after the user
+ * points a provider elsewhere its old cache reads as `endpoint_changed`
+ * instead of offering models the new server may not have. Decoding is as
+ * strict as the writer: the file is ours, so anything else is damage or a
+ * newer format, refused as a whole.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
+import { parseFrame } from "../protocol/json.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
+import { exactObject } from "../util/exact-object.ts";
+import { utf8ByteCount } from "../util/utf8.ts";
+import type { ReasoningHint } from "../policy/effort-policy.ts";
+
+/** The cache format version this code reads and writes. */
+export const CACHE_VERSION = 1;
+
+/** One cached model. */
+export interface CachedModel {
+  readonly id: string;
+  /** Display name the provider gave, or null. */
+  readonly name: string | null;
+  /** What the list said about reasoning controls. */
+  readonly reasoning: ReasoningHint;
+}
+
+/** A decoded cache file. */
+export interface CacheFile {
+  readonly provider: string;
+  /** {@link endpointFingerprint} of the endpoint the list came from. */
+  readonly endpoint: string;
+  /** When the refresh fetched it, `toISOString` form. */
+  readonly refreshedAt: string;
+  readonly models: readonly CachedModel[];
+}
+
+/** Why cache bytes are not a usable cache. */
+export type DecodeProblem =
+  /** Not JSON, another format or version, another provider's file. */
+  | "invalid"
+  /** A model id or name longer than `catalog_string_bytes`: the spec fails the operation (`catalog_limit`). */
+  | "overlong"
+  /** More models than `catalog_models`. */
+  | "too_many"
+  /** The same model id twice (`catalog_unavailable`). */
+  | "duplicate";
+
+/** The outcome of {@link decodeCache}. */
+export type DecodeResult = { readonly ok: true; readonly cache: CacheFile } | { readonly ok: false; readonly problem: DecodeProblem };
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+// The envelope goes through valibot; the up to 2,048 model entries are checked by hand
+// (`modelOf`), which allocates nothing beyond the decoded model itself: a page rescans
+// every relevant cache, and a schema pass per entry was most of a cold page's garbage.
+const CacheSchema = exactObject({
+  v: v.literal(CACHE_VERSION),
+  provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)),
+  endpoint: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
+  refreshed_at: v.pipe(v.string(), v.regex(ISO)),
+  models: v.array(v.unknown()),
+});
+
+const MODEL_KEYS = new Set(["id", "name", "reasoning"]);
+
+/** One stored model entry, exactly `{ id, name, reasoning }`, or null. Strings are bounded later, so an overlong id is told apart from damage. */
+function modelOf(entry: unknown): CachedModel | null {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return null;
+  const record = entry as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (keys.length !== 3 || !keys.every((key) => MODEL_KEYS.has(key))) return null;
+  const { id, name, reasoning } = record;
+  if (typeof id !== "string" || id === "") return null;
+  if (name !== null && typeof name !== "string") return null;
+  if (reasoning !== null && typeof reasoning !== "boolean") return null;
+  return { id, name, reasoning };
+}
+
+/** The fingerprint a cache of an endpoint with `api` at `baseUrl` carries. */
+export async function endpointFingerprint(api: string, baseUrl: string): Promise<string> {
+  return await sha256Hex(lengthPrefixed(["magi-code.catalog-endpoint.v1", api, baseUrl]));
+}
+
+/** Checks the model list's own bounds: count, string lengths, distinct ids. */
+export function checkModels(models: readonly CachedModel[]): DecodeProblem | null {
+  if (models.length > LIMITS.catalog_models) return "too_many";
+  const ids = new Set<string>();
+  for (const model of models) {
+    if (utf8ByteCount(model.id) > LIMITS.catalog_string_bytes) return "overlong";
+    if (model.name !== null && utf8ByteCount(model.name) > LIMITS.catalog_string_bytes) return "overlong";
+    if (ids.has(model.id)) return "duplicate";
+    ids.add(model.id);
+  }
+  return null;
+}
+
+/**
+ * Decodes the bytes of `provider`'s cache file. The strict parser refuses
+ * duplicate keys and nesting beyond the format's four levels, and the
+ * schema refuses unknown fields.
+ */
+export function decodeCache(bytes: Uint8Array, provider: string): DecodeResult {
+  const parsed = parseFrame(bytes, 4);
+  if (!parsed.ok || parsed.duplicate !== null) return { ok: false, problem: "invalid" };
+  const checked = v.safeParse(CacheSchema, parsed.value);
+  if (!checked.success || checked.output.provider !== provider) return { ok: false, problem: "invalid" };
+  const output = checked.output;
+  const models: CachedModel[] = [];
+  for (const entry of output.models) {
+    const model = modelOf(entry);
+    if (model === null) return { ok: false, problem: "invalid" };
+    models.push(model);
+  }
+  const problem = checkModels(models);
+  if (problem !== null) return { ok: false, problem };
+  return { ok: true, cache: { provider: output.provider, endpoint: output.endpoint, refreshedAt: output.refreshed_at, models } };
+}
+
+/** Encodes a cache for writing; the decoder reads back exactly `cache`. */
+export function encodeCache(cache: CacheFile): Uint8Array {
+  const models = cache.models.map((model) => ({ id: model.id, name: model.name, reasoning: model.reasoning }));
+  const json = JSON.stringify({ v: CACHE_VERSION, provider: cache.provider, endpoint: cache.endpoint, refreshed_at: cache.refreshedAt, models });
+  return new TextEncoder().encode(`${json}\n`);
+}

@@ -1,0 +1,66 @@
+/**
+ * Params schemas of the catalog and selection operations (`model.catalog`,
+ * `model.catalog.status`, `model.refresh`, `selection.set`), apart from
+ * `schemas.ts` because they form one family with its own rules: paired
+ * revision/cursor, and the three effort request objects, where anything but
+ * exactly those shapes is `invalid_params` (no null, no alias, no case
+ * folding, no value on keep/default, no `set/default`).
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { exactObject } from "../util/exact-object.ts";
+import { isPrintable } from "../util/redaction.ts";
+import { IDENTIFIER_PATTERN, PROVIDER_NAME_PATTERN, SESSION_ID_PATTERN } from "./identity.ts";
+import { LIMITS } from "./limits.ts";
+
+const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
+
+/** `model.catalog` params: `{ revision?, cursor?, limit? }`, revision and cursor both null/omitted or both set. */
+export const ModelCatalogParamsSchema = v.pipe(
+  exactObject({
+    revision: v.exactOptional(v.nullable(OpaqueIdSchema)),
+    cursor: v.exactOptional(v.nullable(OpaqueIdSchema)),
+    limit: v.exactOptional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(LIMITS.catalog_page_entries))),
+  }),
+  v.check((params) => (params.revision ?? null) === null === ((params.cursor ?? null) === null)),
+);
+
+/** The output of {@link ModelCatalogParamsSchema}. */
+export type ModelCatalogParams = v.InferOutput<typeof ModelCatalogParamsSchema>;
+
+/** `model.refresh` params: exactly `{ provider }`, a provider name. */
+export const ModelRefreshParamsSchema = exactObject({ provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)) });
+
+/** The output of {@link ModelRefreshParamsSchema}. */
+export type ModelRefreshParams = v.InferOutput<typeof ModelRefreshParamsSchema>;
+
+/** A provider or model as `selection.set` submits it: 1-256 UTF-8 bytes, no controls, well-formed. */
+const NameSchema = v.pipe(v.string(), v.minLength(1), v.maxBytes(LIMITS.name_bytes), v.check(isPrintable));
+
+/** The explicit efforts `{ "mode": "set" }` takes; `default` is a mode of its own. */
+export const SET_EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
+
+/** An effort request: exactly one of the three objects. */
+export const EffortRequestSchema = v.union([
+  exactObject({ mode: v.literal("keep") }),
+  exactObject({ mode: v.literal("default") }),
+  exactObject({ mode: v.literal("set"), value: v.picklist(SET_EFFORTS) }),
+]);
+
+/** The output of {@link EffortRequestSchema}. */
+export type EffortRequest = v.InferOutput<typeof EffortRequestSchema>;
+
+/** `selection.set` params. */
+export const SelectionSetParamsSchema = exactObject({
+  session_id: v.pipe(v.string(), v.regex(SESSION_ID_PATTERN)),
+  selection_revision: OpaqueIdSchema,
+  catalog_revision: OpaqueIdSchema,
+  provider: NameSchema,
+  model: NameSchema,
+  effort: v.exactOptional(EffortRequestSchema),
+});
+
+/** The output of {@link SelectionSetParamsSchema}. */
+export type SelectionSetParams = v.InferOutput<typeof SelectionSetParamsSchema>;

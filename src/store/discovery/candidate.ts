@@ -1,0 +1,128 @@
+/**
+ * Examines one primary history for a listing, through the same safe held-file
+ * read and the same all-recorded-cwd rule as `session.open`: listed (with its
+ * entry), excluded (another workspace, or a recorded cwd that is not
+ * absolute), omitted (unsafe, unreadable or malformed), or a failure of the
+ * whole listing (a vanished file, a bound, cancellation). Nothing is written,
+ * no lease is touched, and the records are let go as soon as the entry's
+ * fields are derived.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../../protocol/errors.ts";
+import { type FileInfo, isRuntimeError, type Runtime } from "../../host/runtime.ts";
+import { CWD_UNVERIFIED, recordedCwd } from "../attachment.ts";
+import type { Cooperation } from "../cooperative-slices.ts";
+import { isPrivateFile, readSessionFile } from "../session-file.ts";
+import type { SessionRecord } from "../records.ts";
+import type { ScanBudget } from "./budget.ts";
+import { displayTitle, storedTitle } from "./title.ts";
+
+/** A session as `session.list` shows it. */
+export type ListEntry = {
+  readonly session_id: string;
+  readonly title: string | null;
+  readonly updated_at: string | null;
+  // The wire word `busy` is also an error code, and codes are spelled only in the code table.
+  readonly eligibility: "available" | "cwd_unverified" | typeof ErrorCode.busy;
+  readonly notices: readonly string[];
+};
+
+/** What the examination of one candidate found. */
+export type Examined =
+  /** Listed: `fingerprint` names the file object, its permissions and content. */
+  | { readonly kind: "listed"; readonly entry: ListEntry; readonly fingerprint: string }
+  /** Not shown: another workspace (`excluded`), or unusable (`omitted`, which the listing's notice reports). */
+  | { readonly kind: "excluded" | "omitted"; readonly fingerprint: string }
+  | { readonly kind: "failed"; readonly code: ExamineFailure };
+
+/** Why a candidate ends the whole listing. */
+export type ExamineFailure =
+  | typeof ErrorCode.staleRevision
+  | typeof ErrorCode.discoveryLimit
+  | typeof ErrorCode.operationCancelled;
+
+/** What examining needs from the listing. */
+export interface ExamineContext {
+  readonly runtime: Runtime;
+  /** The child's canonical cwd. */
+  readonly cwd: string;
+  /** Secret values a title must not hold. */
+  readonly secrets: readonly string[];
+  /** The request's remaining read work. */
+  readonly budget: ScanBudget;
+  /** Aborted when the request is cancelled or its deadline passes (see `signal` of {@link examine}). */
+  readonly cooperation: Required<Cooperation>;
+}
+
+/** One candidate: its id and file, and whether another child's lease file is present for it. */
+export interface Candidate {
+  readonly sessionId: string;
+  readonly path: string;
+  /** A lease file names the session and the session is not this child's attachment. */
+  readonly busy: boolean;
+}
+
+const identity = (info: FileInfo): string => `${info.kind}:${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}`;
+
+/**
+ * Examines `candidate`. A read that stopped on the cooperation signal is
+ * reported `operation_cancelled`; the caller tells a cancelled request from
+ * an expired deadline.
+ */
+export async function examine(context: ExamineContext, candidate: Candidate): Promise<Examined> {
+  const { runtime, budget } = context;
+  let info: FileInfo;
+  try {
+    info = await runtime.fs.lstat(candidate.path);
+  } catch (error) {
+    // Listed a moment ago: a file that is gone now is a changing inventory; any other failure is unreadable.
+    if (isRuntimeError(error, "not_found")) return { kind: "failed", code: ErrorCode.staleRevision };
+    return { kind: "omitted", fingerprint: "unreadable" };
+  }
+  // Refused on the lstat alone, as the safe reader would: never opened, so nothing is charged.
+  if (!isPrivateFile(info)) return { kind: "omitted", fingerprint: identity(info) };
+  const admitted = budget.admit();
+  const read = await readSessionFile(runtime.fs, candidate.path, candidate.sessionId, {
+    ...context.cooperation,
+    ...admitted,
+    createSha256: () => runtime.createSha256(),
+  });
+  if (!read.ok) {
+    switch (read.code) {
+      case ErrorCode.sessionMissing:
+        return { kind: "failed", code: ErrorCode.staleRevision };
+      case ErrorCode.historyLimit:
+        return { kind: "failed", code: ErrorCode.discoveryLimit };
+      case ErrorCode.operationCancelled:
+        return { kind: "failed", code: ErrorCode.operationCancelled };
+      default:
+        budget.charge(admitted.maxBytes, admitted.maxLines);
+        return { kind: "omitted", fingerprint: identity(info) };
+    }
+  }
+  budget.charge(read.identity.size, read.records.length);
+  const fingerprint = `${identity(info)}:${read.identity.size}:${read.digest}`;
+  const cwd = await recordedCwd(context, read.records);
+  if (!cwd.ok) return { kind: "excluded", fingerprint };
+  const unverified = cwd.notices.includes(CWD_UNVERIFIED);
+  const entry: ListEntry = {
+    session_id: candidate.sessionId,
+    title: displayTitle(storedTitle(read.records), context.secrets),
+    updated_at: latestAt(read.records),
+    eligibility: candidate.busy ? ErrorCode.busy : unverified ? "cwd_unverified" : "available",
+    notices: cwd.notices,
+  };
+  return { kind: "listed", entry, fingerprint };
+}
+
+/**
+ * The greatest durable timestamp: every intact record's `at` (the stored
+ * form compares in time order as text), or null for an empty history.
+ */
+function latestAt(records: readonly SessionRecord[]): string | null {
+  let latest: string | null = null;
+  for (const record of records) if (latest === null || record.at > latest) latest = record.at;
+  return latest;
+}

@@ -1,0 +1,171 @@
+/**
+ * One page of a `session.discover` pass: a directory iteration keeping the
+ * next `limit` candidate ids after the pass's position (`walk.ts`), then
+ * each candidate examined in ascending order exactly as `session.list`
+ * examines it (`candidate.ts`), under the page's own `discover_*` bounds.
+ * The page stops early, holding fewer entries, when what is left of its read
+ * work would not admit a whole per-file budget, when its cooperative
+ * deadline passed, or when the next entry would not fit the serialized
+ * page; it always examines its first candidate, so a pass always moves on.
+ * A history over the per-file bound is omitted with its own notice instead
+ * of failing the page.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../../protocol/errors.ts";
+import { isRuntimeError, type FileSystem } from "../../host/runtime.ts";
+import { lengthPrefixed } from "../../util/digest.ts";
+import { joinPath } from "../../util/paths.ts";
+import { utf8ByteCount } from "../../util/utf8.ts";
+import { Slicer } from "../cooperative-slices.ts";
+import { type LeaseKind, leasePath } from "../leases.ts";
+import { YIELD_BYTES } from "../session-file.ts";
+import { DISCOVER_BOUNDS, ScanBudget } from "./budget.ts";
+import { examine, type ExamineContext, type ListEntry } from "./candidate.ts";
+import type { ScanContext } from "./scan.ts";
+import { walkDirectory, type WalkFailure } from "./walk.ts";
+
+/** A `session.discover` entry: a `session.list` entry and whether it awaits the verify walk. */
+export type DiscoverEntry = ListEntry & { readonly provisional: boolean };
+
+/** Where a page starts and what it may hold. */
+export interface PageStart {
+  /** The last id the phase handed out, or null at its start. */
+  readonly after: string | null;
+  /** Most candidates examined (the request's `limit`). */
+  readonly limit: number;
+  /** Serialized bytes the page's entries may take, commas included. */
+  readonly entryBytes: number;
+  /** Whether entries are provisional (the walk phase). */
+  readonly provisional: boolean;
+  /** The pass's digest so far, which every examined candidate is chained into. */
+  readonly chain: string;
+}
+
+/** What a page examined. */
+export interface PageOutcome {
+  readonly ok: true;
+  readonly entries: readonly DiscoverEntry[];
+  /** The last id examined (`after` when the page examined none, which happens only when none was left). */
+  readonly position: string | null;
+  /** Whether every candidate after `after` was examined: the phase is over. */
+  readonly exhausted: boolean;
+  /** Whether a history was omitted as unsafe, unreadable or malformed; as over the per-file bound. */
+  readonly omitted: boolean;
+  readonly omittedLimit: boolean;
+  readonly chain: string;
+  /** The most candidate ids and directory entries the page held at once: its memory bound. */
+  readonly retained: { readonly candidates: number; readonly batch: number };
+}
+
+/** Directory entries iterated between two pauses at most. */
+const WALK_SLICE = 4_096;
+/** Histories examined between two pauses at most (as `session.list`). */
+const YIELD_FILES = 64;
+const LEASE_KINDS: readonly LeaseKind[] = ["writer", "active", "append"];
+
+/** Runs one page from `start`; `signal` cancels it (`operation_cancelled`) at its next check. */
+export async function discoverPage(
+  context: ScanContext,
+  start: PageStart,
+  signal: AbortSignal,
+): Promise<PageOutcome | { readonly ok: false; readonly code: WalkFailure }> {
+  const { runtime } = context;
+  const now = () => runtime.monotonicNow();
+  const budget = new ScanBudget(now, DISCOVER_BOUNDS);
+  const pause = () => new Promise<void>((resolve) => runtime.setTimer(0, resolve));
+  // Stops a read on cancellation, or on the deadline once the page has its first candidate.
+  const stop = new AbortController();
+  const forward = () => stop.abort();
+  signal.addEventListener("abort", forward);
+  let examined = 0;
+  const cooperation = {
+    signal: stop.signal,
+    now,
+    yieldEvery: async () => {
+      await pause();
+      if (examined > 0 && budget.expired()) stop.abort();
+    },
+  };
+  const cancelled = { ok: false, code: ErrorCode.operationCancelled } as const;
+  try {
+    if (signal.aborted) return cancelled;
+    const walk = await walkDirectory(runtime.fs, context.directory, start.after, start.limit, new Slicer({ signal, now, yieldEvery: pause }, {
+      count: WALK_SLICE,
+      bytes: Infinity,
+    }));
+    if (!walk.ok) return walk;
+    const candidates = walk.window.ids;
+    const attached = context.attached();
+    const examining: ExamineContext = { runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation };
+    const slicer = new Slicer(cooperation, { count: YIELD_FILES, bytes: YIELD_BYTES });
+    const entries: DiscoverEntry[] = [];
+    let bytes = 0;
+    let position = start.after;
+    let chain = start.chain;
+    let omitted = false;
+    let omittedLimit = false;
+    for (const sessionId of candidates) {
+      if (examined > 0 && (!budget.whole() || budget.expired())) break;
+      const path = joinPath(context.directory, `${sessionId}.jsonl`);
+      const busy = sessionId !== attached && await leased(runtime.fs, context.directory, sessionId);
+      const full = budget.admit();
+      const outcome = await examine(examining, { sessionId, path, busy });
+      if (signal.aborted) return cancelled;
+      let kind: string = outcome.kind;
+      let fingerprint = "limit";
+      if (outcome.kind === "failed") {
+        // The deadline stopped this read: the candidate is the next page's first.
+        if (stop.signal.aborted) break;
+        if (outcome.code !== ErrorCode.discoveryLimit) return { ok: false, code: outcome.code };
+        budget.charge(full.maxBytes, full.maxLines);
+        kind = "omitted_limit";
+        omittedLimit = true;
+      } else {
+        fingerprint = outcome.fingerprint;
+        if (outcome.kind === "omitted") omitted = true;
+        if (outcome.kind === "listed") {
+          const entry: DiscoverEntry = { ...outcome.entry, provisional: start.provisional };
+          const size = utf8ByteCount(JSON.stringify(entry)) + (entries.length > 0 ? 1 : 0);
+          if (bytes + size > start.entryBytes) break;
+          bytes += size;
+          entries.push(entry);
+        }
+      }
+      const hash = runtime.createSha256();
+      hash.update(lengthPrefixed([chain, sessionId, kind, fingerprint]));
+      chain = hash.digest();
+      position = sessionId;
+      examined++;
+      if (slicer.tick(1) && await slicer.pause()) {
+        if (signal.aborted) return cancelled;
+        break;
+      }
+    }
+    const exhausted = examined === candidates.length && !walk.window.beyond;
+    const retained = { candidates: walk.window.peak, batch: walk.largestBatch };
+    return { ok: true, entries, position, exhausted, omitted, omittedLimit, chain, retained };
+  } finally {
+    signal.removeEventListener("abort", forward);
+  }
+}
+
+/**
+ * Whether a `writer`, `active` or `append` lease file names `sessionId`:
+ * the advisory presence `session.list` reads from its inventory, looked up
+ * per candidate so a page never holds the directory's lease names. Anything
+ * at a lease path but a clean `not_found` counts as present (busy is the
+ * conservative answer).
+ */
+async function leased(fs: FileSystem, directory: string, sessionId: string): Promise<boolean> {
+  for (const kind of LEASE_KINDS) {
+    try {
+      await fs.lstat(leasePath(directory, sessionId, kind));
+      return true;
+    } catch (error) {
+      if (!isRuntimeError(error, "not_found")) return true;
+    }
+  }
+  return false;
+}

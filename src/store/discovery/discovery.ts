@@ -1,0 +1,158 @@
+/**
+ * `session.discover` (negotiated; `docs/features/local-agent-extensions.md`):
+ * bounded incremental discovery without `session.list`'s global candidate
+ * ceiling. A pass holds no snapshot, only constant-size state: its
+ * revision, the phase, the walk position (the last id handed out), the one
+ * cursor it accepts next, the digest chained over every candidate examined,
+ * and whether it went stale. Each page iterates the directory afresh
+ * (`discover-page.ts`).
+ *
+ * The walk phase yields entries as they are validated, `provisional: true`.
+ * When the walk has passed the last candidate the verify phase walks the
+ * whole id range again and yields every eligible entry with
+ * `provisional: false`; each verify page covers (`verified_after`,
+ * `verified_through`] (null: the start, the end), so a provisional entry
+ * of that range the page does not repeat was excluded by the later
+ * validation, reported by the range instead of silently dropped.
+ * `complete` is true only on the verify page that examined the last
+ * candidate. A vanished candidate or a name listed twice makes the pass
+ * stale for good.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../../protocol/errors.ts";
+import { LIMITS } from "../../protocol/limits.ts";
+import { utf8ByteCount } from "../../util/utf8.ts";
+import type { StoreResult } from "../sessions.ts";
+import { type DiscoverEntry, discoverPage } from "./discover-page.ts";
+import { type ListRequest, SESSIONS_OMITTED_INVALID } from "./listing.ts";
+import type { ScanContext } from "./scan.ts";
+
+/** The page notice when a history over the per-file bound was left out (never which one). */
+export const SESSIONS_OMITTED_LIMIT = "sessions_omitted_limit";
+
+type Phase = "walk" | "verify";
+
+/** A `session.discover` page as it goes on the wire. */
+type DiscoverPage = {
+  readonly revision: string;
+  readonly sessions: readonly DiscoverEntry[];
+  readonly next_cursor: string | null;
+  readonly complete: boolean;
+  readonly phase: Phase;
+  readonly verified_after: string | null;
+  readonly verified_through: string | null;
+  readonly notices: readonly string[];
+};
+
+/** The constant-size state of the child's one pass. */
+interface Pass {
+  readonly revision: string;
+  phase: Phase;
+  /** The last id handed out in this phase, null at its start. */
+  position: string | null;
+  /** The only cursor a continuation may name; null once complete. */
+  cursor: string | null;
+  chain: string;
+  pages: number;
+  /** Set for good once a page saw a mutation. */
+  stale: boolean;
+}
+
+const DEFAULT_LIMIT = 100;
+const LONGEST = "x".repeat(LIMITS.identifier_bytes);
+/** The serialized page without entries at its largest: what the entries leave room for. */
+const FRAME_BYTES = utf8ByteCount(JSON.stringify({
+  revision: LONGEST,
+  sessions: [],
+  next_cursor: LONGEST,
+  complete: false,
+  phase: "verify",
+  verified_after: LONGEST,
+  verified_through: LONGEST,
+  notices: [SESSIONS_OMITTED_INVALID, SESSIONS_OMITTED_LIMIT],
+}));
+
+/** The child's `session.discover` pass; callers serialise requests (the one session worker). */
+export class SessionDiscovery {
+  readonly #context: ScanContext;
+  #pass: Pass | null = null;
+  #generation = 0;
+  #retained = { candidates: 0, batch: 0 };
+
+  /** Creates the discovery of `context.directory` for this child. */
+  constructor(context: ScanContext) {
+    this.#context = context;
+  }
+
+  /**
+   * The most candidate ids, and directory entries of one batch, that any
+   * page held at once since the child started: what keeps a page's memory
+   * independent of the directory's size.
+   */
+  get retained(): { readonly candidates: number; readonly batch: number } {
+    return this.#retained;
+  }
+
+  /** Answers one `session.discover` request; `signal` cancels its page. */
+  async discover(request: ListRequest, signal: AbortSignal): Promise<StoreResult> {
+    const limit = request.limit ?? DEFAULT_LIMIT;
+    const revision = request.revision ?? null;
+    const cursor = request.cursor ?? null;
+    if (revision === null || cursor === null) {
+      // A fresh request ends the previous pass whatever its own outcome.
+      this.#pass = null;
+      const fresh = `d${(++this.#generation).toString(36)}-${this.#context.runtime.randomUUID().replaceAll("-", "")}`;
+      const pass: Pass = { revision: fresh, phase: "walk", position: null, cursor: null, chain: fresh, pages: 0, stale: false };
+      const outcome = await this.#page(pass, limit, signal);
+      if (outcome.ok) this.#pass = pass;
+      return outcome;
+    }
+    const pass = this.#pass;
+    if (pass === null || pass.revision !== revision || pass.stale || pass.cursor !== cursor) {
+      return { ok: false, code: ErrorCode.staleRevision };
+    }
+    return await this.#page(pass, limit, signal);
+  }
+
+  /** Runs the next page of `pass`, which moves on only when the page succeeds. */
+  async #page(pass: Pass, limit: number, signal: AbortSignal): Promise<StoreResult> {
+    const provisional = pass.phase === "walk";
+    const page = await discoverPage(this.#context, {
+      after: pass.position,
+      limit,
+      entryBytes: LIMITS.discover_page_bytes - FRAME_BYTES,
+      provisional,
+      chain: pass.chain,
+    }, signal);
+    if (!page.ok) {
+      if (page.code === ErrorCode.staleRevision) pass.stale = true;
+      return page;
+    }
+    this.#retained = {
+      candidates: Math.max(this.#retained.candidates, page.retained.candidates),
+      batch: Math.max(this.#retained.batch, page.retained.batch),
+    };
+    const verifiedAfter = pass.position;
+    const complete = !provisional && page.exhausted;
+    pass.chain = page.chain;
+    pass.pages++;
+    if (page.exhausted) {
+      pass.phase = "verify";
+      pass.position = null;
+    } else pass.position = page.position;
+    pass.cursor = complete ? null : `${pass.pages.toString(36)}-${page.chain.slice(0, 48)}`;
+    const result: DiscoverPage = {
+      revision: pass.revision,
+      sessions: page.entries,
+      next_cursor: pass.cursor,
+      complete,
+      phase: provisional ? "walk" : "verify",
+      verified_after: provisional ? null : verifiedAfter,
+      verified_through: provisional || complete ? null : page.position,
+      notices: [...page.omitted ? [SESSIONS_OMITTED_INVALID] : [], ...page.omittedLimit ? [SESSIONS_OMITTED_LIMIT] : []],
+    };
+    return { ok: true, result };
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * `session.discover` over a memory runtime's real sessions directory: a pass
+ * over 10,000 sessions completes after paging with truthful provisional
+ * flags and a page memory bounded by its limit and one directory batch;
+ * later validation reports what it excludes; mutation during a page makes
+ * the pass stale for good; entries are exactly `session.list`'s.
+ */
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createMemoryRuntime } from "../runtime/memory.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import type { DirReader } from "../src/host/runtime.ts";
+import { LIMITS } from "../src/protocol/limits.ts";
+import { DIRECTORY_BATCH } from "../src/store/discovery/walk.ts";
+import { discoverAll, discoverNext, type DiscoverPage, reconcile } from "./support/discover.ts";
+import { discoveryFor, listingFor, SESSIONS, writeSession } from "./support/listing.ts";
+
+const id = (n: number) => `s${String(n).padStart(5, "0")}`;
+const bytes = (page: DiscoverPage) => new TextEncoder().encode(JSON.stringify(page)).length;
+
+/** Pages a pass over `count` sessions with limit 100 and checks every page; returns the retained bound. */
+async function bigPass(count: number) {
+  const runtime = createMemoryRuntime();
+  for (let n = 0; n < count; n++) writeSession(runtime, id(n));
+  const discovery = await discoveryFor(runtime);
+  const pages = await discoverAll(discovery, 100);
+  const all = Array.from({ length: count }, (_, n) => id(n));
+  const walk = pages.filter((page) => page.phase === "walk");
+  const verify = pages.filter((page) => page.phase === "verify");
+  assert.deepEqual(pages.map((page) => page.phase), [...walk.map(() => "walk"), ...verify.map(() => "verify")], "the walk, then the verify walk");
+  assert.deepEqual(walk.flatMap((page) => page.sessions.map((entry) => entry.session_id)), all);
+  assert.deepEqual(verify.flatMap((page) => page.sessions.map((entry) => entry.session_id)), all);
+  assert.ok(walk.every((page) => page.sessions.every((entry) => entry.provisional)), "walk entries are provisional");
+  assert.ok(verify.every((page) => page.sessions.every((entry) => !entry.provisional)), "verified entries are not");
+  assert.deepEqual(pages.map((page) => page.complete), pages.map((_, index) => index === pages.length - 1), "complete only at the end");
+  assert.deepEqual(pages.map((page) => page.next_cursor === null), pages.map((page) => page.complete));
+  assert.ok(walk.every((page) => page.verified_after === null && page.verified_through === null));
+  verify.forEach((page, index) => {
+    assert.equal(page.verified_after, index === 0 ? null : verify[index - 1]!.verified_through, "verify ranges are contiguous");
+    assert.equal(page.verified_through, page.complete ? null : page.sessions.at(-1)!.session_id);
+  });
+  assert.ok(pages.every((page) => bytes(page) <= LIMITS.discover_page_bytes && page.revision === pages[0]!.revision));
+  assert.equal(pages.length, 2 * Math.ceil(count / 100));
+  return discovery.retained;
+}
+
+describe("session.discover over many sessions", () => {
+  it("10,000 sessions: complete after paging, provisional flags truthful, a page holds at most its limit and one batch", async () => {
+    const small = await bigPass(1_000);
+    const large = await bigPass(10_000);
+    assert.deepEqual(large, { candidates: 100, batch: DIRECTORY_BATCH }, "the bound the design sets");
+    assert.deepEqual(large, small, "flat: ten times the sessions, the same retained bound");
+  });
+});
+
+describe("session.discover validation", () => {
+  it("a verify page's range reports provisional entries later validation excluded; changed ones are repeated", async () => {
+    const runtime = createMemoryRuntime();
+    for (const name of ["a", "b", "c"]) writeSession(runtime, name);
+    const discovery = await discoveryFor(runtime);
+    const pages = await discoverAll(discovery, 1, async (page) => {
+      if (page.phase === "walk" && page.next_cursor !== null && page.sessions[0]?.session_id === "c") {
+        await runtime.fs.unlink(`${SESSIONS}/a.jsonl`);
+        writeSession(runtime, "b", { cwd: "/another/workspace" });
+        writeSession(runtime, "c", { title: "Renamed" });
+      }
+    });
+    const verify = pages.filter((page) => page.phase === "verify");
+    assert.deepEqual(verify.map((page) => [page.verified_after, page.verified_through, page.sessions.map((entry) => entry.session_id)]), [
+      [null, "b", []],
+      ["b", null, ["c"]],
+    ]);
+    assert.deepEqual(reconcile(pages).map((entry) => [entry.session_id, entry.title, entry.provisional]), [["c", "Renamed", false]]);
+  });
+
+  it("entries are session.list's (busy, own attachment, cwd_unverified, other workspace, omitted notice), plus provisional", async () => {
+    const runtime = createMemoryRuntime();
+    writeSession(runtime, "held");
+    writeSession(runtime, "mine");
+    writeSession(runtime, "legacy", { cwd: null, title: "Old work" });
+    writeSession(runtime, "elsewhere", { cwd: "/somewhere/else" });
+    runtime.fs.writeFile(`${SESSIONS}/broken.jsonl`, "{oops\n", 0o600);
+    for (const name of ["held.writer.lease", "mine.writer.lease", "held.meta.json"]) runtime.fs.writeFile(`${SESSIONS}/${name}`, "{}", 0o600);
+    const attached = () => "mine";
+    const listed = await (await listingFor(runtime, attached)).list({}, new AbortController().signal);
+    assert.ok(listed.ok);
+    const pages = await discoverAll(await discoveryFor(runtime, attached), 2);
+    const strip = (page: DiscoverPage) => page.sessions.map(({ provisional: _, ...entry }) => entry);
+    const expected = (listed.result as { sessions: unknown[] }).sessions;
+    for (const phase of ["walk", "verify"]) assert.deepEqual(pages.filter((page) => page.phase === phase).flatMap(strip), expected, phase);
+    const noticed = pages.filter((page) => page.notices.length > 0);
+    assert.deepEqual(noticed.map((page) => [page.phase, page.notices]), [["walk", ["sessions_omitted_invalid"]], ["verify", ["sessions_omitted_invalid"]]]);
+  });
+});
+
+/** A memory filesystem that does something to the directory as one listing of it ends or after its first batch. */
+class ChangingStorage extends MemoryFileSystem {
+  change: { when: "end" | "first batch"; act: () => Promise<void> } | null = null;
+  override async openDir(path: string): Promise<DirReader> {
+    const reader = await super.openDir(path);
+    let batches = 0;
+    return {
+      read: async (max) => {
+        const batch = await reader.read(max);
+        const change = this.change;
+        if (change !== null && (change.when === "end" ? batch.length === 0 : ++batches === 1)) {
+          this.change = null;
+          await change.act();
+        }
+        return batch;
+      },
+      close: () => reader.close(),
+    };
+  }
+}
+
+describe("session.discover mutation and cursors", () => {
+  it("a candidate that vanishes between the iteration and its read makes the pass stale for good", async () => {
+    const fs = new ChangingStorage();
+    const runtime = createMemoryRuntime({ fs });
+    for (const name of ["a", "b"]) writeSession(runtime, name);
+    const discovery = await discoveryFor(runtime);
+    const first = await discoverNext(discovery, null, 1) as DiscoverPage;
+    fs.change = { when: "end", act: () => fs.unlink(`${SESSIONS}/b.jsonl`) };
+    assert.deepEqual(await discoverNext(discovery, first, 1), { code: "stale_revision" });
+    writeSession(runtime, "b");
+    assert.deepEqual(await discoverNext(discovery, first, 1), { code: "stale_revision" }, "stale stays stale");
+    assert.equal((await discoverAll(discovery, 1)).at(-1)!.complete, true, "a fresh pass works");
+  });
+
+  it("a name listed twice while the directory is read makes the page stale_revision", async () => {
+    const fs = new ChangingStorage();
+    const runtime = createMemoryRuntime({ fs });
+    for (const name of ["a", "b"]) writeSession(runtime, name);
+    // Enough other names that the listing is still under way after its first batch.
+    for (let n = 0; n < DIRECTORY_BATCH; n++) runtime.fs.writeFile(`${SESSIONS}/${id(n)}.meta.json`, "{}", 0o600);
+    const discovery = await discoveryFor(runtime);
+    // Renamed over itself, the name moves to the end of the listing that already passed it.
+    fs.change = { when: "first batch", act: () => fs.rename(`${SESSIONS}/a.jsonl`, `${SESSIONS}/a.jsonl`) };
+    assert.deepEqual(await discoverNext(discovery, null, 5), { code: "stale_revision" });
+  });
+
+  it("only the latest cursor continues; a fresh pass ends the previous one; a cancelled page leaves the pass as it was", async () => {
+    const runtime = createMemoryRuntime();
+    for (const name of ["a", "b", "c"]) writeSession(runtime, name);
+    const discovery = await discoveryFor(runtime);
+    const first = await discoverNext(discovery, null, 1) as DiscoverPage;
+    const cancelled = new AbortController();
+    cancelled.abort();
+    assert.deepEqual(await discoverNext(discovery, first, 1, cancelled.signal), { code: "operation_cancelled" });
+    const second = await discoverNext(discovery, first, 1) as DiscoverPage;
+    assert.deepEqual(second.sessions.map((entry) => entry.session_id), ["b"]);
+    assert.deepEqual(await discoverNext(discovery, first, 1), { code: "stale_revision" }, "an older cursor");
+    assert.deepEqual(await discoverNext(discovery, { ...second, revision: first.revision.replace(/^d1/, "d9") }, 1), { code: "stale_revision" });
+    const again = await discoverNext(discovery, null, 1) as DiscoverPage;
+    assert.notEqual(again.revision, first.revision);
+    assert.deepEqual(await discoverNext(discovery, second, 1), { code: "stale_revision" }, "the previous pass ended");
+  });
+
+  it("an empty directory: an empty walk page, then an empty complete verify page", async () => {
+    const pages = await discoverAll(await discoveryFor(createMemoryRuntime()), 100);
+    assert.deepEqual(pages.map((page) => [page.phase, page.sessions.length, page.complete, page.verified_after, page.verified_through]), [
+      ["walk", 0, false, null, null],
+      ["verify", 0, true, null, null],
+    ]);
+  });
+});

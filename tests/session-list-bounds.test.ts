@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createMemoryRuntime, ManualClock, type MemoryRuntime } from "../runtime/memory.ts";
+import { LIMITS } from "../src/protocol/limits.ts";
+import { listingFor, SESSIONS, sizedText, writeSession } from "./support/listing.ts";
+import { driven, SlowStorage } from "./support/slow-storage.ts";
+
+const never = new AbortController().signal;
+const MiB = 1_048_576;
+
+async function listed(runtime: MemoryRuntime, limit = 100): Promise<{ code: string } | { count: number; complete: boolean; bytes: number }> {
+  const outcome = await (await listingFor(runtime)).list({ limit }, never);
+  if (!outcome.ok) return { code: outcome.code };
+  const page = outcome.result as { sessions: unknown[]; complete: boolean };
+  return { count: page.sessions.length, complete: page.complete, bytes: new TextEncoder().encode(JSON.stringify(page)).length };
+}
+
+const id = (n: number) => `s${String(n).padStart(4, "0")}`;
+
+describe("session.list bounds, at and around each value", () => {
+  it(`lists ${LIMITS.discovery_sessions} sessions; one more listed is discovery_limit, excluded ones do not count`, async () => {
+    const runtime = createMemoryRuntime();
+    for (let n = 0; n < LIMITS.discovery_sessions; n++) writeSession(runtime, id(n));
+    for (let n = 0; n < 10; n++) writeSession(runtime, `other${n}`, { cwd: "/somewhere/else" });
+    const first = await listed(runtime, 1) as { count: number; complete: boolean };
+    assert.deepEqual([first.count, first.complete], [1, false]);
+    writeSession(runtime, id(LIMITS.discovery_sessions));
+    assert.deepEqual(await listed(runtime), { code: "discovery_limit" });
+  });
+
+  it(`counts every directory entry against ${LIMITS.discovery_directory_entries}, sidecars and leases included`, async () => {
+    const runtime = createMemoryRuntime();
+    writeSession(runtime, "only");
+    for (let n = 1; n < LIMITS.discovery_directory_entries; n++) runtime.fs.writeFile(`${SESSIONS}/${id(n)}.meta.json`, "{}", 0o600);
+    assert.equal((await listed(runtime) as { count: number }).count, 1);
+    runtime.fs.writeFile(`${SESSIONS}/only.writer.lease`, "{}", 0o600);
+    assert.deepEqual(await listed(runtime), { code: "discovery_limit" });
+  });
+
+  it("one history may hold 8 MiB and 10,000 lines; a byte or a line more is discovery_limit", async () => {
+    for (
+      const [bytes, lines, expected] of [
+        [8 * MiB, 2, "ok"],
+        [8 * MiB + 1, 2, "discovery_limit"],
+        [1_200_000, LIMITS.discovery_session_lines, "ok"],
+        [1_200_000, LIMITS.discovery_session_lines + 1, "discovery_limit"],
+      ] as const
+    ) {
+      const runtime = createMemoryRuntime();
+      runtime.fs.writeFile(`${SESSIONS}/big.jsonl`, sizedText("big", bytes, lines), 0o600);
+      const outcome = await listed(runtime);
+      assert.equal("code" in outcome ? outcome.code : "ok", expected, `${bytes} bytes, ${lines} lines`);
+    }
+  });
+
+  it("a request reads at most 64 MiB and 100,000 lines in total; a byte or a line more is discovery_limit", async () => {
+    const bytes = createMemoryRuntime();
+    for (let n = 0; n < 8; n++) bytes.fs.writeFile(`${SESSIONS}/${id(n)}.jsonl`, sizedText(id(n), 8 * MiB, 2), 0o600);
+    assert.equal((await listed(bytes) as { count: number }).count, 8);
+    bytes.fs.writeFile(`${SESSIONS}/${id(9)}.jsonl`, "x", 0o600); // one torn byte
+    assert.deepEqual(await listed(bytes), { code: "discovery_limit" });
+
+    const lines = createMemoryRuntime();
+    for (let n = 0; n < 10; n++) lines.fs.writeFile(`${SESSIONS}/${id(n)}.jsonl`, sizedText(id(n), 1_200_000, 10_000), 0o600);
+    assert.equal((await listed(lines) as { count: number }).count, 10);
+    lines.fs.writeFile(`${SESSIONS}/${id(10)}.jsonl`, sizedText(id(10), 300, 2), 0o600);
+    assert.deepEqual(await listed(lines), { code: "discovery_limit" });
+  });
+
+  it("a malformed history is charged its whole per-file budget; one refused on its lstat costs nothing", async () => {
+    const runtime = createMemoryRuntime();
+    for (let n = 0; n < 7; n++) runtime.fs.writeFile(`${SESSIONS}/bad${n}.jsonl`, "{broken\n", 0o600);
+    writeSession(runtime, "good");
+    for (let n = 0; n < 50; n++) runtime.fs.writeFile(`${SESSIONS}/open${n}.jsonl`, "{}\n", 0o666);
+    assert.equal((await listed(runtime) as { count: number }).count, 1, "7 × 8 MiB charged leaves 8 MiB");
+    runtime.fs.writeFile(`${SESSIONS}/bad7.jsonl`, "{broken\n", 0o600);
+    assert.deepEqual(await listed(runtime), { code: "discovery_limit" }, "8 × 8 MiB charged leaves nothing for good.jsonl");
+  });
+
+  it(`pages fit ${LIMITS.discovery_page_bytes} serialized bytes, holding fewer than the limit when titles are long`, async () => {
+    const runtime = createMemoryRuntime();
+    for (let n = 0; n < 120; n++) writeSession(runtime, `${"x".repeat(59)}${String(n).padStart(5, "0")}`, { title: "\"😀".repeat(25), cwd: null });
+    const page = await listed(runtime) as { count: number; bytes: number; complete: boolean };
+    assert.ok(page.count < 100 && page.count > 0, `${page.count} entries`);
+    assert.ok(page.bytes <= LIMITS.discovery_page_bytes, `${page.bytes} bytes`);
+    assert.equal(page.complete, false);
+  });
+});
+
+describe("session.list deadline", () => {
+  for (const [files, expected] of [[4, "ok"], [5, "discovery_limit"]] as const) {
+    it(`${files} opens of 500 ms: ${files * 500} ms elapsed is ${expected}`, async () => {
+      const clock = new ManualClock();
+      const runtime = createMemoryRuntime({ clock, fs: new SlowStorage(clock, 500) });
+      for (let n = 0; n < files; n++) writeSession(runtime, id(n));
+      const outcome = await driven(clock, listed(runtime));
+      assert.equal("code" in outcome ? outcome.code : "ok", expected);
+    });
+  }
+});
