@@ -2,7 +2,7 @@
  * Wiring only: builds one connection's pieces over the runtime's stdin and
  * stdout and connects them. Where each part of the spec lives:
  *
- * - frames in: `transport/read-loop.ts` (framer, input bound, flow control);
+ * - frames in: `transport/read-loop.ts` (framer, input bound, reading never paused);
  * - frames out: `transport/output.ts` (encoder, ordered writer, output bounds);
  * - envelope, method table, phase gate: `protocol/dispatcher.ts`,
  *   `protocol/methods.ts`, `protocol/phase-gate.ts`;
