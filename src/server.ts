@@ -42,7 +42,8 @@ function serve(runtime: Runtime): Promise<number> {
   const reject: Reject = (id, code) => output.error(id, code);
   const lifecycle = new Lifecycle();
   const negotiation = new Negotiation(reject);
-  const workers = new ReadyWorkers(runtime, output);
+  // An undeliverable run terminal is an output failure: it closes like one (exit 1).
+  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"));
   const status = new StatusView(() => lifecycle.phase, () => workers.current, output);
   const initializer = new Initializer({
     runtime,
