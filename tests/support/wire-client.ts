@@ -203,6 +203,17 @@ export class WireClient {
     return { code, response };
   }
 
+  /** The child's process id. */
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
+  /** Sends `signal` to the child itself (a crash, for SIGKILL: no cleanup runs); resolves with its exit code. */
+  async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
+    this.#child.kill(signal);
+    return await guarded(this.exited, `${this.#label} exit after ${signal}`);
+  }
+
   /** Cleanup after a failed test: closes both pipes so a still-running child exits (EOF, then a broken stdout). */
   abandon(): void {
     if (!this.#child.done()) {
