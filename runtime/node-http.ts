@@ -11,9 +11,8 @@
 
 import type { IncomingMessage } from "node:http";
 import type { HttpRequestInit, HttpResponse, Runtime } from "../src/host/runtime.ts";
-
-/** Longest silence on a provider connection, before and while the answer streams. */
-const IDLE_TIMEOUT_MS = 300_000;
+// The bound Deno's fetch gets too (idle-fetch.ts), so both runtimes give up after the same silence.
+import { PROVIDER_IDLE_TIMEOUT_MS as IDLE_TIMEOUT_MS } from "./idle-fetch.ts";
 
 // Loaded on first use, so a child that never runs a turn (or only talks
 // plain http to a local server) never loads TLS.

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { after, describe, it } from "node:test";
+import { collect, type Launcher, launchers, type Spawned, spawnDirect, spawnFifo, spawnPipeline } from "./support/processes.ts";
 import { guarded } from "./support/hang-guard.ts";
-import { collect, type Launcher, launchers, spawnDirect, spawnFifo, spawnPipeline } from "./support/processes.ts";
 
 const home = mkdtempSync(join(tmpdir(), "magi-e2e-"));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -27,6 +27,43 @@ function parseFrames(text: string): Frame[] {
 /** Replaces what legitimately differs between children so two transcripts can be compared. */
 function normalize(frames: Frame[]): unknown[] {
   return frames.map((frame) => ({ ...frame, instance_id: "<instance>" }));
+}
+
+/**
+ * Sends `count` status requests as a bounded client does (the spec leaves
+ * bounding in-flight requests to the client): windows of 16, half the
+ * writer's 32 pending frames, each after the previous window was answered,
+ * since answers the client has read still count as pending until the child
+ * sees its write complete (docs/protocol.md, "Output"). EOF follows right
+ * behind the last window, unanswered. Resolves with everything on stdout.
+ */
+async function burst(child: Spawned, prefix: string, count: number): Promise<string> {
+  const window = 16;
+  let text = "";
+  let lines = 0;
+  let closed = false;
+  let wake: (() => void) | null = null;
+  const ended = once(child.stdout, "end").then(() => {
+    closed = true;
+    wake?.();
+  });
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => {
+    text += chunk;
+    for (const char of chunk) if (char === "\n") lines++;
+    wake?.();
+  });
+  for (let sent = 0; sent < count; sent += window) {
+    while (lines < sent) {
+      assert.ok(!closed, `stdout ended after ${lines} of ${sent} answers`);
+      await guarded(new Promise<void>((resolve) => (wake = resolve)), `answers to ${sent} requests`);
+    }
+    const requests = Array.from({ length: Math.min(window, count - sent) }, (_, i) => line(`${prefix}${sent + i}`, "status")).join("");
+    if (sent + window >= count) child.stdin.end(requests);
+    else child.stdin.write(requests);
+  }
+  await guarded(ended, "the end of stdout");
+  return text;
 }
 
 async function conversation(launcher: Launcher, spawner: typeof spawnDirect): Promise<{ code: number | null; frames: Frame[]; stderr: string }> {
@@ -73,10 +110,8 @@ for (const [transport, spawner] of spawners) {
       it(`${launcher.name}: EOF after a burst delivers every byte, then exit 0`, async () => {
         const count = 700;
         const child = spawner(launcher, serve, { env });
-        const stdout = collect(child.stdout);
         const stderr = collect(child.stderr);
-        child.stdin.end(Array.from({ length: count }, (_, i) => line(`b${i}`, "status")).join(""));
-        const [code, text, errors] = await guarded(Promise.all([child.exited, stdout, stderr]), "the child to exit");
+        const [code, text, errors] = await guarded(Promise.all([child.exited, burst(child, "b", count), stderr]), "the child to exit");
         assert.equal(code, 0);
         assert.equal(errors, "");
         assert.ok(text.length > 64 * 1024, `more than 64 KiB of output (${text.length})`);
@@ -141,9 +176,7 @@ describe("end to end through a shell pipeline (cat | magi-code | cat)", () => {
     it(`${launcher.name}: EOF after a burst delivers every byte through the pipeline, then exit 0`, async () => {
       const count = 700;
       const child = spawnPipeline(launcher, serve, { env });
-      const stdout = collect(child.stdout);
-      child.stdin.end(Array.from({ length: count }, (_, i) => line(`q${i}`, "status")).join(""));
-      const [code, text] = await guarded(Promise.all([child.exited, stdout]), "the child to exit");
+      const [code, text] = await guarded(Promise.all([child.exited, burst(child, "q", count)]), "the child to exit");
       assert.equal(code, 0);
       assert.ok(text.length > 64 * 1024);
       assert.deepEqual(parseFrames(text).map((f) => f.id), Array.from({ length: count }, (_, i) => `q${i}`));

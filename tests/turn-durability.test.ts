@@ -128,8 +128,8 @@ describe("turn durability", () => {
     assert.equal(await stopTurnServer(server), 0);
   });
 
-  // While the writer is stalled the read loop handles one more frame, then waits (flow control),
-  // so each case sends exactly one request into the window between cleanup and hand-off.
+  // Reading goes on while the writer is stalled, so each case sends one request into the window
+  // between cleanup and hand-off and sees it answered there.
   for (const probe of ["status", "turn.start", "history.page"] as const) {
     it(`${probe} still sees the run until run.finished is handed to the writer`, async () => {
       const server = await startTurnServer(API);

@@ -151,9 +151,12 @@ export class RunIO {
     await this.#journal.append([{ ...diagnostic, code: DiagnosticCode.sessionFull, summary }, ...records]);
   }
 
-  /** Emits a critical event; stops the run with `output_unavailable` when it cannot be delivered. */
-  async emit(event: CriticalEvent): Promise<void> {
-    const result = await this.#channel.critical(event);
+  /**
+   * Emits a critical event; stops the run with `output_unavailable` when it
+   * cannot be delivered. `sent` runs when the event is handed to the writer.
+   */
+  async emit(event: CriticalEvent, sent?: () => void): Promise<void> {
+    const result = await this.#channel.critical(event, sent);
     if (!result.ok) throw new RunStop("failed", ErrorCode.outputUnavailable);
   }
 
