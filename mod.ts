@@ -4,14 +4,15 @@
  * (version 1) over stdin and stdout.
  *
  * Embedders and tests pass a {@link Runtime} in: `createServer(runtime)`.
+ * Client authors use {@link AgentClient} (web streams, any runtime) and the
+ * wire types and schemas below; on Node, `magi-code/client` also exports
+ * `spawnAgent()` and `binPath`.
  *
  * @module
  */
 
+export * from "./src/client/mod.ts";
 export { HELP, main, SERVED_STDIO } from "./src/cli.ts";
-export { DiagnosticCode, ErrorCode } from "./src/protocol/errors.ts";
-export { PROTOCOL, PROTOCOL_VERSION } from "./src/protocol/identity.ts";
-export { LIMITS } from "./src/protocol/limits.ts";
 export type { RunEvent } from "./src/runner/run-events.ts";
 export type * from "./src/host/runtime.ts";
 export { READ_BATCH_BYTES, RuntimeError, RuntimeErrorCode } from "./src/host/runtime.ts";

@@ -91,6 +91,19 @@ async function openChecked(path: string, options: Deno.OpenOptions, mayCreate: b
   return file;
 }
 
+/**
+ * Writes all of `bytes` at the file's position (the end, in append mode):
+ * a write the kernel cut short is followed by another for the rest, and
+ * one that makes no progress is an `io` failure rather than an endless loop.
+ */
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.length;) {
+    const count = await file.write(bytes.subarray(written));
+    if (count <= 0) throw new RuntimeError("io", "write");
+    written += count;
+  }
+}
+
 async function readAt(file: Deno.FsFile, buffer: Uint8Array, position: number): Promise<number> {
   await file.seek(position, Deno.SeekMode.Start);
   return (await file.read(buffer)) ?? 0;
@@ -130,10 +143,13 @@ export const denoFileSystem: FileSystem = {
   lstat: (path) => guard("lstat", async () => fileInfo(await Deno.lstat(path))),
   stat: (path) => guard("stat", async () => fileInfo(await Deno.stat(path))),
   realpath: (path) => guard("realpath", () => Deno.realPath(path)),
-  readDir: (path) =>
+  readDir: (path, maxEntries) =>
     guard("readdir", async () => {
       const entries: DirEntry[] = [];
-      for await (const entry of Deno.readDir(path)) entries.push({ name: entry.name, kind: fileKind(entry) });
+      for await (const entry of Deno.readDir(path)) {
+        entries.push({ name: entry.name, kind: fileKind(entry) });
+        if (maxEntries !== undefined && entries.length > maxEntries) break;
+      }
       return entries;
     }),
   openDir: (path) => guard("opendir", () => openDirReader(path)),
@@ -168,8 +184,7 @@ export const denoFileSystem: FileSystem = {
     guard("create", async () => {
       const file = await Deno.open(path, { write: true, createNew: true, mode });
       try {
-        let written = 0;
-        while (written < bytes.length) written += await file.write(bytes.subarray(written));
+        await writeAll(file, bytes);
         await file.sync();
       } finally {
         file.close();
@@ -189,16 +204,13 @@ export const denoFileSystem: FileSystem = {
       const file = await openChecked(path, { append: true, create: options.create, mode: options.mode }, options.create);
       return {
         stat: () => guard("fstat", async () => fileInfo(await file.stat())),
-        append: (bytes) =>
-          guard("append", async () => {
-            let written = 0;
-            while (written < bytes.length) written += await file.write(bytes.subarray(written));
-          }),
+        append: (bytes) => guard("append", () => writeAll(file, bytes)),
         truncate: (length) => guard("truncate", () => file.truncate(length)),
         sync: () => guard("fsync", () => file.sync()),
         close: () => guard("close", () => Promise.resolve(file.close())),
       };
     }),
+  link: (existing, to) => guard("link", () => Deno.link(existing, to)),
   rename: (from, to) => guard("rename", () => Deno.rename(from, to)),
   unlink: (path) => guard("unlink", () => Deno.remove(path)),
 };

@@ -24,6 +24,7 @@ import {
 import { classifySocket } from "../src/util/stdio-kind.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 import { denoFetch } from "./deno-http.ts";
+import { type IdleClock, withIdleTimeout } from "./idle-fetch.ts";
 
 // Re-exported so callers keep one import path for the whole Deno adapter.
 export { denoFileSystem, normalizeError };
@@ -212,6 +213,15 @@ export function createSha256(): Sha256 {
   };
 }
 
+/** Deno's timers, shared by the runtime and its provider idle timeout. */
+const timers: IdleClock = {
+  setTimer: (ms, callback) => {
+    const handle = setTimeout(callback, ms);
+    return { dispose: () => clearTimeout(handle) };
+  },
+  monotonicNow: () => performance.now(),
+};
+
 /** Creates the Deno runtime for this process. */
 export function createDenoRuntime(): Runtime {
   return {
@@ -225,11 +235,7 @@ export function createDenoRuntime(): Runtime {
     spawn,
     randomUUID: () => crypto.randomUUID(),
     createSha256,
-    setTimer: (ms, callback) => {
-      const handle = setTimeout(callback, ms);
-      return { dispose: () => clearTimeout(handle) };
-    },
-    monotonicNow: () => performance.now(),
+    ...timers,
     wallNow: () => Date.now(),
     env: (name) => Deno.env.get(name),
     envAll: () => Deno.env.toObject(),
@@ -237,7 +243,8 @@ export function createDenoRuntime(): Runtime {
     pid: Deno.pid,
     isProcessAlive,
     hostname,
-    fetch: denoFetch,
+    // Web fetch has no idle bound; Node's adapter has the same one (node-http.ts).
+    fetch: withIdleTimeout(denoFetch, timers),
     platform: Deno.build.os,
     exit: (code) => Deno.exit(code),
   };

@@ -41,6 +41,13 @@ export class MemoryFileSystem implements FileSystem {
   readonly #now: () => number;
   /** Paths whose operations fail with the given code, to simulate I/O faults. */
   readonly faults = new Map<string, RuntimeErrorCode>();
+  /**
+   * Bytes that `createExclusive` and `append` may still write, or null for
+   * no limit: a full disk. A write that does not fit stores the prefix that
+   * does and rejects with `io`, as a kernel's short write followed by
+   * ENOSPC reaches the disk adapters. Nothing frees space; a test raises it.
+   */
+  freeBytes: number | null = null;
 
   /** Creates an empty filesystem holding only `/`. */
   constructor(options: MemoryFileSystemOptions = {}) {
@@ -139,8 +146,9 @@ export class MemoryFileSystem implements FileSystem {
     return this.#run("realpath", path, () => this.#resolve(path, true, "realpath"));
   }
 
-  readDir(path: string): Promise<DirEntry[]> {
-    return this.#run("readdir", path, () => [...this.#nodes.keys()].flatMap(this.#childOf(path)));
+  readDir(path: string, maxEntries?: number): Promise<DirEntry[]> {
+    return this.#run("readdir", path, () =>
+      [...this.#nodes.keys()].flatMap(this.#childOf(path)).slice(0, maxEntries === undefined ? undefined : maxEntries + 1));
   }
 
   /**
@@ -224,7 +232,9 @@ export class MemoryFileSystem implements FileSystem {
     return this.#run("create", path, () => {
       if (this.#nodes.has(normalizePath(path))) throw new RuntimeError("exists", "create");
       this.#resolve(dirname(path), true, "create");
-      this.writeFile(path, bytes.slice(), mode);
+      const fitting = this.#fitting(bytes);
+      this.writeFile(path, fitting.slice(), mode);
+      if (fitting.length < bytes.length) throw new RuntimeError("io", "create");
     });
   }
 
@@ -248,11 +258,13 @@ export class MemoryFileSystem implements FileSystem {
         stat: () => Promise.resolve(this.#info(resolved)),
         append: (bytes: Uint8Array) =>
           this.#run("append", path, () => {
-            const grown = new Uint8Array(node.data.length + bytes.length);
+            const fitting = this.#fitting(bytes);
+            const grown = new Uint8Array(node.data.length + fitting.length);
             grown.set(node.data);
-            grown.set(bytes, node.data.length);
+            grown.set(fitting, node.data.length);
             node.data = grown;
             node.mtimeMs = this.#now();
+            if (fitting.length < bytes.length) throw new RuntimeError("io", "append");
           }),
         truncate: (length: number) => {
           node.data = node.data.slice(0, length);
@@ -262,6 +274,17 @@ export class MemoryFileSystem implements FileSystem {
         sync: () => this.#run("fsync", path, () => undefined),
         close: () => Promise.resolve(),
       };
+    });
+  }
+
+  /** Both names share one node, so they see the same bytes, as hard links do. */
+  link(existing: string, to: string): Promise<void> {
+    return this.#run("link", existing, () => {
+      this.#fault(to, "link");
+      const node = this.#nodes.get(this.#regular(existing, "link"));
+      if (this.#nodes.has(normalizePath(to))) throw new RuntimeError("exists", "link");
+      this.#resolve(dirname(to), true, "link");
+      this.#nodes.set(normalizePath(to), node!);
     });
   }
 
@@ -284,6 +307,14 @@ export class MemoryFileSystem implements FileSystem {
       if (node.kind === "directory") throw new RuntimeError("is_directory", "unlink");
       this.#nodes.delete(normal);
     });
+  }
+
+  /** The prefix of `bytes` that fits in {@link freeBytes}, which it uses up. */
+  #fitting(bytes: Uint8Array): Uint8Array {
+    if (this.freeBytes === null) return bytes;
+    const fitting = bytes.subarray(0, Math.min(bytes.length, this.freeBytes));
+    this.freeBytes -= fitting.length;
+    return fitting;
   }
 
   /** Runs `body` as one asynchronous operation, after any injected fault for `path`. */

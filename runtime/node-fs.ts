@@ -136,15 +136,39 @@ async function openDirReader(path: string): Promise<DirReader> {
   };
 }
 
+/**
+ * Writes all of `bytes` at the handle's position (the end, for `O_APPEND`).
+ * Node resolves a write the kernel cut short (a full disk, a file-size
+ * limit) with the smaller count and no error, so each short write is
+ * followed by another for the rest; the kernel then reports why it stopped.
+ * A write that makes no progress at all is an `io` failure, never a loop.
+ */
+async function writeAll(handle: fsp.FileHandle, bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.length;) {
+    const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, null);
+    if (bytesWritten <= 0) throw new RuntimeError("io", "write");
+    written += bytesWritten;
+  }
+}
+
 /** The Node filesystem adapter. */
 export const nodeFileSystem: FileSystem = {
   lstat: (path) => guard("lstat", async () => fileInfo(await fsp.lstat(path))),
   stat: (path) => guard("stat", async () => fileInfo(await fsp.stat(path))),
   realpath: (path) => guard("realpath", () => fsp.realpath(path)),
-  readDir: (path) =>
+  readDir: (path, maxEntries) =>
     guard("readdir", async () => {
-      const entries = await fsp.readdir(path, { withFileTypes: true });
-      return entries.map((entry): DirEntry => ({ name: entry.name, kind: fileKind(entry) }));
+      if (maxEntries === undefined) {
+        const entries = await fsp.readdir(path, { withFileTypes: true });
+        return entries.map((entry): DirEntry => ({ name: entry.name, kind: fileKind(entry) }));
+      }
+      // Iterated, so at most one batch past the bound is ever read; breaking out closes the directory.
+      const entries: DirEntry[] = [];
+      for await (const entry of await fsp.opendir(path)) {
+        entries.push({ name: entry.name, kind: fileKind(entry) });
+        if (entries.length > maxEntries) break;
+      }
+      return entries;
     }),
   openDir: (path) => guard("opendir", () => openDirReader(path)),
   mkdir: (path, mode) => guard("mkdir", () => mkdirParents(path, mode, 0)),
@@ -179,7 +203,7 @@ export const nodeFileSystem: FileSystem = {
     guard("create", async () => {
       const handle = await fsp.open(path, "wx", mode);
       try {
-        await handle.write(bytes);
+        await writeAll(handle, bytes);
         await handle.sync();
       } finally {
         await handle.close();
@@ -204,12 +228,13 @@ export const nodeFileSystem: FileSystem = {
       }
       return {
         stat: () => guard("fstat", async () => fileInfo(await handle.stat())),
-        append: (bytes) => guard("append", async () => void await handle.write(bytes)),
+        append: (bytes) => guard("append", () => writeAll(handle, bytes)),
         truncate: (length) => guard("truncate", () => handle.truncate(length)),
         sync: () => guard("fsync", () => handle.sync()),
         close: () => guard("close", () => handle.close()),
       };
     }),
+  link: (existing, to) => guard("link", () => fsp.link(existing, to)),
   rename: (from, to) => guard("rename", () => fsp.rename(from, to)),
   unlink: (path) => guard("unlink", () => fsp.unlink(path)),
 };

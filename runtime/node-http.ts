@@ -10,10 +10,9 @@
  */
 
 import type { IncomingMessage } from "node:http";
-import type { HttpRequestInit, HttpResponse } from "../src/host/runtime.ts";
-
-/** Longest silence on a provider connection, before and while the answer streams. */
-const IDLE_TIMEOUT_MS = 300_000;
+import type { HttpRequestInit, HttpResponse, Runtime } from "../src/host/runtime.ts";
+// The bound Deno's fetch gets too (idle-fetch.ts), so both runtimes give up after the same silence.
+import { PROVIDER_IDLE_TIMEOUT_MS as IDLE_TIMEOUT_MS } from "./idle-fetch.ts";
 
 // Loaded on first use, so a child that never runs a turn (or only talks
 // plain http to a local server) never loads TLS.
@@ -26,15 +25,31 @@ function headerOf(message: IncomingMessage, name: string): string | null {
   return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
 }
 
+/** Options of {@link createNodeFetch}. */
+export interface NodeFetchOptions {
+  /** Longest silence on the connection before the request fails (default 300,000 ms; tests pass less). */
+  readonly idleTimeoutMs?: number;
+}
+
+/** A {@link Runtime.fetch} over `node:http`/`node:https` with `options`; the runtime uses {@link nodeFetch}. */
+export function createNodeFetch(options: NodeFetchOptions = {}): Runtime["fetch"] {
+  const idleTimeoutMs = options.idleTimeoutMs ?? IDLE_TIMEOUT_MS;
+  return (url, init) => send(url, init, idleTimeoutMs);
+}
+
 /** Sends one request; resolves with the status, headers and a Web stream of the body. */
-export async function nodeFetch(url: string, init: HttpRequestInit): Promise<HttpResponse> {
+export function nodeFetch(url: string, init: HttpRequestInit): Promise<HttpResponse> {
+  return send(url, init, IDLE_TIMEOUT_MS);
+}
+
+async function send(url: string, init: HttpRequestInit, idleTimeoutMs: number): Promise<HttpResponse> {
   const target = new URL(url);
   if (target.protocol !== "https:" && target.protocol !== "http:") throw new TypeError(`Unsupported URL scheme ${target.protocol}`);
-  const send = target.protocol === "https:" ? (await https()).request : (await http()).request;
+  const request = target.protocol === "https:" ? (await https()).request : (await http()).request;
   const { Readable } = await stream();
   return await new Promise((resolve, reject) => {
     const body = init.body === undefined ? null : Buffer.from(init.body, "utf8");
-    const request = send(target, {
+    const outgoing = request(target, {
       method: init.method,
       headers: body === null ? { ...init.headers } : { ...init.headers, "content-length": String(body.length) },
       signal: init.signal,
@@ -54,9 +69,9 @@ export async function nodeFetch(url: string, init: HttpRequestInit): Promise<Htt
     });
     // A provider that accepts the connection and then goes silent would otherwise hold the run
     // until the user cancels; undici's fetch gives up after 300 s of silence too.
-    request.setTimeout(IDLE_TIMEOUT_MS, () => request.destroy(new Error(`No data from the provider for ${IDLE_TIMEOUT_MS} ms`)));
-    request.on("error", reject);
-    if (body === null) request.end();
-    else request.end(body);
+    outgoing.setTimeout(idleTimeoutMs, () => outgoing.destroy(new Error(`No data from the provider for ${idleTimeoutMs} ms`)));
+    outgoing.on("error", reject);
+    if (body === null) outgoing.end();
+    else outgoing.end(body);
   });
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The test command behind `npm test`: type-check and build with tsc, bundle the
 // Node entry point, type-check the Deno adapter with `deno check`, verify the
-// published settings schema, then run every test file under Node (compiled,
+// published settings and wire schemas, then run every test file under Node (compiled,
 // node:test) and under Deno (`deno task test`, from source). Modes: (none) = everything, `node`, `deno`,
 // `fuzz` (both runtimes with FUZZ_RUNS raised for long property runs).
 import { spawn } from "node:child_process";
@@ -64,6 +64,7 @@ const bundle = await step("bundle the Node entry point", process.execPath, ["scr
 if (bundle.code !== 0) process.exit(1);
 await step("deno task check", bin("deno"), ["task", "check"]);
 await step("settings schema is current", process.execPath, ["scripts/gen-settings-schema.mjs", "--check"]);
+await step("wire schemas (docs/schema/) are current", process.execPath, ["scripts/gen-wire-schemas.mjs", "--check"]);
 await step("Deno's jsonc-parser bundle is current", process.execPath, ["scripts/vendor-jsonc.mjs", "--check"]);
 
 if (mode !== "deno") {
@@ -81,7 +82,7 @@ if (mode !== "node") {
     capture: true,
     env: { ...env, NO_COLOR: "1" },
   });
-  const summary = /(\d+) passed \| (\d+) failed/.exec(deno.output);
+  const summary = /(\d+) passed (?:\(\d+ steps?\) )?\| (\d+) failed/.exec(deno.output);
   counts.passed += Number(summary?.[1] ?? 0);
   counts.failed += Number(summary?.[2] ?? 0);
 }

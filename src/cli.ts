@@ -1,5 +1,5 @@
 /**
- * The command line: `magi-code serve --stdio`, `config check`, `--help` and `--version`.
+ * The command line: `magi-code serve --stdio`, `config check`, `schema`, `--help` and `--version`.
  * Anything else is an invalid launch: exit 2 with one line on stderr, nothing
  * on stdout, and no filesystem or other runtime side effect.
  *
@@ -19,6 +19,8 @@ Usage:
   magi-code serve --stdio   Serve magi-code.local-agent version 1 on stdin/stdout.
   magi-code config check    Print every settings problem (file, JSON path, what is
                             wrong); exit 1 if there is any.
+  magi-code schema          Print the wire's JSON Schemas (params, results, events,
+                            envelopes), keyed by their file under docs/schema/.
   magi-code --help          Print this help.
   magi-code --version       Print the version.
 
@@ -43,6 +45,21 @@ async function fail(runtime: Runtime, line: string): Promise<number> {
   return 2;
 }
 
+/**
+ * `magi-code schema`: the JSON Schemas generated from the wire's valibot
+ * schemas, exactly what `docs/schema/` holds. Loaded on demand, so serving
+ * never parses the converter.
+ */
+async function schemaCommand(runtime: Runtime): Promise<number> {
+  const { wireSchemas } = await import("./protocol/json-schema.ts");
+  try {
+    await runtime.stdout.write(encoder.encode(`${JSON.stringify(wireSchemas(), null, 2)}\n`));
+    return 0;
+  } catch {
+    return 1;
+  }
+}
+
 /** Runs the command line in `runtime.args`; resolves with the exit code. */
 export async function main(runtime: Runtime): Promise<number> {
   const args = runtime.args;
@@ -54,6 +71,10 @@ export async function main(runtime: Runtime): Promise<number> {
     } catch {
       return 1;
     }
+  }
+  if (args[0] === "schema") {
+    if (args.length === 1) return await schemaCommand(runtime);
+    return await fail(runtime, "'schema' takes no arguments");
   }
   if (args[0] === "config") {
     if (args.length === 2 && args[1] === "check") return await configCheckCommand(runtime);

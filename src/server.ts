@@ -2,7 +2,7 @@
  * Wiring only: builds one connection's pieces over the runtime's stdin and
  * stdout and connects them. Where each part of the spec lives:
  *
- * - frames in: `transport/read-loop.ts` (framer, input bound, flow control);
+ * - frames in: `transport/read-loop.ts` (framer, input bound, reading never paused);
  * - frames out: `transport/output.ts` (encoder, ordered writer, output bounds);
  * - envelope, method table, phase gate: `protocol/dispatcher.ts`,
  *   `protocol/methods.ts`, `protocol/phase-gate.ts`;
@@ -42,7 +42,8 @@ function serve(runtime: Runtime): Promise<number> {
   const reject: Reject = (id, code) => output.error(id, code);
   const lifecycle = new Lifecycle();
   const negotiation = new Negotiation(reject);
-  const workers = new ReadyWorkers(runtime, output);
+  // An undeliverable run terminal is an output failure: it closes like one (exit 1).
+  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"));
   const status = new StatusView(() => lifecycle.phase, () => workers.current, output);
   const initializer = new Initializer({
     runtime,

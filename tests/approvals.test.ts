@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { ManualClock } from "../runtime/memory.ts";
 import { ErrorCode } from "../src/protocol/errors.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { type ApprovalDecision, type ApprovalHost, ApprovalBroker } from "../src/runner/approvals.ts";
+import { type ApprovalDecision, type ApprovalHost, ApprovalBroker, type ApprovalRequest } from "../src/runner/approvals.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 
 const EXPIRY = LIMITS.approval_expiry_ms;
@@ -34,6 +34,12 @@ function countingHost(clock = new ManualClock(), uuid: () => string = () => cryp
   return { host, clock, liveTimers: () => live.size };
 }
 
+/** `request` after its `approval.requested` reached the writer, which starts the expiry. */
+function delivered(request: ApprovalRequest): ApprovalRequest {
+  request.delivered();
+  return request;
+}
+
 /** Resolves a promise's state without waiting for it: "pending" if it has not settled yet. */
 async function peek<T>(promise: Promise<T>): Promise<T | "pending"> {
   const marker = Symbol("pending");
@@ -45,20 +51,46 @@ describe("ApprovalBroker rules", () => {
   it("issues a run-scoped v4 UUID with the spec's expiry and one live timer", async () => {
     const { host, liveTimers } = countingHost();
     const broker = new ApprovalBroker(host);
-    const request = broker.request("shell: npm test");
+    const request = delivered(broker.request("shell: npm test"));
     assert.match(request.approvalId, UUID_V4);
     assert.equal(request.expiresInMs, 60_000);
     assert.equal(request.summary, "shell: npm test");
     assert.equal(liveTimers(), 1);
     assert.equal(await peek(request.decision), "pending");
-    assert.notEqual(broker.request("again").approvalId, request.approvalId);
+    assert.notEqual(delivered(broker.request("again")).approvalId, request.approvalId);
+  });
+
+  it("the expiry starts when approval.requested is delivered, not when it is requested", async () => {
+    const { host, clock, liveTimers } = countingHost();
+    const broker = new ApprovalBroker(host);
+    const request = broker.request("shell: npm test");
+    assert.equal(liveTimers(), 0, "no expiry before delivery");
+    clock.advance(EXPIRY * 2);
+    assert.equal(await peek(request.decision), "pending");
+    request.delivered();
+    request.delivered();
+    assert.equal(liveTimers(), 1, "delivering twice arms one expiry");
+    clock.advance(EXPIRY - 1);
+    assert.equal(await peek(request.decision), "pending");
+    clock.advance(1);
+    assert.equal(await request.decision, "denied");
+  });
+
+  it("an approval cancelled before delivery never arms its expiry", async () => {
+    const { host, liveTimers } = countingHost();
+    const broker = new ApprovalBroker(host);
+    const request = broker.request("shell: ls");
+    broker.cancel("disconnected");
+    request.delivered();
+    assert.equal(liveTimers(), 0);
+    assert.equal(await request.decision, "denied");
   });
 
   for (const allow of [true, false]) {
     it(`first reply (allow=${allow}) wins, disposes the timer, and every later reply is stale`, async () => {
       const { host, clock, liveTimers } = countingHost();
       const broker = new ApprovalBroker(host);
-      const request = broker.request("write_file: a.txt");
+      const request = delivered(broker.request("write_file: a.txt"));
       assert.deepEqual(broker.answer(request.approvalId, allow), { ok: true });
       assert.equal(liveTimers(), 0);
       assert.deepEqual(broker.answer(request.approvalId, !allow), STALE);
@@ -72,7 +104,7 @@ describe("ApprovalBroker rules", () => {
   it("is still pending at 59,999 ms, denied at 60,000 ms, and stale afterwards", async () => {
     const { host, clock, liveTimers } = countingHost();
     const broker = new ApprovalBroker(host);
-    const request = broker.request("edit_file: src/a.ts");
+    const request = delivered(broker.request("edit_file: src/a.ts"));
     clock.advance(EXPIRY - 1);
     assert.equal(await peek(request.decision), "pending");
     clock.advance(1);
@@ -84,7 +116,7 @@ describe("ApprovalBroker rules", () => {
   it("an allow at 59,999 ms still wins", async () => {
     const { host, clock } = countingHost();
     const broker = new ApprovalBroker(host);
-    const request = broker.request("shell: ls");
+    const request = delivered(broker.request("shell: ls"));
     clock.advance(EXPIRY - 1);
     assert.deepEqual(broker.answer(request.approvalId, true), { ok: true });
     clock.advance(1);
@@ -95,8 +127,8 @@ describe("ApprovalBroker rules", () => {
     const { host } = countingHost();
     const broker = new ApprovalBroker(host);
     const other = new ApprovalBroker(countingHost().host);
-    const request = broker.request("shell: ls");
-    const foreign = other.request("shell: ls");
+    const request = delivered(broker.request("shell: ls"));
+    const foreign = delivered(other.request("shell: ls"));
     assert.deepEqual(broker.answer(crypto.randomUUID(), true), STALE);
     assert.deepEqual(broker.answer("", true), STALE);
     assert.deepEqual(broker.answer(foreign.approvalId, true), STALE);
@@ -108,8 +140,8 @@ describe("ApprovalBroker rules", () => {
     it(`cancel(${reason}) denies every pending approval, refuses new ones and makes all answers stale`, async () => {
       const { host, clock, liveTimers } = countingHost();
       const broker = new ApprovalBroker(host);
-      const answered = broker.request("read: a");
-      const open = [broker.request("shell: a"), broker.request("shell: b")];
+      const answered = delivered(broker.request("read: a"));
+      const open = [delivered(broker.request("shell: a")), delivered(broker.request("shell: b"))];
       broker.answer(answered.approvalId, true);
       assert.equal(broker.cancel(reason), 2);
       assert.equal(liveTimers(), 0);
@@ -117,7 +149,7 @@ describe("ApprovalBroker rules", () => {
       assert.equal(await answered.decision, "allowed");
       for (const r of [answered, ...open]) assert.deepEqual(broker.answer(r.approvalId, true), STALE);
 
-      const late = broker.request("shell: c");
+      const late = delivered(broker.request("shell: c"));
       assert.equal(late.expiresInMs, 0);
       assert.equal(await late.decision, "denied");
       assert.equal(liveTimers(), 0);
@@ -131,16 +163,17 @@ describe("ApprovalBroker rules", () => {
   it("never issues an id twice, and stops if the host's UUIDs keep repeating", () => {
     const ids = ["a", "a", "b", "b", "b", "b", "b"];
     const broker = new ApprovalBroker(countingHost(undefined, () => ids.shift() ?? "z").host);
-    assert.equal(broker.request("x").approvalId, "a");
-    assert.equal(broker.request("y").approvalId, "b");
-    assert.throws(() => broker.request("z"), /repeating/);
+    assert.equal(delivered(broker.request("x")).approvalId, "a");
+    assert.equal(delivered(broker.request("y")).approvalId, "b");
+    assert.throws(() => delivered(broker.request("z")), /repeating/);
   });
 });
 
-type Model = { status: "pending" | ApprovalDecision; requestedAt: number };
+/** `deliveredAt` is when `approval.requested` reached the writer (null before), which starts the expiry. */
+type Model = { status: "pending" | ApprovalDecision; deliveredAt: number | null };
 
 describe("ApprovalBroker under fc.scheduler()", () => {
-  it("answers, expiry and cancel race: one decision each, never changed, allowed only by a winning allow", async () => {
+  it("answers, delivery, expiry and cancel race: one decision each, never changed, allowed only by a winning allow", async () => {
     const plan = fc.record({
       late: fc.boolean(), // requested from a scheduled task instead of up front
       answers: fc.array(fc.boolean(), { maxLength: 3 }), // allow, deny, second answers …
@@ -158,7 +191,8 @@ describe("ApprovalBroker under fc.scheduler()", () => {
           const seen: { id: string; model: Model; decisions: ApprovalDecision[] }[] = [];
 
           const check = () => {
-            const pending = seen.filter((a) => a.model.status === "pending").length;
+            // Only delivered approvals have an expiry running.
+            const pending = seen.filter((a) => a.model.status === "pending" && a.model.deliveredAt !== null).length;
             assert.equal(liveTimers(), pending);
             for (const a of seen) {
               assert.ok(a.decisions.length <= 1, "an approval decided twice");
@@ -173,7 +207,11 @@ describe("ApprovalBroker under fc.scheduler()", () => {
 
           const request = (answers: readonly boolean[]) => {
             const issued = broker.request("shell: npm test");
-            const entry = { id: issued.approvalId, model: { status: "pending", requestedAt: clock.now() } as Model, decisions: [] as ApprovalDecision[] };
+            const entry = { id: issued.approvalId, model: { status: "pending", deliveredAt: null } as Model, decisions: [] as ApprovalDecision[] };
+            act("delivered", () => {
+              issued.delivered();
+              if (entry.model.status === "pending") entry.model.deliveredAt = clock.now();
+            });
             if (cancelled) {
               entry.model.status = "denied";
               assert.equal(issued.expiresInMs, 0);
@@ -198,7 +236,8 @@ describe("ApprovalBroker under fc.scheduler()", () => {
             act(`advance(${ms})`, () => {
               clock.advance(ms);
               for (const a of seen) {
-                if (a.model.status === "pending" && clock.now() >= a.model.requestedAt + EXPIRY) a.model.status = "denied";
+                const { deliveredAt } = a.model;
+                if (a.model.status === "pending" && deliveredAt !== null && clock.now() >= deliveredAt + EXPIRY) a.model.status = "denied";
               }
             });
           }

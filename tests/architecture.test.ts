@@ -31,6 +31,7 @@ const LAYERS = [
   "util",
   "policy",
   "protocol",
+  "client",
   "transport",
   "config",
   "store",
@@ -159,6 +160,15 @@ describe("architecture", () => {
       for (const target of targets) {
         if (layerOf(target) > layerOf(from)) offenders.push(`${from} -> ${target}`);
       }
+    }
+    assert.deepEqual(offenders, []);
+  });
+
+  it("the client library is a leaf: it imports protocol and below, and no server layer imports it", () => {
+    const offenders: string[] = [];
+    for (const [from, targets] of importGraph(files)) {
+      if (from.startsWith("src/client/")) continue;
+      for (const target of targets) if (target.startsWith("src/client/")) offenders.push(`${from} -> ${target}`);
     }
     assert.deepEqual(offenders, []);
   });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { encodeRecord, type SessionRecord } from "../src/store/records.ts";
+import { guarded } from "./support/hang-guard.ts";
 import { type Launcher, launchers, type Spawned, spawnDirect } from "./support/processes.ts";
 
 const root = mkdtempSync(join(tmpdir(), "magi-e2e-sessions-"));
@@ -33,16 +34,18 @@ class Client {
     });
   }
 
+  /** Bounded by a hang guard: a child that never answers fails the test, naming the request. */
   call(id: string, method: string, params: Record<string, unknown> = {}): Promise<Frame> {
-    return new Promise((resolve) => {
+    const answered = new Promise<Frame>((resolve) => {
       this.#waiting.set(id, resolve);
       this.#child.stdin.write(envelope(id, method, params));
     });
+    return guarded(answered, `the response to ${method} (${id})`).finally(() => this.#waiting.delete(id));
   }
 
   async stop(): Promise<number | null> {
     this.#child.stdin.end();
-    return await this.#child.exited;
+    return await guarded(this.#child.exited, "the child to exit after EOF");
   }
 }
 

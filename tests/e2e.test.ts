@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { after, describe, it } from "node:test";
-import { collect, type Launcher, launchers, spawnDirect, spawnFifo, spawnPipeline } from "./support/processes.ts";
+import { collect, type Launcher, launchers, type Spawned, spawnDirect, spawnFifo, spawnPipeline } from "./support/processes.ts";
+import { guarded } from "./support/hang-guard.ts";
 
 const home = mkdtempSync(join(tmpdir(), "magi-e2e-"));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -28,21 +29,58 @@ function normalize(frames: Frame[]): unknown[] {
   return frames.map((frame) => ({ ...frame, instance_id: "<instance>" }));
 }
 
+/**
+ * Sends `count` status requests as a bounded client does (the spec leaves
+ * bounding in-flight requests to the client): windows of 16, half the
+ * writer's 32 pending frames, each after the previous window was answered,
+ * since answers the client has read still count as pending until the child
+ * sees its write complete (docs/protocol.md, "Output"). EOF follows right
+ * behind the last window, unanswered. Resolves with everything on stdout.
+ */
+async function burst(child: Spawned, prefix: string, count: number): Promise<string> {
+  const window = 16;
+  let text = "";
+  let lines = 0;
+  let closed = false;
+  let wake: (() => void) | null = null;
+  const ended = once(child.stdout, "end").then(() => {
+    closed = true;
+    wake?.();
+  });
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => {
+    text += chunk;
+    for (const char of chunk) if (char === "\n") lines++;
+    wake?.();
+  });
+  for (let sent = 0; sent < count; sent += window) {
+    while (lines < sent) {
+      assert.ok(!closed, `stdout ended after ${lines} of ${sent} answers`);
+      await guarded(new Promise<void>((resolve) => (wake = resolve)), `answers to ${sent} requests`);
+    }
+    const requests = Array.from({ length: Math.min(window, count - sent) }, (_, i) => line(`${prefix}${sent + i}`, "status")).join("");
+    if (sent + window >= count) child.stdin.end(requests);
+    else child.stdin.write(requests);
+  }
+  await guarded(ended, "the end of stdout");
+  return text;
+}
+
 async function conversation(launcher: Launcher, spawner: typeof spawnDirect): Promise<{ code: number | null; frames: Frame[]; stderr: string }> {
   const child = spawner(launcher, serve, { env });
   const stdout = collect(child.stdout);
   const stderr = collect(child.stderr);
   child.stdin.write(line("s0", "status") + init);
   let buffer = "";
-  await new Promise<void>((resolve) => {
+  await guarded(new Promise<void>((resolve) => {
     child.stdout.on("data", (chunk: Buffer) => {
       buffer += chunk.toString();
       if (buffer.includes('"id":"i1"')) resolve();
     });
-  });
+  }), "the initialize response");
   child.stdin.write(line("s1", "status") + line("i2", "initialize", { required_capabilities: [] }) + line("x1", "shutdown"));
   child.stdin.end();
-  const [code, text, errors] = await Promise.all([child.exited, stdout, stderr]);
+  const [code, text, errors] = await guarded(Promise.all([child.exited, stdout, stderr]), "the child to exit");
   return { code, frames: parseFrames(text), stderr: errors };
 }
 
@@ -72,10 +110,8 @@ for (const [transport, spawner] of spawners) {
       it(`${launcher.name}: EOF after a burst delivers every byte, then exit 0`, async () => {
         const count = 700;
         const child = spawner(launcher, serve, { env });
-        const stdout = collect(child.stdout);
         const stderr = collect(child.stderr);
-        child.stdin.end(Array.from({ length: count }, (_, i) => line(`b${i}`, "status")).join(""));
-        const [code, text, errors] = await Promise.all([child.exited, stdout, stderr]);
+        const [code, text, errors] = await guarded(Promise.all([child.exited, burst(child, "b", count), stderr]), "the child to exit");
         assert.equal(code, 0);
         assert.equal(errors, "");
         assert.ok(text.length > 64 * 1024, `more than 64 KiB of output (${text.length})`);
@@ -84,28 +120,25 @@ for (const [transport, spawner] of spawners) {
         assert.deepEqual(frames.map((f) => f.seq), Array.from({ length: count }, (_, i) => i + 1));
       });
 
-      it(`${launcher.name}: a client that stops reading sees exit 1 within the deadline plus cleanup`, async () => {
+      // How soon the child gives up is the writer's business (its output deadline and queue bound, proven
+      // under a ManualClock in writer.schedule.test.ts); here only that it does, with exit 1 and nothing on
+      // stderr. The wait is a hang guard, not a speed claim.
+      it(`${launcher.name}: a client that stops reading sees exit 1, silently`, async () => {
         const child = spawner(launcher, serve, { env });
         child.stdout.pause();
         const stderr = collect(child.stderr);
         child.stdin.on("error", () => {});
         let sent = 0;
-        let stalledAt = 0;
         const feed = () => {
           while (sent < 40_000 && !child.done()) {
             sent++;
-            if (!child.stdin.write(line(`p${sent}`, "status"))) {
-              stalledAt = Date.now();
-              return void child.stdin.once("drain", feed);
-            }
+            if (!child.stdin.write(line(`p${sent}`, "status"))) return void child.stdin.once("drain", feed);
           }
         };
         feed();
-        const code = await child.exited;
-        const elapsed = Date.now() - stalledAt;
+        const code = await guarded(child.exited, `${launcher.name} exit after its client stopped reading`);
         assert.equal(code, 1);
-        assert.equal(await stderr, "");
-        assert.ok(elapsed < 2_000 + 2_000 + 4_000, `exited ${elapsed} ms after input backed up`);
+        assert.equal(await guarded(stderr, "stderr end"), "");
         child.stdout.destroy();
         child.stdin.destroy();
       });
@@ -114,12 +147,12 @@ for (const [transport, spawner] of spawners) {
         const child = spawner(launcher, serve, { env });
         const stderr = collect(child.stderr);
         // A named FIFO's reader must have opened before closing means anything to the writer.
-        if ("pending" in child.stdout && child.stdout.pending) await once(child.stdout, "ready");
+        if ("pending" in child.stdout && child.stdout.pending) await guarded(once(child.stdout, "ready"), "the FIFO reader to open");
         child.stdout.destroy();
         child.stdin.on("error", () => {});
         child.stdin.write(line("c1", "status") + line("c2", "status"));
-        assert.equal(await child.exited, 1);
-        assert.equal(await stderr, "");
+        assert.equal(await guarded(child.exited, "the child to exit"), 1);
+        assert.equal(await guarded(stderr, "stderr end"), "");
         child.stdin.destroy();
       });
     }
@@ -143,9 +176,7 @@ describe("end to end through a shell pipeline (cat | magi-code | cat)", () => {
     it(`${launcher.name}: EOF after a burst delivers every byte through the pipeline, then exit 0`, async () => {
       const count = 700;
       const child = spawnPipeline(launcher, serve, { env });
-      const stdout = collect(child.stdout);
-      child.stdin.end(Array.from({ length: count }, (_, i) => line(`q${i}`, "status")).join(""));
-      const [code, text] = await Promise.all([child.exited, stdout]);
+      const [code, text] = await guarded(Promise.all([child.exited, burst(child, "q", count)]), "the child to exit");
       assert.equal(code, 0);
       assert.ok(text.length > 64 * 1024);
       assert.deepEqual(parseFrames(text).map((f) => f.id), Array.from({ length: count }, (_, i) => `q${i}`));
@@ -170,9 +201,9 @@ describe("settings through the real entry points", () => {
       const child = spawnDirect(launcher, serve, { env: { ...process.env, MC_HOME: mcHome } });
       const stdout = collect(child.stdout);
       child.stdin.write(init);
-      await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+      await guarded(new Promise<void>((resolve) => child.stdout.once("data", () => resolve())), "the first output");
       child.stdin.end();
-      const [code, text] = await Promise.all([child.exited, stdout]);
+      const [code, text] = await guarded(Promise.all([child.exited, stdout]), "the child to exit");
       assert.equal(code, 0);
       const status = parseFrames(text)[0]!.result!.status as Record<string, unknown>;
       assert.deepEqual([status.readiness, status.provider, status.model], ["ready", "local-vllm", "qwen-coder"]);
@@ -187,7 +218,7 @@ describe("invalid launches", () => {
         const mcHome = join(home, `untouched-${launcher.name}-${args.join("_")}`);
         const child = spawnDirect(launcher, args, { env: { ...process.env, MC_HOME: mcHome } });
         child.stdin.end();
-        const [code, stdout, stderr] = await Promise.all([child.exited, collect(child.stdout), collect(child.stderr)]);
+        const [code, stdout, stderr] = await guarded(Promise.all([child.exited, collect(child.stdout), collect(child.stderr)]), "the child to exit");
         assert.equal(code, 2);
         assert.equal(stdout, "");
         assert.equal(stderr.split("\n").filter((l) => l !== "").length, 1);
@@ -199,7 +230,7 @@ describe("invalid launches", () => {
     it(`${launcher.name}: --help and --version print and exit 0`, async () => {
       for (const flag of ["--help", "--version"]) {
         const child = spawnDirect(launcher, [flag], { env });
-        const [code, stdout] = await Promise.all([child.exited, collect(child.stdout)]);
+        const [code, stdout] = await guarded(Promise.all([child.exited, collect(child.stdout)]), "the child to exit");
         assert.equal(code, 0);
         assert.match(stdout, /^magi-code \d+\.\d+\.\d+/);
       }
@@ -212,7 +243,7 @@ describe("invalid launches", () => {
         const fd = openSync(path, "r");
         const mcHome = join(home, `untouched-stdio-${launcher.name}`);
         const child = spawnDirect(launcher, serve, { env: { ...process.env, MC_HOME: mcHome }, stdio: [fd, "pipe", "pipe"] });
-        const [code, stdout, stderr] = await Promise.all([child.exited, collect(child.stdout), collect(child.stderr)]);
+        const [code, stdout, stderr] = await guarded(Promise.all([child.exited, collect(child.stdout), collect(child.stderr)]), "the child to exit");
         closeSync(fd);
         assert.equal(code, 2, path);
         assert.equal(stdout, "");

@@ -18,16 +18,16 @@ import { reply } from "./support/provider-scripts.ts";
 import { guarded, type Workspace, workspace } from "./support/wire-client.ts";
 
 const root = mkdtempSync(join(tmpdir(), "magi-example-agent-"));
-let provider: FakeProvider | null = null;
-after(async () => {
-  await provider?.close();
-  rmSync(root, { recursive: true, force: true });
-});
+after(() => rmSync(root, { recursive: true, force: true }));
 
-/** The one fake provider every test of this file shares, started on first use. */
-async function fake(): Promise<FakeProvider> {
-  provider ??= await startFakeProvider();
-  return provider;
+/** Runs `body` with a fake provider of its own (no script left over from another test can reach it), then closes it. */
+async function withProvider<T>(body: (provider: FakeProvider) => Promise<T>): Promise<T> {
+  const provider = await startFakeProvider();
+  try {
+    return await body(provider);
+  } finally {
+    await provider.close();
+  }
 }
 
 const PROMPT = "Create notes/hello.txt saying hi";
@@ -67,25 +67,33 @@ function lines(text: string): string[] {
   return text.split("\n").filter((line) => line !== "");
 }
 
-describe("examples/agent.mjs wire tables", () => {
-  it("examples/agent.mjs knows exactly the wire error codes src/protocol/errors.ts defines", () => {
+describe("examples/agent.mjs is a thin user of the client library", () => {
+  it("imports magi-code/client's Node entry and keeps no wire tables of its own", () => {
     const source = readFileSync(join(repoRoot(), "examples", "agent.mjs"), "utf8");
-    const listed = /const ERRORS = new Set\(`([^`]*)`/.exec(source);
-    assert.ok(listed, "the example lists its error codes");
-    assert.deepEqual(listed[1]!.trim().split(/\s+/).sort(), Object.values(ErrorCode).sort());
+    assert.match(source, /from "\.\.\/dist\/runtime\/node-client\.js"/);
+    // No copied code table, event list or enum sets: the library fails closed on those from src/protocol.
+    // (It names a few codes it has a hint for; a quoted code list would be a copy of the table.)
+    const copied = Object.values(ErrorCode).filter((code) => code !== ErrorCode.configurationInvalid && source.includes(`"${code}"`));
+    assert.deepEqual(copied, []);
+    assert.ok(!source.includes('"run.finished"') && !source.includes('"subagent"'));
+    assert.ok(!source.includes("JSON.parse"), "no frame parsing of its own");
   });
 });
 
-describe("examples/agent.mjs against the real backend", () => {
-  let ws: Workspace;
-  let sessionId = "";
+/** The one-shot `--yes` run that writes the file and saves a session; returns the run and the saved id. */
+async function oneShot(provider: FakeProvider, name: string): Promise<{ ws: Workspace; run: AgentRun; sessionId: string }> {
+  const ws = workspace(root, name, provider);
+  scriptWrite(provider);
+  const run = await agent(ws, ["--yes", "--cwd", ws.cwd, PROMPT]);
+  assert.equal(run.code, 0, `exit 0; stderr:\n${run.stderr}`);
+  const saved = /^session (\S+) saved; resume with --session \1$/m.exec(run.stderr);
+  assert.ok(saved, `a "session … saved" line on stderr:\n${run.stderr}`);
+  return { ws, run, sessionId: saved[1]! };
+}
 
-  it("a one-shot turn with --yes: streams the answer, shows the activity, writes the file and exits 0", async () => {
-    const provider = await fake();
-    ws = workspace(root, "agent", provider);
-    scriptWrite(provider);
-    const run = await agent(ws, ["--yes", "--cwd", ws.cwd, PROMPT]);
-    assert.equal(run.code, 0, `exit 0; stderr:\n${run.stderr}`);
+describe("examples/agent.mjs against the real backend", () => {
+  it("a one-shot turn with --yes: streams the answer, shows the activity, writes the file and exits 0", () => withProvider(async (provider) => {
+    const { ws, run, sessionId } = await oneShot(provider, "agent");
     // Assistant text goes to stdout, both segments of the tool-separated answer.
     assert.ok(run.stdout.includes(BEFORE_TOOL), `stdout:\n${run.stdout}`);
     assert.ok(run.stdout.includes(AFTER_TOOL), `stdout:\n${run.stdout}`);
@@ -93,9 +101,6 @@ describe("examples/agent.mjs against the real backend", () => {
     // Everything else goes to stderr.
     const notes = lines(run.stderr);
     assert.equal(notes[0], "ready: ollama / qwen");
-    const saved = /^session (\S+) saved; resume with --session \1$/m.exec(run.stderr);
-    assert.ok(saved, `a "session … saved" line on stderr:\n${run.stderr}`);
-    sessionId = saved[1]!;
     const started = notes.findIndex((line) => line.startsWith("[tool write_file started]"));
     const completed = notes.findIndex((line) => line.startsWith("[tool write_file completed]"));
     assert.ok(started !== -1 && completed > started, `tool activity on stderr:\n${run.stderr}`);
@@ -110,11 +115,11 @@ describe("examples/agent.mjs against the real backend", () => {
     assert.equal(provider.log.length, 2);
     const sent = provider.log[0]!.body as { messages: { role: string; content: string }[] };
     assert.equal(sent.messages.at(-1)!.content, PROMPT);
-  });
+  }));
 
-  it("--session resumes the saved session: the provider sees the earlier turn", async () => {
-    assert.ok(sessionId !== "", "the first test saved a session");
-    const provider = await fake();
+  it("--session resumes the saved session: the provider sees the earlier turn", () => withProvider(async (provider) => {
+    // Its own saved session, from its own one-shot run: this test does not depend on another having run.
+    const { ws, sessionId } = await oneShot(provider, "agent-resume");
     const before = provider.log.length;
     provider.enqueue(reply("openai-chat", { text: ["You asked me ", "to create notes/hello.txt."] }));
     const run = await agent(ws, ["--cwd", ws.cwd, "--session", sessionId, "What did I ask before?"]);
@@ -127,10 +132,9 @@ describe("examples/agent.mjs against the real backend", () => {
     assert.equal(sent[1]!.content, PROMPT);
     assert.ok(sent[2]!.content.includes(BEFORE_TOOL) && sent[2]!.content.includes(AFTER_TOOL));
     assert.equal(sent[3]!.content, "What did I ask before?");
-  });
+  }));
 
-  it("--no denies the write: the file is not written, the run still completes", async () => {
-    const provider = await fake();
+  it("--no denies the write: the file is not written, the run still completes", () => withProvider(async (provider) => {
     const denied = workspace(root, "agent-no", provider);
     provider.enqueue(reply("openai-chat", {
       text: ["Writing it now."],
@@ -148,23 +152,20 @@ describe("examples/agent.mjs against the real backend", () => {
     const toolResult = (provider.log.at(-1)!.body as { messages: { role: string; content: string }[] }).messages.at(-1)!;
     assert.equal(toolResult.role, "tool");
     assert.match(toolResult.content, /denied/);
-  });
+  }));
 
-  it("a settings typo names the file and the JSON path (from magi-code config check), not a generic hint", async () => {
-    const broken = workspace(root, "agent-typo", await fake(), { model: { provdier: "ollama" } });
+  it("a settings typo names the file and the JSON path (from magi-code config check), not a generic hint", () => withProvider(async (provider) => {
+    const broken = workspace(root, "agent-typo", provider, { model: { provdier: "ollama" } });
     const run = await agent(broken, ["--yes", "--cwd", broken.cwd, "hello"]);
     assert.equal(run.code, 1);
     assert.ok(lines(run.stderr).includes(`${broken.home}/settings.jsonc: $.model.provdier: unknown key`), `stderr:\n${run.stderr}`);
-  });
+    assert.equal(provider.log.length, 0, "no provider request");
+  }));
 
-  it("stdout carries each assistant message exactly once", async () => {
+  it("stdout carries each assistant message exactly once", () => withProvider(async (provider) => {
     // A script reading the one-shot answer from stdout should get the answer, not a streamed
     // prefix followed by the authoritative copy of the same text.
-    const provider = await fake();
-    const once = workspace(root, "agent-once", provider);
-    scriptWrite(provider);
-    const run = await agent(once, ["--yes", "--cwd", once.cwd, PROMPT]);
-    assert.equal(run.code, 0, `exit 0; stderr:\n${run.stderr}`);
+    const { run } = await oneShot(provider, "agent-once");
     assert.deepEqual(lines(run.stdout), [BEFORE_TOOL, AFTER_TOOL], `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
-  });
+  }));
 });

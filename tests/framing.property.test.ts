@@ -488,7 +488,9 @@ describe("framing: JSON depth through the server", () => {
     );
   });
 
-  it("server answers 32,000-deep frames within the byte bound with invalid_frame quickly", async () => {
+  // That the parser stops at the bound (so these cost nothing) is proven by what it answers in
+  // json.test.ts; the time they take is measured by bench/hostile-inputs.mjs, never asserted.
+  it("server answers 32,000-deep frames within the byte bound with invalid_frame and stays usable", async () => {
     const frames = [
       deepInParams("deep", Array(32_000).fill("array")),
       "[".repeat(LIMIT - 1),
@@ -496,9 +498,7 @@ describe("framing: JSON depth through the server", () => {
       `{${ENVELOPE},"id":"deep2","method":"status","params":{"x":${`{"a":`.repeat(10_000)}1${"}".repeat(10_000)}}}`,
     ];
     for (const frame of frames) assert.ok(encoder.encode(frame).length <= LIMIT);
-    const started = performance.now();
     const served = await serve([encoder.encode(frames.map((f) => `${f}\n`).join("") + statusLine("deep"))], false);
-    const elapsed = performance.now() - started;
     assert.deepEqual(served.frames.map(outcome), [
       [null, "invalid_frame"],
       [null, "invalid_frame"],
@@ -506,7 +506,6 @@ describe("framing: JSON depth through the server", () => {
       [null, "invalid_frame"],
       ["deep", "not_initialized"],
     ]);
-    assert.ok(elapsed < 1_000, `took ${elapsed.toFixed(0)} ms`);
   });
 
   it("server reports invalid UTF-8 in a too-deep frame as invalid_request", async () => {

@@ -66,11 +66,11 @@ describe("leases on one memory host", () => {
   it("the same instance re-acquires without rewriting; another live instance is session_busy", async () => {
     const w = world();
     const a = w.child(10);
-    await take(a, "inst-a");
+    const first = await take(a, "inst-a");
     const before = w.fs.contents(PATH);
     w.clock.advance(5_000);
     const again = await take(a, "inst-a");
-    assert.equal(again.state, "held");
+    assert.equal(again, first, "ownership is one object: re-acquiring returns the held lease itself");
     assert.deepEqual(w.fs.contents(PATH), before);
     await busy(w.child(11), "inst-b");
     assert.deepEqual(w.fs.contents(PATH), before);
@@ -174,6 +174,19 @@ describe("leases on one memory host", () => {
     assert.deepEqual(await a.heartbeat(), { ok: true });
     assert.equal(await removeLeaseIf(w.fs, PATH, judged.state === "present" ? judged.fingerprint : ""), "changed");
     assert.equal(w.fs.exists(PATH), true);
+  });
+
+  it("a lease appears with its content or not at all: a full disk leaves no file, and nothing to wait out", async () => {
+    const w = world();
+    w.fs.freeBytes = 20; // Part of a body fits, as a write cut short by a full disk.
+    assert.deepEqual(await Lease.acquire(w.child(10), PATH, { instanceId: "inst-a" }), { ok: false, code: ErrorCode.persistenceFailed });
+    assert.equal(w.fs.exists(PATH), false, "no empty or partial lease file");
+    assert.deepEqual((await w.fs.readDir(SESSIONS)).map((entry) => entry.name), [], "no temporary file either");
+    w.fs.freeBytes = null;
+    const lease = await take(w.child(11), "inst-b");
+    assert.equal(w.body().instance_id, "inst-b", "another child takes it at once, not after 60 s");
+    assert.deepEqual((await w.fs.readDir(SESSIONS)).map((entry) => entry.name), ["s1.writer.lease"]);
+    await lease.release();
   });
 
   it("filesystem failures are persistence_failed data, never thrown", async () => {

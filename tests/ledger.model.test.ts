@@ -235,7 +235,11 @@ async function setUp(prefill: number): Promise<{ model: Model; real: Real }> {
   for (let i = 0; i < prefill; i++) {
     lines.push(i % 2 === 0 ? requestLine(prefillId(i), "status") : requestLine(prefillId(i), "status", { unknown: true }));
   }
-  if (prefill > 0) server.push(lines.join(""));
+  // The client keeps at most the writer's 32 frames in flight, as the spec leaves it to do.
+  for (let sent = 0; sent < prefill; sent += LIMITS.pending_output_frames) {
+    await server.waitFrames(1 + sent);
+    server.push(lines.slice(sent, sent + LIMITS.pending_output_frames).join(""));
+  }
   const frames = await server.waitFrames(1 + prefill);
   assert.equal(frames.length, 1 + prefill);
   const recorded = [INIT_ID, ...Array.from({ length: prefill }, (_, i) => prefillId(i))];
@@ -314,8 +318,14 @@ describe("ledger model", () => {
     // None of these may be read: a duplicate, a new id, a shutdown and a partial frame.
     lines.push(requestLine("id1", "status"), requestLine("another", "status"), requestLine("bye", "shutdown"), '{"partial');
 
-    const stream = concatBytes(lines);
-    for (let offset = 0; offset < stream.length; offset += 64 * 1024) server.push(stream.subarray(offset, offset + 64 * 1024));
+    // Windows of at most 32 answered frames (the writer's bound, which the client must respect); the
+    // last window carries the limit and what must stay unread behind it.
+    const window = LIMITS.pending_output_frames;
+    for (let sent = 0; sent < answered; sent += window) {
+      await server.waitFrames(sent);
+      const end = Math.min(sent + window, answered);
+      server.push(concatBytes(lines.slice(sent, end === answered ? lines.length : end)));
+    }
     const code = await server.exit;
     assert.equal(code, 0);
     assert.equal(server.runtime.input.closed, true);

@@ -175,3 +175,117 @@ describe("operation.cancel racing completion", () => {
     assert.equal(seen.size, 8, [...seen].join(", "));
   });
 });
+
+/** A memory filesystem that runs `before(call)` ahead of each directory listing, numbered from 1. */
+class HookedListing extends MemoryFileSystem {
+  calls = 0;
+  before: (call: number) => void = () => {};
+  override readDir(path: string, maxEntries?: number): Promise<DirEntry[]> {
+    this.before(++this.calls);
+    return super.readDir(path, maxEntries);
+  }
+}
+
+describe("operation.cancel of a session.list continuation", () => {
+  it("leaves the discovery snapshot as it was, even when the cancelled rescan saw the inventory change", async () => {
+    const fs = new HookedListing();
+    const runtime = createMemoryRuntime({ fs });
+    writeSession(runtime, "first");
+    writeSession(runtime, "second");
+    await fs.mkdir(SESSIONS, 0o700);
+    const listing = new SessionListing({ runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached: () => null });
+    const fresh = await listing.list({ limit: 1 }, new AbortController().signal);
+    assert.ok(fresh.ok);
+    const { revision, next_cursor: cursor } = fresh.result as { revision: string; next_cursor: string };
+    // The continuation's second inventory pass: another process adds a history and, meanwhile, the client's cancel lands.
+    const cancel = new AbortController();
+    fs.before = (call) => {
+      if (call !== 4) return;
+      writeSession(runtime, "third");
+      cancel.abort();
+    };
+    await listing.list({ revision, cursor, limit: 1 }, cancel.signal); // answered operation_cancelled by the worker
+    await fs.unlink(`${SESSIONS}/third.jsonl`);
+    const again = await listing.list({ revision, cursor, limit: 1 }, new AbortController().signal);
+    assert.ok(again.ok, `the snapshot is as it was: ${again.ok ? "" : again.code}`);
+    assert.deepEqual(again.result.sessions.map((entry) => entry.session_id), ["second"]);
+  });
+});
+
+/** A memory filesystem that runs `beforeUnlink(path)` ahead of each unlink. */
+class HookedUnlink extends MemoryFileSystem {
+  beforeUnlink: (path: string) => void = () => {};
+  override unlink(path: string): Promise<void> {
+    this.beforeUnlink(path);
+    return super.unlink(path);
+  }
+}
+
+describe("operation.cancel of a session.open that already replaced the attachment", () => {
+  it("is stale_operation while the open releases the previous lease: the open's answer is its result", async () => {
+    const fs = new HookedUnlink();
+    const runtime = createMemoryRuntime({ fs });
+    writeSession(runtime, "first");
+    writeSession(runtime, "second");
+    const answers = new Map<string, OutputValue | ErrorCode>();
+    const replies = { result: (id: string, result: OutputValue) => answers.set(id, result), error: (id: string, code: ErrorCode) => answers.set(id, code) };
+    const store = new SessionStore({ runtime, home: "/home/user/.magi-code", cwd: CWD, instanceId: "me", secrets: [] });
+    const scan = { runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached: () => store.sessionId };
+    const worker = new SessionWorker(store, { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) }, replies, () => false);
+    const canceller = new OperationCanceller([worker], replies);
+    const idle = async () => {
+      while (worker.busy) await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    worker.open("o1", { session_id: "first" });
+    await idle();
+    assert.equal(typeof answers.get("o1"), "object");
+    // The client's cancel lands while the open, past its last check, lets go of the previous session's lease.
+    fs.beforeUnlink = (path) => {
+      if (path.endsWith("/first.writer.lease")) canceller.cancel("c1", { id: "o2" });
+    };
+    worker.open("o2", { session_id: "second" });
+    await idle();
+    const attached = store.sessionId;
+    await worker.close(); // stops the lease heartbeats
+    assert.equal(attached, "second", "the open went through");
+    assert.equal(answers.get("c1"), "stale_operation");
+    assert.equal((answers.get("o2") as { session_id?: string }).session_id, "second", "a client told operation_cancelled would believe it is still on first");
+  });
+});
+
+/** A memory filesystem whose unlinks first wait for `beforeUnlink(path)`. */
+class HeldUnlink extends MemoryFileSystem {
+  beforeUnlink: (path: string) => Promise<void> = () => Promise.resolve();
+  override async unlink(path: string): Promise<void> {
+    await this.beforeUnlink(path);
+    return await super.unlink(path);
+  }
+}
+
+describe("operation.cancel over the protocol, racing an open's commit", () => {
+  it("a cancel arriving while the open releases the previous lease is stale_operation, and the open succeeds", async () => {
+    const fs = new HeldUnlink();
+    const run = startServer({ fs });
+    writeSession(run.runtime, "first");
+    writeSession(run.runtime, "second");
+    run.runtime.input.push(line("init", "initialize", { required_capabilities: [...BASE, "operation.cancel"] }));
+    assert.ok((await answer(run, "init")).result);
+    run.runtime.input.push(line("o1", "session.open", { session_id: "first" }));
+    assert.ok((await answer(run, "o1")).result);
+    // The release of first's lease is held until the client's cancel of the open has been answered.
+    fs.beforeUnlink = async (path) => {
+      if (!path.endsWith("/first.writer.lease")) return;
+      fs.beforeUnlink = () => Promise.resolve();
+      run.runtime.input.push(line("c1", "operation.cancel", { id: "o2" }));
+      await answer(run, "c1");
+    };
+    run.runtime.input.push(line("o2", "session.open", { session_id: "second" }));
+    const opened = await answer(run, "o2");
+    assert.equal((await answer(run, "c1")).error?.code, "stale_operation");
+    assert.equal((opened.result as { session_id?: string } | undefined)?.session_id, "second", `answered ${opened.error?.code}`);
+    run.runtime.input.push(line("s1", "status"));
+    assert.equal((await answer(run, "s1")).result!.session_id, "second");
+    run.runtime.input.end();
+    await run.exit;
+  });
+});

@@ -13,7 +13,7 @@
  */
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +21,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { type NodeVersion, nodeVersions } from "./support/node-versions.ts";
-import { repoRoot } from "./support/processes.ts";
+import { collect, repoRoot } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { WireClient, workspace } from "./support/wire-client.ts";
 
@@ -109,7 +109,7 @@ before(() => {
 
 describe("the packed tarball", () => {
   it("ships the runtime, types, schemas, linked docs, the example client and LICENSE, and no tests, bench or scripts", () => {
-    for (const file of ["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "LICENSE", "README.md", "package.json", "docs/settings.schema.json", "examples/agent.mjs"]) {
+    for (const file of ["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts", "LICENSE", "README.md", "package.json", "docs/settings.schema.json", "docs/schema/request.schema.json", "docs/schema/results/turn.start.schema.json", "docs/schema/events/run.finished.schema.json", "examples/agent.mjs"]) {
       assert.ok(shipped.includes(file), `${file} is shipped`);
     }
     assert.ok(shipped.some((file) => file.startsWith("dist/chunks/")), "the bundle's chunks are shipped");
@@ -138,13 +138,53 @@ describe("the packed tarball", () => {
 const pkg = createRequire(process.cwd() + "/")("magi-code/package.json");
 const mod = await import("magi-code");
 const fuzz = await import("magi-code/fuzz").then(() => "loads", (error) => error.code);
-console.log(JSON.stringify({ version: pkg.version, VERSION: mod.VERSION, bin: pkg.bin, fuzz }));`;
+const client = await import("magi-code/client");
+const { existsSync } = await import("node:fs");
+console.log(JSON.stringify({ version: pkg.version, VERSION: mod.VERSION, bin: pkg.bin, fuzz, binPath: client.binPath, binExists: existsSync(client.binPath),
+  sameClient: client.AgentClient === mod.AgentClient, spawn: typeof client.spawnAgent }));`;
     for (const version of versions) {
       const out = JSON.parse(must(version.path, ["--input-type=module", "-e", probe], app));
       assert.equal(out.VERSION, out.version, `Node ${version.major}`);
       assert.deepEqual(out.bin, { "magi-code": "dist/magi-code.mjs" });
+      // magi-code/client resolves the package's own bin, not one on PATH, and is mod.ts's client.
+      assert.ok(out.binPath.endsWith(join("node_modules", "magi-code", "dist", "magi-code.mjs")) && out.binExists, out.binPath);
+      assert.equal(out.sameClient, true);
+      assert.equal(out.spawn, "function");
       // fast-check is an optional peer the app did not install: the kit says so instead of loading half.
       assert.equal(out.fuzz, "ERR_MODULE_NOT_FOUND", `Node ${version.major}`);
+    }
+  });
+
+  it("the README's client snippet runs a turn through the installed magi-code/client on every Node", async () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const snippet = /<!-- client-snippet -->\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(snippet !== undefined, "README.md has the client snippet");
+    assert.ok(snippet.split("\n").filter((line) => line.trim() !== "").length <= 22, "about 20 lines");
+    writeFileSync(join(app, "snippet.mjs"), snippet);
+    for (const version of versions) {
+      const provider = await startFakeProvider();
+      const ws = workspace(scratch, `snippet${version.major}`, provider);
+      provider.enqueue(reply("openai-chat", {
+        text: ["Let me ", "look."],
+        calls: [{ id: "call_1", name: "write_file", args: { path: "seen.txt", content: "seen\n" } }],
+      }));
+      provider.enqueue(reply("openai-chat", { text: ["There is ", "seen.txt."] }));
+      try {
+        // Not spawnSync: the fake provider answers from this process's event loop.
+        const child = spawn(version.path, ["snippet.mjs", "Which files are here?"], { cwd: app, env: ws.env, stdio: ["ignore", "pipe", "pipe"] });
+        const status = new Promise<number | null>((resolve) => child.once("close", resolve));
+        const [code, stdout, stderr] = await Promise.all([status, collect(child.stdout), collect(child.stderr)]);
+        const result = { status: code, stdout, stderr };
+        assert.equal(result.status, 0, `Node ${version.major}: ${result.stderr}`);
+        assert.match(result.stderr, /^ready: ollama \/ qwen$/m);
+        assert.match(result.stderr, /^allowing: /m);
+        assert.match(result.stderr, /^\[write_file completed\] /m);
+        assert.ok(result.stdout.endsWith("--- completed; reconciled answer:\nLet me look.\n\nThere is seen.txt.\n"), result.stdout);
+        assert.equal(readFileSync(join(app, "seen.txt"), "utf8"), "seen\n");
+        rmSync(join(app, "seen.txt"));
+      } finally {
+        await provider.close();
+      }
     }
   });
 

@@ -5,8 +5,10 @@ import { type ProviderEvent, StreamErrorCode } from "../src/runner/providers/eve
 import { classifyHttpFailure, HttpFailureCode } from "../src/runner/providers/http-status.ts";
 import { decodeStream } from "../src/runner/providers/stream.ts";
 import type { ProviderApi } from "../src/config/settings.ts";
+import type { HttpResponse } from "../src/host/runtime.ts";
 import { type FakeProvider, Gate, type Script, startFakeProvider } from "./support/fake-provider.ts";
 import { apiPath, errorScript, type Fixture, frameEvent, frameFixture, loadFixtures, truncatedFrames } from "./support/provider-fixtures.ts";
+import { runtimeFetch } from "./support/runtime-fetch.ts";
 
 const fixtures = loadFixtures();
 const encoder = new TextEncoder();
@@ -34,11 +36,11 @@ function byteSplit(frames: readonly string[], seed: number): Uint8Array[] {
   return out;
 }
 
-async function post(api: ProviderApi, script: Script, signal?: AbortSignal): Promise<Response> {
+/** Posts through the runtime's own HTTP client (tests/support/runtime-fetch.ts), as a turn does. */
+async function post(api: ProviderApi, script: Script, signal = new AbortController().signal): Promise<HttpResponse> {
   server.enqueue(script);
-  const init: RequestInit = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", stream: true }) };
-  if (signal !== undefined) init.signal = signal;
-  return await fetch(`${server.url}${apiPath(api)}`, init);
+  const body = JSON.stringify({ model: "m", stream: true });
+  return await runtimeFetch(`${server.url}${apiPath(api)}`, { method: "POST", headers: { "content-type": "application/json" }, body, signal, redirect: "error" });
 }
 
 async function replay(api: ProviderApi, script: Script): Promise<ProviderEvent[]> {

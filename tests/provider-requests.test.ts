@@ -12,6 +12,7 @@ import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts
 import { frameFixture, loadFixtures } from "./support/provider-fixtures.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { assertPaired, given, leaves } from "./support/request-checks.ts";
+import { runtimeFetch } from "./support/runtime-fetch.ts";
 import { type Effort, EFFORTS } from "../src/policy/efforts.ts";
 
 const KEY = "sk-test-PLANTED-0123456789abcdef";
@@ -366,7 +367,7 @@ describe("end to end through the fake provider", () => {
       const target = endpoint(api, `${server.url}/v1/`);
       const first = params({ messages: CONVERSATION.slice(0, 2) });
       const built = buildRequest(target, first);
-      const response = await fetch(built.url, { method: "POST", headers: built.headers, body: built.body });
+      const response = await runtimeFetch(built.url, { method: "POST", headers: built.headers, body: built.body, signal: new AbortController().signal, redirect: "error" });
       assert.equal(response.status, 200);
       assert.ok(response.body);
       const events: ProviderEvent[] = [];

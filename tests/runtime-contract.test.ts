@@ -51,6 +51,18 @@ for (const [name, fs, fixture] of adapters) {
       await rejectsWith(fs.createExclusive(path, new Uint8Array(1), 0o600), "exists");
     });
 
+    it("link() gives a file a second name and never replaces one: exists, not_found", async () => {
+      const f = fixture();
+      const source = f.file("tmp", "body");
+      const taken = f.file("taken", "someone else's");
+      await fs.link(source, `${f.dir}/lease`);
+      await fs.unlink(source);
+      assert.equal(new TextDecoder().decode(await fs.readFile(`${f.dir}/lease`, 100)), "body");
+      await rejectsWith(fs.link(`${f.dir}/lease`, taken), "exists");
+      assert.equal(new TextDecoder().decode(await fs.readFile(taken, 100)), "someone else's");
+      await rejectsWith(fs.link(`${f.dir}/missing`, `${f.dir}/other`), "not_found");
+    });
+
     it("syncDirectory() syncs a directory and rejects a missing path with not_found", async () => {
       const f = fixture();
       await fs.syncDirectory(f.dir);

@@ -87,7 +87,7 @@ describe("session.discover validation", () => {
     assert.ok(listed.ok);
     const pages = await discoverAll(await discoveryFor(runtime, attached), 2);
     const strip = (page: DiscoverPage) => page.sessions.map(({ provisional: _, ...entry }) => entry);
-    const expected = (listed.result as { sessions: unknown[] }).sessions;
+    const expected = listed.result.sessions;
     for (const phase of ["walk", "verify"]) assert.deepEqual(pages.filter((page) => page.phase === phase).flatMap(strip), expected, phase);
     const noticed = pages.filter((page) => page.notices.length > 0);
     assert.deepEqual(noticed.map((page) => [page.phase, page.notices]), [["walk", ["sessions_omitted_invalid"]], ["verify", ["sessions_omitted_invalid"]]]);

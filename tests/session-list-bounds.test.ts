@@ -11,7 +11,7 @@ const MiB = 1_048_576;
 async function listed(runtime: MemoryRuntime, limit = 100): Promise<{ code: string } | { count: number; complete: boolean; bytes: number }> {
   const outcome = await (await listingFor(runtime)).list({ limit }, never);
   if (!outcome.ok) return { code: outcome.code };
-  const page = outcome.result as { sessions: unknown[]; complete: boolean };
+  const page = outcome.result;
   return { count: page.sessions.length, complete: page.complete, bytes: new TextEncoder().encode(JSON.stringify(page)).length };
 }
 

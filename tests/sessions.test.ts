@@ -123,6 +123,17 @@ describe("sessions over the protocol", () => {
     await run.exit;
   });
 
+  it("an empty recorded cwd is not checked (the spec checks every nonempty one): alone it is cwd_unverified", async () => {
+    const run = startServer();
+    const blank = (id: string) => `${JSON.stringify({ v: 1, type: "session", session_id: id, at, cwd: "", created_at: at })}\n`;
+    run.runtime.fs.writeFile(`${SESSIONS}/blank.jsonl`, blank("blank"), 0o600);
+    await ready(run);
+    const opened = await call(run, "o1", "session.open", { session_id: "blank" });
+    assert.deepEqual([opened.result?.durable, opened.result?.notices], [true, ["cwd_unverified"]], JSON.stringify(opened.error));
+    run.runtime.input.end();
+    await run.exit;
+  });
+
   it("a failed open leaves the previous attachment intact", async () => {
     const run = startServer();
     run.runtime.fs.writeFile(`${SESSIONS}/good.jsonl`, sessionFile(conversation("good")), 0o600);

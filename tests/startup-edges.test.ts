@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { createMemoryRuntime } from "../runtime/memory.ts";
+import { createMemoryRuntime, ManualClock } from "../runtime/memory.ts";
 import { main } from "../src/cli.ts";
 import { resolveHome } from "../src/admission/startup.ts";
 import { classifySocket, classifyUnixSocket } from "../src/util/stdio-kind.ts";
+import { guarded } from "./support/hang-guard.ts";
 import { initLine, startServer } from "./support/harness.ts";
 
 async function initialize(run: ReturnType<typeof startServer>) {
@@ -53,12 +54,22 @@ describe("startup edge cases", () => {
 });
 
 describe("launch edge cases", () => {
-  it("an invalid launch exits 2 even when stderr never drains", async () => {
-    const runtime = createMemoryRuntime({ args: ["bogus"] });
+  it("an invalid launch exits 2 even when stderr never drains: it waits 100 ms of its clock, not for the pipe", async () => {
+    const clock = new ManualClock();
+    const runtime = createMemoryRuntime({ args: ["bogus"], clock });
     runtime.errors.stall();
-    const started = Date.now();
-    assert.equal(await main(runtime), 2);
-    assert.ok(Date.now() - started < 2_000);
+    let code: number | null = null;
+    const exited = main(runtime).then((value) => (code = value));
+    const turns = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    await turns();
+    clock.advance(99);
+    await turns();
+    assert.equal(code, null, "still waiting for stderr before 100 ms");
+    clock.advance(1);
+    await guarded(exited, "main() after its stderr wait");
+    assert.equal(code, 2);
   });
 });
 

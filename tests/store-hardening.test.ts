@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMemoryRuntime } from "../runtime/memory.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { RuntimeError } from "../src/host/runtime.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { configuredSecrets } from "../src/config/providers.ts";
 import { isLeaseStale } from "../src/store/lease-file.ts";
@@ -36,6 +38,38 @@ describe("session store hardening", () => {
     const rival = createMemoryRuntime({ pid: 5151, fs: run.runtime.fs, livePids: run.runtime.livePids });
     assert.equal((await Lease.acquire(rival, path, { instanceId: "rival" })).ok, true);
     assert.equal((await call(run, "o2", "session.open", { session_id: "s" })).error?.code, "session_busy");
+    run.runtime.input.end();
+    await run.exit;
+  });
+
+  it("a reopen whose lease check failed once keeps one owner: the old attachment's release leaves the new one's lease", async () => {
+    /** Fails the next readFile of `failNext` once, as a transient read error would. */
+    class FlakyReads extends MemoryFileSystem {
+      failNext = "";
+      override readFile(path: string, maxBytes: number): Promise<Uint8Array> {
+        if (path !== this.failNext) return super.readFile(path, maxBytes);
+        this.failNext = "";
+        return Promise.reject(new RuntimeError("io", "readFile"));
+      }
+    }
+    const fs = new FlakyReads();
+    const run = startServer({ fs });
+    const records: SessionRecord[] = [{ v: 1, type: "session", session_id: "s", at, created_at: at, cwd: "/work/project" }];
+    fs.writeFile(`${SESSIONS}/s.jsonl`, records.map((r) => new TextDecoder().decode(encodeRecord(r)!)).join(""), 0o600);
+    run.runtime.input.push(initLine("i", ["session.open"]));
+    await run.waitFrames(1);
+    assert.ok((await call(run, "o1", "session.open", { session_id: "s" })).result);
+    const path = leasePath(SESSIONS, "s", "writer");
+    fs.failNext = path;
+    const retried = await call(run, "o2", "session.open", { session_id: "s" });
+    // The failed read may refuse this reopen (a failed open keeps the previous attachment) or not.
+    assert.ok(retried.result !== undefined || retried.error?.code === "session_busy", JSON.stringify(retried.error));
+    assert.ok(fs.exists(path), "the attached session still holds its writer lease");
+    assert.ok((await call(run, "o3", "session.open", { session_id: "s" })).result);
+    assert.ok(fs.exists(path), "and still does after another reopen");
+    run.runtime.livePids.add(5151);
+    const rival = createMemoryRuntime({ pid: 5151, fs, livePids: run.runtime.livePids });
+    assert.equal((await Lease.acquire(rival, path, { instanceId: "rival" })).ok, false, "so no other child can take it");
     run.runtime.input.end();
     await run.exit;
   });

@@ -120,11 +120,23 @@ describe("glob matcher", () => {
     }
   });
 
-  it("stays fast on patterns that make backtracking matchers blow up", () => {
-    const started = performance.now();
+  // A backtracking matcher would not return on these at all (the suite would hang), so the answers are
+  // the check, and the `**` state set shows the NFA never holds more than one entry per pattern
+  // position. The time they take is measured by bench/hostile-inputs.mjs, never asserted here.
+  it("answers patterns that make backtracking matchers blow up, with a state bounded by the pattern", () => {
     assert.equal(matches("*a*a*a*a*a*a*a*a*b", "a".repeat(255)), false);
-    assert.equal(matches(`${"**/".repeat(40)}z`, `${"a/".repeat(60)}y`), false);
-    assert.ok(performance.now() - started < 1000);
+    assert.equal(matches("*a*a*a*a*a*a*a*a*b", `${"a".repeat(255)}b`), true);
+    const pattern = `${"**/".repeat(40)}z`;
+    assert.equal(matches(pattern, `${"a/".repeat(60)}y`), false);
+    assert.equal(matches(pattern, `${"a/".repeat(60)}z`), true);
+    const compiled = compileGlob(pattern);
+    assert.ok(compiled.ok);
+    let state = compiled.matcher.start();
+    for (let depth = 0; depth < 60; depth++) {
+      state = compiled.matcher.step(state, "a");
+      assert.ok(state.length <= 41, `${state.length} positions after ${depth + 1} components`);
+      assert.equal(new Set(state).size, state.length);
+    }
   });
 
   // The reference: per-component regular expressions and a recursive `**`, fine for tiny inputs.
@@ -303,16 +315,18 @@ for (const [name, make] of worldMakers()) {
       assert.match((await call(world, "grep", { pattern: "x", path: "escape" })).summary, /refused/);
     });
 
-    it("grep stays linear on patterns that make backtracking engines hang", async () => {
+    // V8's backtracking engine would not come back from these within the tool's own 15 s budget; RE2
+    // searches every line to the end, so the result is complete (no "[Stopped after" note) with no
+    // match. The time it takes is measured by bench/hostile-inputs.mjs, never asserted here.
+    it("grep searches to the end on patterns that make backtracking engines hang", async () => {
       const world = make();
       world.file("ws/long.txt", `${"a".repeat(100_000)}\n`.repeat(5));
-      const started = performance.now();
       for (const pattern of ["(a*)*b", "a*a*a*a*a*b", "(a|aa)+b$", ".*a.*a.*a.*b"]) {
         const result = await call(world, "grep", { pattern });
         assert.equal(result.ok, true, pattern);
         assert.match(result.summary, /: 0 matches in 0 files$/, pattern);
+        assert.ok(!result.output.includes("[Stopped after"), `${pattern}: ${result.output.slice(-200)}`);
       }
-      assert.ok(performance.now() - started < 5000, `took ${performance.now() - started} ms`);
     });
 
     it("write_file creates parents, overwrites atomically keeping the mode, and leaves no temporary file", async () => {

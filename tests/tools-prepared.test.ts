@@ -133,6 +133,7 @@ for (const [name, make] of worldMakers()) {
         openRead: (path) => world.fs.openRead(path),
         syncDirectory: (path) => world.fs.syncDirectory(path),
         openAppend: (path, options) => world.fs.openAppend(path, options),
+        link: (existing, to) => world.fs.link(existing, to),
         rename: (from, to) => world.fs.rename(from, to),
         unlink: (path) => world.fs.unlink(path),
         createExclusive: async (path, bytes, mode) => {

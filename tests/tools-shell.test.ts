@@ -6,6 +6,7 @@ import { createMemoryRuntime } from "../runtime/memory.ts";
 import type { Runtime } from "../src/host/runtime.ts";
 import { OUTPUT_HEAD_BYTES, shellEnvironment, shellTool } from "../src/runner/tools/shell.ts";
 import { MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type AnyTool, type ToolResult } from "../src/runner/tools/tool.ts";
+import { eventually, HANG_GUARD_MS } from "./support/hang-guard.ts";
 import { bytesOf, diskWorld, invokeTool, removeWorlds, spawningRuntimes, type World } from "./support/tools.ts";
 
 after(removeWorlds);
@@ -18,25 +19,33 @@ function running(pid: number): boolean {
   return state !== "" && !state.startsWith("Z");
 }
 
-async function settles(pid: number, ms = 1000): Promise<boolean> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
-    if (!running(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+/**
+ * Resolves once `pid` is gone, within a generous hang guard that claims nothing about speed. The
+ * processes waited for sleep for {@link LINGER_S}, far longer than the guard, so only a kill explains
+ * one going away; a process still there when the guard gives up is killed so no test leaves it behind.
+ */
+async function gone(pid: number, what: string): Promise<void> {
+  try {
+    await eventually(() => !running(pid), what, { intervalMs: 20 });
+  } finally {
+    if (running(pid)) process.kill(pid, "SIGKILL");
   }
-  return !running(pid);
 }
 
-async function waitForFile(path: string, ms = 5000): Promise<string> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+/** How long the grandchildren sleep: longer than any hang guard. */
+const LINGER_S = 10 * HANG_GUARD_MS / 1000;
+
+async function waitForFile(path: string): Promise<string> {
+  let text = "";
+  await eventually(() => {
     try {
-      const text = readFileSync(path, "utf8");
-      if (text.endsWith("\n")) return text.trim();
+      text = readFileSync(path, "utf8");
     } catch {
-      // Not written yet.
+      return false; // Not written yet.
     }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`${path} never appeared`);
+    return text.endsWith("\n");
+  }, `${path} to be written`, { intervalMs: 20 });
+  return text.trim();
 }
 
 function check(result: ToolResult): ToolResult {
@@ -72,23 +81,23 @@ for (const [name, runtime] of spawningRuntimes()) {
     it("a timeout kills the whole process group, grandchildren included", async () => {
       const w = world();
       const pidFile = `${w.workspace}/grandchild.pid`;
-      const result = await shell(w, { command: `sleep 30 & echo $! > ${pidFile}; wait`, timeout_seconds: 1 });
+      const result = await shell(w, { command: `sleep ${LINGER_S} & echo $! > ${pidFile}; wait`, timeout_seconds: 1 });
       assert.equal(result.ok, false);
       assert.match(result.summary, /: timed out after 1 s \(process group sent SIGTERM\)/);
-      assert.ok(await settles(Number(await waitForFile(pidFile))), "the grandchild sleep is gone");
+      await gone(Number(await waitForFile(pidFile)), "the grandchild sleep to be gone");
     });
 
     it("cancel via the signal kills the group with SIGKILL when it ignores SIGTERM", async () => {
       const w = world();
       const pidFile = `${w.workspace}/stubborn.pid`;
       const controller = new AbortController();
-      const pending = shell(w, { command: `trap '' TERM; sleep 30 & echo $! > ${pidFile}; wait; wait; wait` }, { signal: controller.signal });
+      const pending = shell(w, { command: `trap '' TERM; sleep ${LINGER_S} & echo $! > ${pidFile}; wait; wait; wait` }, { signal: controller.signal });
       const grandchild = Number(await waitForFile(pidFile));
       controller.abort();
       const result = await pending;
       assert.equal(result.ok, false);
       assert.match(result.summary, /: cancelled \(process group sent SIGTERM, then SIGKILL\)/);
-      assert.ok(await settles(grandchild), "the grandchild is gone");
+      await gone(grandchild, "the stubborn grandchild to be gone");
     });
 
     it("does not start when already cancelled, and does not wait for a background job with redirected output", async () => {

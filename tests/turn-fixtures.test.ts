@@ -104,8 +104,10 @@ function opaqueStrings(fixture: Fixture): string[] {
 /** Waits for `run.finished` of `runId`, answering every approval with deny; returns the run's events. */
 async function collectRun(server: TurnServer, sessionId: string, runId: string): Promise<{ events: Frame[]; denied: number }> {
   const answered = new Set<string>();
-  for (let seen = 1;; seen = server.frames().length + 1) {
+  // The next wait starts after the frames just examined, not after whatever arrived since.
+  for (let seen = 1;;) {
     const frames = await server.waitFrames(seen);
+    seen = frames.length + 1;
     const events = frames.filter((frame) => frame.type === "event" && (frame.data as { run_id?: string }).run_id === runId);
     for (const frame of events) {
       if (frame.event !== "approval.requested") continue;

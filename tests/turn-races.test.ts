@@ -43,6 +43,7 @@ import { ManualClock } from "../runtime/memory.ts";
 import type { ProviderApi } from "../src/config/settings.ts";
 import { type FakeProvider, Gate, type Script, startFakeProvider } from "./support/fake-provider.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
+import { guarded, HANG_GUARD_MS } from "./support/hang-guard.ts";
 import { type Frame, line } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { CWD, startTurnServer, type TurnServer } from "./support/turns.ts";
@@ -94,40 +95,6 @@ function handlerFor(api: ProviderApi, gates: readonly [Gate, Gate]): (request: {
   };
 }
 
-/**
- * `fetch` whose abort never cuts a request body short. The caller still sees
- * an abort at once (the promise rejects), but the upload finishes and the
- * connection is closed only once response headers arrived: the shared fake
- * provider reads the body before anything else and does not survive a
- * client that vanishes mid-upload (Deno reports its `aborted` request error
- * as an uncaught error). Cancelling a stream in flight is unchanged.
- */
-const uploadSafeFetch: typeof fetch = (input, init) => {
-  const outer = init?.signal ?? null;
-  const inner = new AbortController();
-  const pending = globalThis.fetch(input, { ...init, signal: inner.signal });
-  return new Promise<Response>((resolve, reject) => {
-    const early = () => {
-      reject(outer?.reason ?? new DOMException("The operation was aborted.", "AbortError"));
-      pending.then((response) => {
-        inner.abort();
-        response.body?.cancel().catch(() => {});
-      }, () => {});
-    };
-    if (outer?.aborted) return early();
-    outer?.addEventListener("abort", early, { once: true });
-    pending.then((response) => {
-      outer?.removeEventListener("abort", early);
-      if (outer?.aborted) inner.abort();
-      else outer?.addEventListener("abort", () => inner.abort(), { once: true });
-      resolve(response);
-    }, (error) => {
-      outer?.removeEventListener("abort", early);
-      reject(error);
-    });
-  });
-};
-
 /** One macrotask, after firing every runtime timer already due (a `setTimer(0)` yield under the manual clock). */
 async function tick(clock: ManualClock): Promise<void> {
   clock.advance(0);
@@ -135,9 +102,13 @@ async function tick(clock: ManualClock): Promise<void> {
   clock.advance(0);
 }
 
-/** Lets the loop run until `done()` holds. No time bound: a hang is a bug the test runner's timeout reports. */
-async function pump(clock: ManualClock, done: () => boolean): Promise<void> {
-  while (!done()) await tick(clock);
+/** Lets the loop run until `done()` holds; a hang guard (real time, never a speed claim) names `what` if it never does. */
+async function pump(clock: ManualClock, done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + HANG_GUARD_MS;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`Gave up waiting for ${what} after ${HANG_GUARD_MS} ms (hang guard)`);
+    await tick(clock);
+  }
 }
 
 const eventsOf = (frames: readonly Frame[], runId: string) =>
@@ -148,13 +119,13 @@ async function race(provider: FakeProvider, api: ProviderApi, steps: readonly St
   const clock = new ManualClock();
   const gates: [Gate, Gate] = [new Gate(), new Gate()];
   provider.handler = handlerFor(api, gates);
-  const server: TurnServer = await startTurnServer(api, { provider, clock, fetch: uploadSafeFetch });
+  const server: TurnServer = await startTurnServer(api, { provider, clock });
   let ids = 0;
   const send = async (method: string, params: Record<string, unknown>): Promise<Frame> => {
     const id = `r${++ids}`;
     server.runtime.input.push(line(id, method, params));
     let response: Frame | undefined;
-    await pump(clock, () => (response = server.frames().find((frame) => frame.type === "response" && frame.id === id)) !== undefined);
+    await pump(clock, () => (response = server.frames().find((frame) => frame.type === "response" && frame.id === id)) !== undefined, `the ${method} response`);
     return response!;
   };
 
@@ -193,7 +164,7 @@ async function race(provider: FakeProvider, api: ProviderApi, steps: readonly St
     await pump(clock, () => {
       observe();
       return approvalId !== null || finished() !== undefined;
-    });
+    }, "the approval or the end of the run");
   };
   const blocked = () => !released[0] || !released[1] || approval === "pending";
 
@@ -251,7 +222,7 @@ async function race(provider: FakeProvider, api: ProviderApi, steps: readonly St
     gates[index].release();
   }
   if (eof) {
-    assert.equal(await server.exit, 0, "EOF drains the cancelled run and exits 0");
+    assert.equal(await guarded(server.exit, "the exit after EOF"), 0, "EOF drains the cancelled run and exits 0");
   } else {
     await pump(clock, () => {
       observe();
@@ -260,7 +231,7 @@ async function race(provider: FakeProvider, api: ProviderApi, steps: readonly St
         approval = "expired";
       }
       return finished() !== undefined;
-    });
+    }, "run.finished");
   }
 
   // Exactly one terminal event, and nothing of the run after it.
@@ -327,13 +298,13 @@ async function race(provider: FakeProvider, api: ProviderApi, steps: readonly St
   const next = await send("turn.start", { session_id: sessionId, prompt: FOLLOW_UP });
   assert.ok(next.result, `follow-up admitted: ${JSON.stringify(next.error)}`);
   const nextRun = (next.result as { run_id: string }).run_id;
-  await pump(clock, () => eventsOf(server.frames(), nextRun).some((frame) => frame.event === "run.finished"));
+  await pump(clock, () => eventsOf(server.frames(), nextRun).some((frame) => frame.event === "run.finished"), "the follow-up's run.finished");
   const nextEnd = eventsOf(server.frames(), nextRun).at(-1)!.data as { outcome: string };
   assert.equal(nextEnd.outcome, "completed");
   // The earlier approval stays stale while another run is active too (nothing lets it authorize again).
   if (!written) assert.equal(server.runtime.fs.exists(OUT), false);
   server.runtime.input.end();
-  assert.equal(await server.exit, 0);
+  assert.equal(await guarded(server.exit, "the exit after EOF"), 0);
   assert.equal(eventsOf(server.frames(), runId).length, events.length, "no event of the first run arrived later");
 }
 

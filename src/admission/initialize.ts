@@ -12,11 +12,11 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import { ErrorCode as Codes } from "../protocol/errors.ts";
-import type { OutputValue } from "../protocol/frames.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { CAPABILITIES, isMethodName } from "../protocol/methods.ts";
 import type { WorkerReplies } from "../protocol/replies.ts";
 import type { Negotiation } from "../protocol/negotiation.ts";
+import type { InitializeResult, StatusResult } from "../protocol/results.ts";
 import type { InitializeParams } from "../protocol/schemas.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { runStartup, type StartupOutcome, type StartupSnapshot } from "./startup.ts";
@@ -40,7 +40,7 @@ export interface InitializeHost {
   /** Creates the ready child's workers on the admitted snapshot, before the result announces readiness. */
   start(snapshot: StartupSnapshot): void;
   /** The `status` object the result carries. */
-  status(): OutputValue;
+  status(): StatusResult;
   /** Work that must not delay the result; runs once the result is queued. */
   warm(): void;
 }
@@ -93,7 +93,7 @@ export class Initializer {
     host.lifecycle.settle(outcome);
     if (!outcome.ok) return host.replies.error(id, outcome.code);
     host.start(outcome.snapshot);
-    host.replies.result(id, { capabilities: CAPABILITIES, limits: LIMITS, status: host.status() });
+    host.replies.result(id, { capabilities: CAPABILITIES, limits: LIMITS, status: host.status() } satisfies InitializeResult);
     host.warm();
   }
 }

@@ -12,6 +12,9 @@ import fc from "fast-check";
 import { ErrorCode } from "../protocol/errors.ts";
 import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 import { LIMITS } from "../protocol/limits.ts";
+import { frameText } from "./report.ts";
+
+export { type AnswerFrame, expectAnswer, type ExpectedAnswer, frameText } from "./report.ts";
 
 const encoder = new TextEncoder();
 const IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
@@ -86,6 +89,21 @@ export interface InvalidFrame {
   readonly id: string | null;
   /** What kind of defect it is, for reports. */
   readonly label: string;
+  /** The frame as text (see {@link frameText}): what fast-check prints for a counterexample, not a byte array. */
+  readonly text: string;
+}
+
+/** Builds an {@link InvalidFrame} that fast-check prints as its label, code, id and text. */
+function labelled(label: string, code: ErrorCode, id: string | null, bytes: Uint8Array): InvalidFrame {
+  const text = frameText(bytes);
+  return {
+    label,
+    code,
+    id,
+    bytes,
+    text,
+    [fc.toStringMethod]: () => `InvalidFrame(${JSON.stringify(label)} → ${code}, id ${JSON.stringify(id)}: ${text})`,
+  } as InvalidFrame;
 }
 
 function nested(id: string, depth: number): string {
@@ -110,13 +128,9 @@ function withRawBytes(id: string, bytes: readonly number[], prefix: readonly num
  */
 export function invalidFrameFor(id: string): fc.Arbitrary<InvalidFrame> {
   const valid = `"protocol":"${PROTOCOL}","version":1`;
-  const none = (label: string, code: ErrorCode, bytes: Uint8Array | string): InvalidFrame => ({
-    label,
-    code,
-    id: null,
-    bytes: typeof bytes === "string" ? encoder.encode(bytes) : bytes,
-  });
-  const own = (label: string, code: ErrorCode, text: string): InvalidFrame => ({ label, code, id, bytes: encoder.encode(text) });
+  const none = (label: string, code: ErrorCode, bytes: Uint8Array | string): InvalidFrame =>
+    labelled(label, code, null, typeof bytes === "string" ? encoder.encode(bytes) : bytes);
+  const own = (label: string, code: ErrorCode, text: string): InvalidFrame => labelled(label, code, id, encoder.encode(text));
   return fc.constantFrom(
     none("empty line", ErrorCode.invalidFrame, ""),
     none("CR only", ErrorCode.invalidFrame, "\r"),

@@ -60,7 +60,12 @@ export interface ReadHandle {
 /** A file opened for appending. */
 export interface AppendHandle {
   stat(): Promise<FileInfo>;
-  /** Appends all of `bytes` with one write call where the platform allows it. */
+  /**
+   * Appends all of `bytes`, with one write call where the platform allows
+   * it. A write the platform cuts short is continued until every byte is
+   * written, or rejects (a full disk): resolving always means all of them.
+   * After a rejection the file may end in a prefix of `bytes`.
+   */
   append(bytes: Uint8Array): Promise<void>;
   /** Truncates the file to `length` bytes. */
   truncate(length: number): Promise<void>;
@@ -77,8 +82,12 @@ export interface FileSystem {
   stat(path: string): Promise<FileInfo>;
   /** Resolves `path` to its canonical form. */
   realpath(path: string): Promise<string>;
-  /** Lists `path`, without `.` and `..`, in platform order. */
-  readDir(path: string): Promise<DirEntry[]>;
+  /**
+   * Lists `path`, without `.` and `..`, in platform order. With `maxEntries`,
+   * iteration stops after `maxEntries + 1` entries (one past the bound, so
+   * the caller sees the overflow): a huge directory is never read whole.
+   */
+  readDir(path: string, maxEntries?: number): Promise<DirEntry[]>;
   /** Opens `path` (following symlinks) for listing in batches; rejects as {@link readDir} would. */
   openDir(path: string): Promise<DirReader>;
   /** Creates `path` and missing parents with `mode`; an existing directory is success. */
@@ -94,12 +103,23 @@ export interface FileSystem {
   readFile(path: string, maxBytes: number): Promise<Uint8Array>;
   /** Opens a regular file for reading, refusing a final symlink (`symlink`) and non-files (`not_file`). */
   openRead(path: string): Promise<ReadHandle>;
-  /** Creates `path` exclusively with `mode`, writes `bytes`, syncs and closes; `exists` if present. */
+  /**
+   * Creates `path` exclusively with `mode`, writes all of `bytes` (as
+   * `append` does, never reporting a short write as success), syncs and
+   * closes; `exists` if present. After any other rejection the file may
+   * exist holding a prefix of `bytes`.
+   */
   createExclusive(path: string, bytes: Uint8Array, mode: number): Promise<void>;
   /** Fsyncs the directory `path`, so a file created in it keeps its entry after a power loss. */
   syncDirectory(path: string): Promise<void>;
   /** Opens `path` for appending, refusing a final symlink; `create` allows a new file with `mode`. */
   openAppend(path: string, options: { create: boolean; mode: number }): Promise<AppendHandle>;
+  /**
+   * Makes `to` a second name (a hard link) of the file `existing`, never
+   * replacing anything: `exists` if `to` is present. With a temporary file
+   * this publishes a whole file at `to` atomically and exclusively.
+   */
+  link(existing: string, to: string): Promise<void>;
   /** Atomically renames `from` to `to`. */
   rename(from: string, to: string): Promise<void>;
   /** Removes a file. */

@@ -87,7 +87,8 @@ export class CatalogOperations {
 
   /** `session.open`, then the saved selection restored (or the startup one kept). */
   open(id: string, params: MethodParams<"session.open">): void {
-    this.#sessions.run(id, async (store, signal) => await attachSelection(this.#deps, await store.open(params.session_id, signal), signal));
+    // Past the open's commit (the attachment replaced) the selection restore runs to completion: no longer cancellable by id.
+    this.#sessions.run(id, async (store, signal, commit) => await attachSelection(this.#deps, await store.open(params.session_id, signal, commit), signal));
   }
 
   /** The configuration of the next run: `base` with the current selection. */

@@ -43,7 +43,7 @@ export interface Workers {
   readonly operations: OperationCanceller;
 }
 
-function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: StartupSnapshot): Workers {
+function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: StartupSnapshot, outputFailed: () => void): Workers {
   const writer = output.writer;
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
   const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
@@ -70,6 +70,7 @@ function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: Start
       return catalog.runConfig(base);
     },
     beforeRun: (signal) => catalog.beforeRun(signal),
+    outputFailed,
   });
   return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
 }
@@ -78,12 +79,17 @@ function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: Start
 export class ReadyWorkers {
   readonly #runtime: Runtime;
   readonly #output: ProtocolOutput;
+  readonly #outputFailed: () => void;
   #workers: Workers | null = null;
 
-  /** Prepares workers that will answer through `output`. */
-  constructor(runtime: Runtime, output: ProtocolOutput) {
+  /**
+   * Prepares workers that will answer through `output`; `outputFailed`
+   * closes the connection when a run's terminal event cannot be delivered.
+   */
+  constructor(runtime: Runtime, output: ProtocolOutput, outputFailed: () => void) {
     this.#runtime = runtime;
     this.#output = output;
+    this.#outputFailed = outputFailed;
   }
 
   /** Both workers once startup succeeded, else `null`: what the phase gate and `status` look at. */
@@ -93,7 +99,7 @@ export class ReadyWorkers {
 
   /** Creates both workers over one session store for `snapshot`. */
   start(snapshot: StartupSnapshot): void {
-    this.#workers = createWorkers(this.#runtime, this.#output, snapshot);
+    this.#workers = createWorkers(this.#runtime, this.#output, snapshot, this.#outputFailed);
   }
 
   /** Warm-up: the first turn should not pay for loading the provider clients and tools. */

@@ -10,24 +10,13 @@
 
 import type { Phase } from "../admission/lifecycle.ts";
 import { ErrorCode as Codes } from "../protocol/errors.ts";
-import type { OutputValue } from "../protocol/frames.ts";
 import type { WorkerReplies } from "../protocol/replies.ts";
+import type { StatusResult } from "../protocol/results.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
 import type { Workers } from "./ready-workers.ts";
 
-/** The wire `status` object. */
-export interface StatusObject {
-  readonly [key: string]: OutputValue;
-  readonly state: "starting" | "idle" | "running" | "failed";
-  readonly readiness: string;
-  readonly provider: string | null;
-  readonly model: string | null;
-  readonly context_id: string | null;
-  readonly session_id: string | null;
-  readonly run_id: string | null;
-  /** The current selection; null before readiness and after a failed startup. */
-  readonly selection: OutputValue;
-}
+/** The wire `status` object, inferred from its schema in `src/protocol/results.ts`. */
+export type StatusObject = StatusResult;
 
 /** A provider or model name as `status` may show it: secret-like, redacted or control-bearing names become `null`. */
 function safeName(name: string): string | null {

@@ -81,6 +81,7 @@ export const DiagnosticCode = {
   activityLimit: "activity_limit",
   persistenceDegraded: "persistence_degraded",
   historyUnavailable: "history_unavailable",
+  sessionFull: "session_full",
 } as const;
 
 /** One diagnostic code. */

@@ -8,14 +8,19 @@
 
 import * as v from "valibot";
 import { exactObject } from "../util/exact-object.ts";
+import type { Bool, Exact, Pattern, Str } from "../util/schema-types.ts";
 import { IDENTIFIER_PATTERN, SESSION_ID_PATTERN } from "./identity.ts";
 import { LIMITS } from "./limits.ts";
 
 /** A capability name: the identifier grammar. */
-export const CapabilityNameSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
+export const CapabilityNameSchema: Pattern = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
 /** `initialize` params: exactly `{ required_capabilities: [name, …] }`, at most 16 distinct names. */
-export const InitializeParamsSchema = exactObject({
+export const InitializeParamsSchema: Exact<{
+  required_capabilities: v.SchemaWithPipe<
+    readonly [v.ArraySchema<Pattern, undefined>, v.MaxLengthAction<string[], typeof LIMITS.required_capabilities, undefined>, v.CheckAction<string[], undefined>]
+  >;
+}> = exactObject({
   required_capabilities: v.pipe(
     v.array(CapabilityNameSchema),
     v.maxLength(LIMITS.required_capabilities),
@@ -27,18 +32,23 @@ export const InitializeParamsSchema = exactObject({
 export type InitializeParams = v.InferOutput<typeof InitializeParamsSchema>;
 
 /** Params of methods that take none: exactly `{}`. */
-export const EmptyParamsSchema = exactObject({});
+export const EmptyParamsSchema: Exact<Record<never, never>> = exactObject({});
 
-/** An opaque id the backend issued (revision, cursor): the 64-byte identifier grammar. */
-const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
+/** An opaque id the backend issued (revision, cursor, run, approval): the 64-byte identifier grammar. */
+export const OpaqueIdSchema: Pattern = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
-const SessionIdSchema = v.pipe(v.string(), v.regex(SESSION_ID_PATTERN));
+/** A session id: the identifier grammar without `.`, so it is a safe file-name stem. */
+export const SessionIdSchema: Pattern = v.pipe(v.string(), v.regex(SESSION_ID_PATTERN));
 
 /** `session.open` params: exactly `{ session_id }`. */
-export const SessionOpenParamsSchema = exactObject({ session_id: SessionIdSchema });
+export const SessionOpenParamsSchema: Exact<{ session_id: Pattern }> = exactObject({ session_id: SessionIdSchema });
 
 /** `history.page` params: `{ session_id, revision, cursor? }`, cursor null or omitted to start. */
-export const HistoryPageParamsSchema = exactObject({
+export const HistoryPageParamsSchema: Exact<{
+  session_id: Pattern;
+  revision: Pattern;
+  cursor: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
+}> = exactObject({
   session_id: SessionIdSchema,
   revision: OpaqueIdSchema,
   cursor: v.exactOptional(v.nullable(OpaqueIdSchema)),
@@ -51,26 +61,26 @@ export type HistoryPageParams = v.InferOutput<typeof HistoryPageParamsSchema>;
  * A prompt: at most `prompt_bytes` UTF-8 bytes with at least one character
  * that is not whitespace (JavaScript's `\s`, which covers Unicode spaces).
  */
-const PromptSchema = v.pipe(
+const PromptSchema: v.SchemaWithPipe<readonly [Str, v.MaxBytesAction<string, typeof LIMITS.prompt_bytes, undefined>, v.CheckAction<string, undefined>]> = v.pipe(
   v.string(),
   v.maxBytes(LIMITS.prompt_bytes),
   v.check((prompt) => /\S/u.test(prompt)),
 );
 
 /** `turn.start` params: exactly `{ session_id, prompt }`. */
-export const TurnStartParamsSchema = exactObject({ session_id: SessionIdSchema, prompt: PromptSchema });
+export const TurnStartParamsSchema: Exact<{ session_id: Pattern; prompt: typeof PromptSchema }> = exactObject({ session_id: SessionIdSchema, prompt: PromptSchema });
 
 /** The output of {@link TurnStartParamsSchema}. */
 export type TurnStartParams = v.InferOutput<typeof TurnStartParamsSchema>;
 
 /** `turn.cancel` params: exactly `{ session_id, run_id }`. */
-export const TurnCancelParamsSchema = exactObject({ session_id: SessionIdSchema, run_id: OpaqueIdSchema });
+export const TurnCancelParamsSchema: Exact<{ session_id: Pattern; run_id: Pattern }> = exactObject({ session_id: SessionIdSchema, run_id: OpaqueIdSchema });
 
 /** The output of {@link TurnCancelParamsSchema}. */
 export type TurnCancelParams = v.InferOutput<typeof TurnCancelParamsSchema>;
 
 /** `approval.answer` params: exactly `{ session_id, run_id, approval_id, allow }`. */
-export const ApprovalAnswerParamsSchema = exactObject({
+export const ApprovalAnswerParamsSchema: Exact<{ session_id: Pattern; run_id: Pattern; approval_id: Pattern; allow: Bool }> = exactObject({
   session_id: SessionIdSchema,
   run_id: OpaqueIdSchema,
   approval_id: OpaqueIdSchema,
@@ -80,13 +90,33 @@ export const ApprovalAnswerParamsSchema = exactObject({
 /** The output of {@link ApprovalAnswerParamsSchema}. */
 export type ApprovalAnswerParams = v.InferOutput<typeof ApprovalAnswerParamsSchema>;
 
+/** The fields of paged discovery params. */
+type PagedEntries = {
+  revision: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
+  cursor: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
+  limit: v.ExactOptionalSchema<
+    v.SchemaWithPipe<
+      readonly [
+        v.NumberSchema<undefined>,
+        v.IntegerAction<number, undefined>,
+        v.MinValueAction<number, 1, undefined>,
+        v.MaxValueAction<number, number, undefined>,
+      ]
+    >,
+    undefined
+  >;
+};
+
+/** The schema type of paged discovery params (explicit for JSR's no-slow-types). */
+type PagedParams = v.SchemaWithPipe<readonly [Exact<PagedEntries>, v.CheckAction<v.InferOutput<Exact<PagedEntries>>, undefined>]>;
+
 /**
  * Paged discovery params: `{ revision?, cursor?, limit? }`, each optional,
  * limit an integer from 1 to `maxLimit`. Revision and cursor are both null
  * (or omitted) for a fresh request, or both set for a continuation; one
  * without the other is `invalid_params`.
  */
-const pagedDiscoveryParams = (maxLimit: number) =>
+const pagedDiscoveryParams = (maxLimit: number): PagedParams =>
   v.pipe(
     exactObject({
       revision: v.exactOptional(v.nullable(OpaqueIdSchema)),
@@ -97,16 +127,16 @@ const pagedDiscoveryParams = (maxLimit: number) =>
   );
 
 /** `session.list` params, limit up to `discovery_page_entries`. */
-export const SessionListParamsSchema = pagedDiscoveryParams(LIMITS.discovery_page_entries);
+export const SessionListParamsSchema: PagedParams = pagedDiscoveryParams(LIMITS.discovery_page_entries);
 
 /** The output of {@link SessionListParamsSchema}. */
 export type SessionListParams = v.InferOutput<typeof SessionListParamsSchema>;
 
 /** `session.discover` params: those of `session.list`, limit up to `discover_page_entries`. */
-export const SessionDiscoverParamsSchema = pagedDiscoveryParams(LIMITS.discover_page_entries);
+export const SessionDiscoverParamsSchema: PagedParams = pagedDiscoveryParams(LIMITS.discover_page_entries);
 
 /** `operation.cancel` params: exactly `{ id }`, a request id of this child. */
-export const OperationCancelParamsSchema = exactObject({ id: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)) });
+export const OperationCancelParamsSchema: Exact<{ id: Pattern }> = exactObject({ id: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)) });
 
 /** The output of {@link OperationCancelParamsSchema}. */
 export type OperationCancelParams = v.InferOutput<typeof OperationCancelParamsSchema>;

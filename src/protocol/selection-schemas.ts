@@ -11,14 +11,33 @@
 
 import * as v from "valibot";
 import { exactObject } from "../util/exact-object.ts";
+import type { Exact, Lit, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { isPrintable } from "../util/redaction.ts";
 import { IDENTIFIER_PATTERN, PROVIDER_NAME_PATTERN, SESSION_ID_PATTERN } from "./identity.ts";
 import { LIMITS } from "./limits.ts";
 
-const OpaqueIdSchema = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
+const OpaqueIdSchema: Pattern = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
+/** The fields of `model.catalog` params. */
+type CatalogPageEntries = {
+  revision: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
+  cursor: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
+  limit: v.ExactOptionalSchema<
+    v.SchemaWithPipe<
+      readonly [
+        v.NumberSchema<undefined>,
+        v.IntegerAction<number, undefined>,
+        v.MinValueAction<number, 1, undefined>,
+        v.MaxValueAction<number, typeof LIMITS.catalog_page_entries, undefined>,
+      ]
+    >,
+    undefined
+  >;
+};
 /** `model.catalog` params: `{ revision?, cursor?, limit? }`, revision and cursor both null/omitted or both set. */
-export const ModelCatalogParamsSchema = v.pipe(
+export const ModelCatalogParamsSchema: v.SchemaWithPipe<
+  readonly [Exact<CatalogPageEntries>, v.CheckAction<v.InferOutput<Exact<CatalogPageEntries>>, undefined>]
+> = v.pipe(
   exactObject({
     revision: v.exactOptional(v.nullable(OpaqueIdSchema)),
     cursor: v.exactOptional(v.nullable(OpaqueIdSchema)),
@@ -31,19 +50,24 @@ export const ModelCatalogParamsSchema = v.pipe(
 export type ModelCatalogParams = v.InferOutput<typeof ModelCatalogParamsSchema>;
 
 /** `model.refresh` params: exactly `{ provider }`, a provider name. */
-export const ModelRefreshParamsSchema = exactObject({ provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)) });
+export const ModelRefreshParamsSchema: Exact<{ provider: Pattern }> = exactObject({ provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)) });
 
 /** The output of {@link ModelRefreshParamsSchema}. */
 export type ModelRefreshParams = v.InferOutput<typeof ModelRefreshParamsSchema>;
 
 /** A provider or model as `selection.set` submits it: 1-256 UTF-8 bytes, no controls, well-formed. */
-const NameSchema = v.pipe(v.string(), v.minLength(1), v.maxBytes(LIMITS.name_bytes), v.check(isPrintable));
+const NameSchema: v.SchemaWithPipe<
+  readonly [Str, v.MinLengthAction<string, 1, undefined>, v.MaxBytesAction<string, typeof LIMITS.name_bytes, undefined>, v.CheckAction<string, undefined>]
+> = v.pipe(v.string(), v.minLength(1), v.maxBytes(LIMITS.name_bytes), v.check(isPrintable));
 
 /** The explicit efforts `{ "mode": "set" }` takes; `default` is a mode of its own. */
-export const SET_EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
+export const SET_EFFORTS: readonly ["low", "medium", "high", "xhigh", "max"] = ["low", "medium", "high", "xhigh", "max"] as const;
 
 /** An effort request: exactly one of the three objects. */
-export const EffortRequestSchema = v.union([
+export const EffortRequestSchema: v.UnionSchema<
+  [Exact<{ mode: Lit<"keep"> }>, Exact<{ mode: Lit<"default"> }>, Exact<{ mode: Lit<"set">; value: OneOf<typeof SET_EFFORTS> }>],
+  undefined
+> = v.union([
   exactObject({ mode: v.literal("keep") }),
   exactObject({ mode: v.literal("default") }),
   exactObject({ mode: v.literal("set"), value: v.picklist(SET_EFFORTS) }),
@@ -53,7 +77,14 @@ export const EffortRequestSchema = v.union([
 export type EffortRequest = v.InferOutput<typeof EffortRequestSchema>;
 
 /** `selection.set` params. */
-export const SelectionSetParamsSchema = exactObject({
+export const SelectionSetParamsSchema: Exact<{
+  session_id: Pattern;
+  selection_revision: Pattern;
+  catalog_revision: Pattern;
+  provider: typeof NameSchema;
+  model: typeof NameSchema;
+  effort: v.ExactOptionalSchema<typeof EffortRequestSchema, undefined>;
+}> = exactObject({
   session_id: v.pipe(v.string(), v.regex(SESSION_ID_PATTERN)),
   selection_revision: OpaqueIdSchema,
   catalog_revision: OpaqueIdSchema,

@@ -4,8 +4,10 @@
  * an id authorize twice.
  *
  * The turn loop calls {@link ApprovalBroker.request} when a tool's policy is
- * `ask`, emits `approval.requested` from the returned fields, and awaits
- * `decision`; `approval.answer` goes to {@link ApprovalBroker.answer}, whose
+ * `ask`, emits `approval.requested` from the returned fields, calls
+ * `delivered` once the event is handed to the writer (the expiry counts from
+ * there, so `expires_in_ms` is the true time left however long the event
+ * waited in the run's channel), and awaits `decision`; `approval.answer` goes to {@link ApprovalBroker.answer}, whose
  * failure is `stale_approval` data for the response; `turn.cancel`, EOF and
  * run cleanup call {@link ApprovalBroker.cancel}. Everything here is
  * synchronous, so the one event loop orders an answer, an expiry timer and a
@@ -38,6 +40,8 @@ export interface ApprovalRequest {
   readonly expiresInMs: number;
   /** Settles exactly once, and never rejects. */
   readonly decision: Promise<ApprovalDecision>;
+  /** Starts the expiry: call when `approval.requested` was handed to the writer. Later calls, or calls after settling, do nothing. */
+  delivered(): void;
 }
 
 /** The outcome of {@link ApprovalBroker.answer}: recorded, or `stale_approval`. */
@@ -78,19 +82,25 @@ export class ApprovalBroker {
   request(summary: string): ApprovalRequest {
     const approvalId = this.#freshId();
     if (this.#cancelReason !== null) {
-      return { approvalId, summary, expiresInMs: 0, decision: Promise.resolve("denied") };
+      return { approvalId, summary, expiresInMs: 0, decision: Promise.resolve("denied"), delivered: () => {} };
     }
     let resolve!: (decision: ApprovalDecision) => void;
     const decision = new Promise<ApprovalDecision>((r) => (resolve = r));
     const waiting: Waiting = { resolve, timer: null };
     this.#waiting.set(approvalId, waiting);
     const expiresInMs = LIMITS.approval_expiry_ms;
-    waiting.timer = this.#host.setTimer(expiresInMs, () => {
-      // The timer is spent once it fires; dropping it keeps #settle from disposing a fired timer.
-      waiting.timer = null;
-      this.#settle(approvalId, "denied");
-    });
-    return { approvalId, summary, expiresInMs, decision };
+    let armed = false;
+    const delivered = () => {
+      // Settled meanwhile (cancel): nothing left to expire.
+      if (armed || this.#waiting.get(approvalId) !== waiting) return;
+      armed = true;
+      waiting.timer = this.#host.setTimer(expiresInMs, () => {
+        // The timer is spent once it fires; dropping it keeps #settle from disposing a fired timer.
+        waiting.timer = null;
+        this.#settle(approvalId, "denied");
+      });
+    };
+    return { approvalId, summary, expiresInMs, decision, delivered };
   }
 
   /**

@@ -76,6 +76,8 @@ export class RunEventChannel {
   // Critical events waiting for a slot, oldest first; they are ahead of anything produced later.
   readonly #waiters: Waiter[] = [];
   readonly #nextPart = new Map<string, number>();
+  // Callbacks of critical events that want to know when they reach the sink (an approval's expiry starts then).
+  readonly #onSent = new Map<RunEvent, () => void>();
   // The queue's tail when it is a delta that later text of its message may still join.
   #open: { data: DeltaData; bytes: number } | null = null;
   #waitingForRoom = false;
@@ -162,11 +164,14 @@ export class RunEventChannel {
    * (delivery follows as the sink makes room); `output_unavailable` when no
    * room appeared within `LIMITS.critical_event_wait_ms`, or when an earlier
    * critical event already failed, since the client's view has a hole then;
-   * `closed` after the terminal event.
+   * `closed` after the terminal event. `sent` runs when the event is
+   * handed to the sink, which may be after the promise resolved; never for
+   * an event that is not delivered.
    */
-  critical(event: CriticalEvent): Promise<CriticalResult> {
+  critical(event: CriticalEvent, sent?: () => void): Promise<CriticalResult> {
     if (this.#closed) return Promise.resolve(CLOSED);
     if (this.#failed) return Promise.resolve(UNAVAILABLE);
+    if (sent !== undefined) this.#onSent.set(event, sent);
     return this.#offer(event);
   }
 
@@ -207,12 +212,14 @@ export class RunEventChannel {
     if (index < 0) return;
     this.#waiters.splice(index, 1);
     this.#failed = true;
+    this.#onSent.delete(waiter.event);
     waiter.resolve(UNAVAILABLE);
     // Later non-terminal events would reach the client past the hole; only the terminal may still go.
     for (const other of this.#waiters.splice(0)) {
       if (other.event.event === "run.finished") this.#waiters.push(other);
       else {
         other.timer.dispose();
+        this.#onSent.delete(other.event);
         other.resolve(UNAVAILABLE);
       }
     }
@@ -239,6 +246,11 @@ export class RunEventChannel {
       const idle = this.#sink.room() >= this.#idleRoom;
       this.#idleRoom = Math.max(this.#idleRoom, this.#sink.room());
       this.#sink.send(event);
+      const sent = this.#onSent.get(event);
+      if (sent !== undefined) {
+        this.#onSent.delete(event);
+        sent();
+      }
       if (idle && event.event === "message.delta" && this.#holdMs > 0 && !this.#closed) this.#startHold();
       this.#admitWaiters();
     }

@@ -11,13 +11,20 @@
  * @module
  */
 
+import type { ErrorCode } from "../protocol/errors.ts";
 import type { ConversationRecord } from "../store/conversation-records.ts";
 import type { SessionRecord } from "../store/records.ts";
 
-/** Whether an append was acknowledged durable; the run needs no more than that to pick its policy. */
+/** Whether an append was acknowledged durable, and when not, whether the session is full. */
 export interface JournalAck {
   /** True once every record of the append is durable; false when none is acknowledged. */
   readonly ok: boolean;
+  /**
+   * On failure, `content_limit` when the records would take the session
+   * file past the stored-history bound: nothing was written, the session is
+   * full (any other code: the write failed).
+   */
+  readonly code?: ErrorCode;
 }
 
 /** The durable side of one turn, begun when the turn was admitted and ended by {@link RunJournal.complete}. */

@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { WireEvent } from "../protocol/events.ts";
+
 /** What every run event's `data` carries. */
 export type RunScope = {
   /** The attached session. */
@@ -14,29 +16,13 @@ export type RunScope = {
   readonly run_id: string;
 };
 
-/** A run event named `Name` whose `data` is `Data` plus the run's scope. */
-export type ScopedEvent<Name extends string, Data> = { readonly event: Name; readonly data: RunScope & Readonly<Data> };
-
-/** One run event as the spec's event table defines it, before framing. */
-export type RunEvent =
-  | ScopedEvent<"input.persisted", { message_id: string; durable: true; revision: string }>
-  | ScopedEvent<"message.delta", { message_id: string; part: number; text: string }>
-  | ScopedEvent<"message.reconcile", { message_id: string; part: number; text: string; last_part: boolean; partial: boolean }>
-  | ScopedEvent<"activity", {
-    activity_id: string;
-    kind: "tool" | "subagent" | "compaction";
-    state: "started" | "completed" | "failed";
-    name: string;
-    summary: string;
-  }>
-  | ScopedEvent<"approval.requested", { approval_id: string; summary: string; expires_in_ms: number }>
-  | ScopedEvent<"diagnostic", { code: string; summary: string }>
-  | ScopedEvent<"run.finished", {
-    outcome: "completed" | "cancelled" | "failed";
-    persistence: "durable" | "degraded" | "not_started";
-    revision: string | null;
-    error_code: string | null;
-  }>;
+/**
+ * One run event as the spec's event table defines it, before framing: the
+ * type is inferred from the wire schemas in `src/protocol/events.ts`, which
+ * the client validates with, so what the runner emits and what a client
+ * accepts cannot drift apart.
+ */
+export type RunEvent = WireEvent;
 
 /** The one terminal event of a run. */
 export type TerminalEvent = Extract<RunEvent, { readonly event: "run.finished" }>;

@@ -55,6 +55,7 @@ const DIAGNOSTIC_TEXT: Readonly<Record<DiagnosticCode, string>> = {
   [DiagnosticCode.activityLimit]: "The turn reached its limit of tool activities.",
   [DiagnosticCode.persistenceDegraded]: "Saving this turn's history failed; what follows is not durable.",
   [DiagnosticCode.historyUnavailable]: "The saved history could not be read back; reopen the session to page it.",
+  [DiagnosticCode.sessionFull]: "This session's history is full (64 MiB or 100,000 lines); start a new session to continue.",
 };
 
 /** Events, records and diagnostics of one run. */
@@ -70,6 +71,7 @@ export class RunIO {
   readonly #now: () => number;
   #durable = false;
   #degraded = false;
+  #full = false;
 
   /** Creates the run's I/O. */
   constructor(options: {
@@ -103,28 +105,58 @@ export class RunIO {
     return new Date(this.#now()).toISOString();
   }
 
-  /** Appends the turn's opening records; a failure stops the run with `persistence_failed`. */
+  /**
+   * Appends the turn's opening records; a failure stops the run with
+   * `persistence_failed`, or `content_limit` (shown as `session_full`, which
+   * nothing can store) when the session file is full.
+   */
   async persistInput(records: readonly SessionRecord[]): Promise<void> {
     const appended = await this.#journal.appendInput(records);
-    if (!appended.ok) throw new RunStop("failed", ErrorCode.persistenceFailed);
-    this.#durable = true;
+    if (appended.ok) {
+      this.#durable = true;
+      return;
+    }
+    if (appended.code !== ErrorCode.contentLimit) throw new RunStop("failed", ErrorCode.persistenceFailed);
+    await this.notify(DiagnosticCode.sessionFull);
+    throw new RunStop("failed", ErrorCode.contentLimit);
   }
 
   /**
    * Appends `records`. A failure degrades the run's persistence (reported
    * once, as a diagnostic) but does not stop it: the reply is still useful.
+   * A full session file is different: nothing was written, so the run stops
+   * with `content_limit` before doing more it could not store.
    */
   async persist(records: readonly SessionRecord[]): Promise<void> {
     if (!this.#durable || this.#degraded || records.length === 0) return;
     const appended = await this.#journal.append(records);
     if (appended.ok) return;
     this.#degraded = true;
-    await this.diagnostic(DiagnosticCode.persistenceDegraded);
+    if (appended.code !== ErrorCode.contentLimit) return await this.diagnostic(DiagnosticCode.persistenceDegraded);
+    this.#full = true;
+    await this.notify(DiagnosticCode.sessionFull);
+    throw new RunStop("failed", ErrorCode.contentLimit);
   }
 
-  /** Emits a critical event; stops the run with `output_unavailable` when it cannot be delivered. */
-  async emit(event: CriticalEvent): Promise<void> {
-    const result = await this.#channel.critical(event);
+  /**
+   * Appends the records that close the turn. After a full session refused
+   * an append the file is still whole, so they go out too (the appender
+   * keeps room for them), led by the `session_full` diagnostic, so a reopen
+   * shows why the turn stopped.
+   */
+  async persistClosing(records: readonly SessionRecord[]): Promise<void> {
+    if (!this.#full) return await this.persist(records);
+    const summary = DIAGNOSTIC_TEXT[DiagnosticCode.sessionFull];
+    const diagnostic = { v: 1 as const, type: "diagnostic" as const, session_id: this.scope.session_id, at: this.at(), turn_id: this.turnId };
+    await this.#journal.append([{ ...diagnostic, code: DiagnosticCode.sessionFull, summary }, ...records]);
+  }
+
+  /**
+   * Emits a critical event; stops the run with `output_unavailable` when it
+   * cannot be delivered. `sent` runs when the event is handed to the writer.
+   */
+  async emit(event: CriticalEvent, sent?: () => void): Promise<void> {
+    const result = await this.#channel.critical(event, sent);
     if (!result.ok) throw new RunStop("failed", ErrorCode.outputUnavailable);
   }
 

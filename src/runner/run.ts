@@ -5,7 +5,8 @@
  * is cancelled or something fails. Cleanup (approvals denied, tools
  * stopped, closing records appended, leases released, the history snapshot
  * extended or re-read)
- * always runs, and exactly one terminal event follows it.
+ * always runs, and then the run returns its one terminal event, which the
+ * turn worker delivers (it owns what happens when delivery fails).
  *
  * @module
  */
@@ -14,6 +15,7 @@ import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { RunEventChannel } from "./event-channel.ts";
+import type { TerminalEvent } from "./run-events.ts";
 import type { RunJournal } from "./journal-port.ts";
 import { replayConversation } from "./replay.ts";
 import { RunIO, type RunOutcome, RunStop } from "./run-output.ts";
@@ -42,8 +44,8 @@ export interface RunRequest {
   readonly signal: AbortSignal;
 }
 
-/** Runs the turn to its terminal event; never throws. */
-export async function executeRun(config: RunConfig, request: RunRequest): Promise<void> {
+/** Runs the turn through its cleanup and returns its terminal event, for the worker to deliver; never throws. */
+export async function executeRun(config: RunConfig, request: RunRequest): Promise<TerminalEvent> {
   const scope = { session_id: request.sessionId, run_id: request.runId };
   const io = new RunIO({
     scope,
@@ -69,7 +71,7 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
   try {
     if (io.inputDurable) {
       const closing = usage.record(io);
-      await io.persist([
+      await io.persistClosing([
         ...(closing === null ? [] : [closing]),
         { v: 1, type: "turn_finished", session_id: scope.session_id, at: io.at(), turn_id: io.turnId, outcome, error_code: code },
       ]);
@@ -82,10 +84,10 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
   }
   // The journal is closed by now, so this one is shown but cannot be stored.
   if (io.inputDurable && revision === null) await io.notify(DiagnosticCode.historyUnavailable).catch(() => {});
-  await request.channel.finish({
+  return {
     event: "run.finished",
     data: { ...scope, outcome, persistence: io.persistence, revision, error_code: code },
-  });
+  };
 }
 
 async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage: UsageTotal): Promise<void> {

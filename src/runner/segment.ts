@@ -17,10 +17,25 @@ import type { CriticalResult, RunEventChannel } from "./event-channel.ts";
 import { StreamRedactor } from "./stream-redactor.ts";
 import type { RunScope } from "./run-events.ts";
 
-/** The run-wide bound on authoritative assistant content: 8 MiB and 512 segments. */
+/**
+ * Provider events a run may retain (coalesced; text is never retained): every
+ * activity's start, arguments and end plus each step's reasoning, usage and
+ * finish, with room to spare. A hostile stream of tiny interleaved events
+ * hits this before it can grow the child's memory.
+ */
+export const RUN_PROVIDER_EVENTS = LIMITS.run_activities * 8;
+
+/**
+ * The run-wide bound on everything a provider can make the child hold: 8 MiB
+ * shared by assistant text, reasoning (summaries, raw, opaque) and tool-call
+ * arguments, 512 text segments and {@link RUN_PROVIDER_EVENTS} retained
+ * events. One budget, so no mix of them can exceed what a single stored
+ * record or the history snapshot may hold.
+ */
 export class ContentBudget {
   #bytes = 0;
   #segments = 0;
+  #events = 0;
 
   /** Takes `bytes` more; false (taking nothing) when the run would exceed its bound. */
   takeBytes(bytes: number): boolean {
@@ -33,6 +48,13 @@ export class ContentBudget {
   takeSegment(): boolean {
     if (this.#segments >= LIMITS.run_content_segments) return false;
     this.#segments++;
+    return true;
+  }
+
+  /** Takes one more retained provider event; false when the run already holds the most it may. */
+  takeEvent(): boolean {
+    if (this.#events >= RUN_PROVIDER_EVENTS) return false;
+    this.#events++;
     return true;
   }
 }

@@ -13,11 +13,12 @@ import type { RunEventChannel } from "./event-channel.ts";
 import { providerFailureSummary } from "./provider-hints.ts";
 import { openProviderStream } from "./providers/client.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
-import { type ProviderEvent, StreamErrorCode, type Usage } from "./providers/events.ts";
+import { StreamErrorCode, type Usage } from "./providers/events.ts";
 import { assistantFromEvents, buildRequest } from "./providers/request.ts";
 import { accumulate } from "./providers/accumulate.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { AssistantSegment, type ContentBudget } from "./segment.ts";
+import { RetainedEvents } from "./retained-events.ts";
 import { runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
 import { redactSecrets } from "../util/redaction.ts";
@@ -80,7 +81,8 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   const stream = new AbortController();
   const stopStream = () => stream.abort();
   signal.addEventListener("abort", stopStream, { once: true });
-  const events: ProviderEvent[] = [];
+  // Every non-text event counts against the run's budget, which a hostile endpoint cannot outgrow.
+  const retained = new RetainedEvents(context.budget);
   let overLimit = false;
   let failure: DiagnosticCode | null = null;
   let failedStatus: number | null = null;
@@ -108,7 +110,11 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
           // Text lives in the segment; keeping thousands of delta events alive would only feed the GC.
           continue;
         }
-        events.push(event);
+        if (!retained.keep(event)) {
+          overLimit = true;
+          stream.abort();
+          break;
+        }
         if (event.type === "error") failure = STREAM_DIAGNOSTIC[event.code];
       }
     }
@@ -119,6 +125,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   const cancelled = signal.aborted;
   const cut = cancelled || overLimit || failure !== null;
   const reconciled = await segment.reconcile(io.scope, cut);
+  const events = retained.events;
   const folded = accumulate(events);
   // A stream may report usage more than once (Anthropic: at start and at end); the last report is the total.
   if (folded.usage !== null) context.usage(folded.usage);

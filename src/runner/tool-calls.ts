@@ -96,7 +96,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await io.emit({
       event: "approval.requested",
       data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
-    });
+    }, approval.delivered);
     const decision = await approval.decision;
     if (context.tool.signal.aborted) {
       await activity(io, activityId, name, "failed", `${summary} (cancelled)`);

@@ -17,6 +17,7 @@ import { concatBytes } from "../util/bytes.ts";
 import { dirname } from "../util/paths.ts";
 import { encodeRecord, type SessionRecord } from "./records.ts";
 import { type FileIdentity, isPrivateFile, sameObject } from "./session-file.ts";
+import { createFile, FILE_MODE, intactLength, sameState } from "./history-file-ops.ts";
 
 /** How {@link SessionAppender.open} finds or makes the file. */
 export type AppenderOpenOptions =
@@ -36,6 +37,12 @@ export type AppenderOpenOptions =
      * appended.
      */
     readonly expectedFile?: FileIdentity;
+    /**
+     * Complete lines up to the intact length (the snapshot's record count),
+     * which the stored-history line bound is checked against; a caller
+     * that omits it has only the byte bound enforced.
+     */
+    readonly lines?: number;
   }
   | {
     /** The file must not exist: it is created exclusively holding `firstRecords`. */
@@ -56,17 +63,30 @@ export type AppenderOpenResult =
   | { readonly ok: true; readonly appender: SessionAppender }
   | { readonly ok: false; readonly code: AppenderOpenFailureCode };
 
-/** The outcome of {@link SessionAppender.appendAll}. */
-export type AppendResult = { readonly ok: true } | { readonly ok: false; readonly code: typeof ErrorCode.persistenceFailed };
+/**
+ * The outcome of {@link SessionAppender.appendAll}: `content_limit` when the
+ * records would take the file past the stored-history read bound (nothing
+ * was written, and the appender stays usable).
+ */
+export type AppendResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly code: typeof ErrorCode.persistenceFailed | typeof ErrorCode.contentLimit };
 
-const LF = 0x0a;
-// The last line is usually short, so the first look back is small; later ones are large.
-const FIRST_SCAN_BYTES = 4_096;
-const SCAN_BYTES = 1_048_576;
-const FILE_MODE = 0o600;
+/**
+ * Bytes and lines under the stored-history read bound that only an append
+ * closing a turn (one holding `turn_finished`) may use: a turn refused for
+ * a full file can still record why (a diagnostic), its usage and its end,
+ * so the file never ends in an open turn and never exceeds what
+ * `session.open` reads.
+ */
+export const CLOSING_RESERVE_BYTES = 16_384;
+/** See {@link CLOSING_RESERVE_BYTES}: a diagnostic, `usage` and `turn_finished`. */
+export const CLOSING_RESERVE_LINES = 3;
+
 
 const failed = (code: AppenderOpenFailureCode) => ({ ok: false, code }) as const;
 const PERSISTENCE_FAILED: AppendResult = Object.freeze({ ok: false, code: ErrorCode.persistenceFailed });
+const FULL: AppendResult = Object.freeze({ ok: false, code: ErrorCode.contentLimit });
 
 /** Appends records of one session to its primary history, one durable line at a time. */
 export class SessionAppender {
@@ -76,16 +96,18 @@ export class SessionAppender {
   readonly #handle: AppendHandle;
   readonly #identity: FileInfo;
   #length: number;
+  #lines: number;
   #usable = true;
   #closed = false;
 
-  private constructor(fs: FileSystem, path: string, sessionId: string, handle: AppendHandle, identity: FileInfo, length: number) {
+  private constructor(fs: FileSystem, path: string, sessionId: string, handle: AppendHandle, identity: FileInfo, length: number, lines: number) {
     this.#fs = fs;
     this.#path = path;
     this.#sessionId = sessionId;
     this.#handle = handle;
     this.#identity = identity;
     this.#length = length;
+    this.#lines = lines;
   }
 
   /**
@@ -97,8 +119,10 @@ export class SessionAppender {
   static async open(fs: FileSystem, path: string, sessionId: string, options: AppenderOpenOptions): Promise<AppenderOpenResult> {
     if (options.create) {
       const created = await createFile(fs, path, sessionId, options.firstRecords);
-      if (!created.ok) return created;
-      return await SessionAppender.open(fs, path, sessionId, { create: false, expectedIntactLength: created.length });
+      if (created.ok) {
+        return await SessionAppender.open(fs, path, sessionId, { create: false, expectedIntactLength: created.length, lines: options.firstRecords.length });
+      }
+      return created.exists ? await adopt(fs, path, sessionId, options.firstRecords) : created;
     }
     let before: FileInfo;
     try {
@@ -123,7 +147,7 @@ export class SessionAppender {
       await handle.close().catch(() => {});
       return opened;
     }
-    return { ok: true, appender: new SessionAppender(fs, path, sessionId, handle, opened.identity, opened.length) };
+    return { ok: true, appender: new SessionAppender(fs, path, sessionId, handle, opened.identity, opened.length, options.lines ?? 0) };
   }
 
   /** Bytes known to be in the file, all complete lines: the length after the last durable append. */
@@ -143,7 +167,9 @@ export class SessionAppender {
    * which readers handle like any torn append. After a failed write or sync
    * the file may end in a fragment, so the appender refuses every later
    * append: reopening it repairs the tail first. The caller issues one
-   * append at a time, as it does for every byte sink.
+   * append at a time, as it does for every byte sink. Records that would
+   * take the file past the stored-history bound, less the closing reserve
+   * unless they close a turn, are refused with `content_limit` unwritten.
    */
   async appendAll(records: readonly SessionRecord[]): Promise<AppendResult> {
     if (!this.#usable || records.length === 0) return PERSISTENCE_FAILED;
@@ -158,6 +184,11 @@ export class SessionAppender {
       lines.push(line);
     }
     const bytes = concatBytes(lines);
+    const reserved = records.some((record) => record.type === "turn_finished") ? 0 : 1;
+    if (
+      this.#length + bytes.length > LIMITS.stored_history_bytes - reserved * CLOSING_RESERVE_BYTES ||
+      this.#lines + lines.length > LIMITS.stored_history_lines - reserved * CLOSING_RESERVE_LINES
+    ) return FULL;
     try {
       // A replaced or removed file would take acknowledged records with it.
       const current = await this.#fs.lstat(this.#path);
@@ -173,6 +204,7 @@ export class SessionAppender {
       return PERSISTENCE_FAILED;
     }
     this.#length += bytes.length;
+    this.#lines += lines.length;
     return { ok: true };
   }
 
@@ -186,33 +218,20 @@ export class SessionAppender {
 }
 
 /**
- * Creates the file exclusively (mode 0600) with `records`, which the runtime
- * writes in one write and fsyncs, then fsyncs the directory, so the file and
- * its entry are both durable before anything is acknowledged.
+ * Takes over a file a first create left behind without one complete line
+ * (the create's write failed on a full disk, or the child died inside it):
+ * the caller holds the writer lease, so nobody else made it. Its fragment is
+ * cut and `records` appended as the create would have written them; a file
+ * holding any complete line is refused, because it is someone's history.
  */
-async function createFile(
-  fs: FileSystem,
-  path: string,
-  sessionId: string,
-  records: readonly SessionRecord[],
-): Promise<{ ok: true; length: number } | { ok: false; code: AppenderOpenFailureCode }> {
-  const lines: Uint8Array[] = [];
-  for (const [index, record] of records.entries()) {
-    if (record.session_id !== sessionId || (record.type === "session") !== (index === 0)) return failed(ErrorCode.persistenceFailed);
-    const line = encodeRecord(record);
-    if (line === null) return failed(ErrorCode.persistenceFailed);
-    lines.push(line);
-  }
-  if (lines.length === 0) return failed(ErrorCode.persistenceFailed);
-  const bytes = concatBytes(lines);
-  try {
-    await fs.createExclusive(path, bytes, FILE_MODE);
-    // Until the directory is synced, a power loss could drop the new entry with its synced bytes.
-    await fs.syncDirectory(dirname(path));
-  } catch {
-    return failed(ErrorCode.persistenceFailed);
-  }
-  return { ok: true, length: bytes.length };
+async function adopt(fs: FileSystem, path: string, sessionId: string, records: readonly SessionRecord[]): Promise<AppenderOpenResult> {
+  const opened = await SessionAppender.open(fs, path, sessionId, { create: false, expectedIntactLength: 0 });
+  if (!opened.ok) return failed(ErrorCode.persistenceFailed);
+  const written = await opened.appender.appendAll(records);
+  const synced = written.ok && await fs.syncDirectory(dirname(path)).then(() => true, () => false);
+  if (synced) return opened;
+  await opened.appender.close();
+  return failed(ErrorCode.persistenceFailed);
 }
 
 /** Checks the opened handle and cuts a torn tail; returns the identity and the intact length. */
@@ -239,38 +258,3 @@ async function prepare(
   }
 }
 
-/**
- * Finds the end of the last complete line by reading backwards from the end
- * of the file through a second, read-only handle on the same object. Returns
- * null if that handle names another object.
- */
-async function intactLength(fs: FileSystem, path: string, file: FileInfo): Promise<number | null> {
-  const reader = await fs.openRead(path);
-  try {
-    if (!sameObject(await reader.stat(), file)) return null;
-    let end = file.size;
-    let window = FIRST_SCAN_BYTES;
-    while (end > 0) {
-      const start = Math.max(0, end - window);
-      const buffer = new Uint8Array(end - start);
-      let filled = 0;
-      while (filled < buffer.length) {
-        const count = await reader.read(buffer.subarray(filled), start + filled);
-        if (count === 0) return null; // shrank under us
-        filled += count;
-      }
-      const last = buffer.lastIndexOf(LF);
-      if (last !== -1) return start + last + 1;
-      end = start;
-      window = SCAN_BYTES;
-    }
-    return 0;
-  } finally {
-    await reader.close().catch(() => {});
-  }
-}
-
-/** Whether `info` is the same object, length and modification time as `expected`. */
-function sameState(info: FileInfo, expected: FileIdentity): boolean {
-  return info.dev === expected.dev && info.ino === expected.ino && info.size === expected.size && info.mtimeMs === expected.mtimeMs;
-}

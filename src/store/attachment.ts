@@ -10,14 +10,14 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import type { FileInfo, Runtime } from "../host/runtime.ts";
-import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
+import type { FileInfo, Runtime, Sha256 } from "../host/runtime.ts";
+import { lengthPrefixed } from "../util/digest.ts";
 import { type ConversationRecord, isConversationRecord } from "./conversation-records.ts";
 import type { Lease } from "./leases.ts";
 import { revisionId } from "./pages.ts";
 import type { HistorySnapshot } from "./history-snapshot.ts";
 import { projectHistory, projectHistoryAsync } from "./projection.ts";
-import type { SessionPreferencesRecord, SessionRecord } from "./records.ts";
+import { encodeRecord, type SessionPreferencesRecord, type SessionRecord } from "./records.ts";
 import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
 import type { Cooperation } from "./cooperative-slices.ts";
 import type { JournalWrites } from "./turn-journal.ts";
@@ -32,14 +32,20 @@ export interface Attachment {
   readonly durable: boolean;
   /** The writer lease, once held. */
   readonly lease: Lease | null;
-  /** The projection `history.page` serves. */
-  readonly snapshot: HistorySnapshot;
+  /**
+   * The projection `history.page` serves, or null when the history's
+   * projection exceeds the snapshot budget: the session still opens and
+   * takes turns, and every page of it is `history_limit`.
+   */
+  readonly snapshot: HistorySnapshot | null;
   /** The snapshot's revision. */
   readonly revision: string;
   /** File identity, length and mtime the snapshot was read from; null for a lazy handle. */
   readonly file: FileIdentity | null;
   /** End of the last complete line when read (appends continue there); null for a lazy handle. */
   readonly intactLength: number | null;
+  /** Complete lines up to `intactLength` (each one record), for the stored-history line bound; null for a lazy handle. */
+  readonly lines: number | null;
   /** The records a next turn replays to the provider. */
   readonly conversation: readonly ConversationRecord[];
   /** The last `session_preferences` record, which `session.open` restores the selection from; null if none. */
@@ -87,16 +93,18 @@ export async function loadAttachment(
   const scope = checkCwd ? await recordedCwd(context, read.records) : { ok: true as const, notices: [] };
   if (!scope.ok) return scope;
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
+  // Over the snapshot budget (history_limit, its only failure) the session stays usable; its pages are not.
   const projected = await projectHistoryAsync(read.records, { torn: read.torn, secrets: context.secrets }, cooperation);
-  if (!projected.ok) return projected;
+  if (!projected.ok && projected.code !== ErrorCode.historyLimit) return projected;
   const attachment: Attachment = {
     sessionId,
     durable: true,
     lease: null,
-    snapshot: projected.snapshot,
-    revision: revisionId({ digest: read.digest, generation: context.nextGeneration() }),
+    snapshot: projected.ok ? projected.snapshot : null,
+    revision: revisionId({ digest: revisionDigest(runtime.createSha256(), sessionId, "read", read.digest), generation: context.nextGeneration() }),
     file: read.identity,
     intactLength: read.intactLength,
+    lines: read.records.length,
     conversation: read.records.filter(isConversationRecord),
     preferences: lastPreferences(read.records) ?? null,
     stale: false,
@@ -109,8 +117,8 @@ export async function loadAttachment(
  * might differ from reading the file at `path` afresh: the snapshot is
  * incomplete (a torn tail the appender has since cut would change it) or
  * stale, or the file is not exactly the snapshot's bytes plus the journal's.
- * The revision's digest then names the previous revision and the new length
- * rather than hashing the whole file.
+ * The revision's digest then names the previous revision, the new length and
+ * the hash of the appended bytes rather than hashing the whole file.
  */
 export async function extendAttachment(
   context: AttachmentContext,
@@ -118,7 +126,8 @@ export async function extendAttachment(
   attachment: Attachment,
   writes: JournalWrites,
 ): Promise<Attachment | null> {
-  if (attachment.stale || !attachment.snapshot.complete) return null;
+  const snapshot = attachment.snapshot;
+  if (attachment.stale || snapshot === null || !snapshot.complete) return null;
   const before = attachment.durable ? attachment.intactLength : 0;
   if (before === null || (attachment.file !== null && attachment.file.size !== before)) return null;
   let info: FileInfo;
@@ -129,22 +138,41 @@ export async function extendAttachment(
   }
   if (!sameObject(info, writes.identity) || info.size !== writes.intactLength) return null;
   if (attachment.file !== null && (attachment.file.dev !== info.dev || attachment.file.ino !== info.ino)) return null;
-  const projected = projectHistory(writes.records, { torn: false, secrets: context.secrets, after: attachment.snapshot });
+  const projected = projectHistory(writes.records, { torn: false, secrets: context.secrets, after: snapshot });
   if (!projected.ok) return null;
   const added = projected.snapshot;
-  const digest = await sha256Hex(lengthPrefixed(["magi-code.extended.v1", attachment.revision, String(info.size)]));
+  const appended = context.runtime.createSha256();
+  for (const record of writes.records) {
+    const line = encodeRecord(record);
+    if (line === null) return null;
+    appended.update(line);
+  }
+  const digest = revisionDigest(context.runtime.createSha256(), attachment.sessionId, "extended", attachment.revision, String(info.size), appended.digest());
   return {
     sessionId: attachment.sessionId,
     durable: true,
     lease: attachment.lease,
-    snapshot: { ...added, entries: [...attachment.snapshot.entries, ...added.entries] },
+    snapshot: { ...added, entries: [...snapshot.entries, ...added.entries] },
     revision: revisionId({ digest, generation: context.nextGeneration() }),
     file: { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
     intactLength: writes.intactLength,
+    lines: (attachment.lines ?? 0) + writes.records.length,
     conversation: [...attachment.conversation, ...writes.records.filter(isConversationRecord)],
     preferences: lastPreferences(writes.records) ?? attachment.preferences,
     stale: false,
   };
+}
+
+/**
+ * The digest part of a revision: the session id, how the snapshot was made
+ * (`lazy`, `read`, `extended`) and what names its content, hashed together,
+ * so two sessions never share a revision even when their files are alike
+ * (two empty files, or two equally long first turns in two children).
+ */
+export function revisionDigest(hash: Sha256, sessionId: string, made: "lazy" | "read" | "extended", ...content: string[]): string {
+  // The runtime's hash, not Web Crypto: it answers at once, with no extra trip through the event loop.
+  hash.update(lengthPrefixed(["magi-code.revision.v2", sessionId, made, ...content]));
+  return hash.digest();
 }
 
 /** The last `session_preferences` of `records`, if any. */
@@ -153,15 +181,16 @@ function lastPreferences(records: readonly SessionRecord[]): SessionPreferencesR
 }
 
 /**
- * Every recorded cwd must be absolute and canonicalise to the child's cwd;
- * none recorded is a notice. Session listing applies the same rule, so a
- * listed session is one `session.open` would not refuse for its workspace.
+ * Every nonempty recorded cwd must be absolute and canonicalise to the
+ * child's cwd; none recorded (absent or empty) is a notice. Session listing
+ * applies the same rule, so a listed session is one `session.open` would not
+ * refuse for its workspace.
  */
 export async function recordedCwd(
   context: Pick<AttachmentContext, "runtime" | "cwd">,
   records: readonly SessionRecord[],
 ): Promise<{ ok: true; notices: string[] } | { ok: false; code: ErrorCode }> {
-  const recorded = records.flatMap((record) => record.type === "session" && record.cwd !== undefined ? [record.cwd] : []);
+  const recorded = records.flatMap((record) => record.type === "session" && record.cwd !== undefined && record.cwd !== "" ? [record.cwd] : []);
   if (recorded.length === 0) return { ok: true, notices: [CWD_UNVERIFIED] };
   for (const cwd of new Set(recorded)) {
     if (!cwd.startsWith("/")) return { ok: false, code: ErrorCode.cwdMismatch };

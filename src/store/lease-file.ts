@@ -1,7 +1,8 @@
 /**
  * The lease file format of `docs/storage.md` ("Leases") and how another
  * child judges a lease it found: the JSON body, its bounded read, and the
- * staleness rule. Taking, renewing and releasing leases is `leases.ts`.
+ * staleness rule, and publishing a body whole. Taking, renewing and
+ * releasing leases is `leases.ts`.
  *
  * @module
  */
@@ -16,6 +17,9 @@ export const LEASE_STALE_MS = 60_000;
 
 /** How often a holder renews `heartbeat_at`: four renewals fit in one stale window. */
 export const LEASE_HEARTBEAT_MS = 15_000;
+
+/** Lease files are private to the user, like session files. */
+const LEASE_MODE = 0o600;
 
 /** The most bytes read from a lease file; ours stay well under it (about 250 bytes). */
 export const LEASE_READ_LIMIT = 1024;
@@ -161,5 +165,41 @@ export async function removeLeaseIf(
     return "removed";
   } catch (error) {
     return isRuntimeError(error, "not_found") ? "removed" : "failed";
+  }
+}
+
+/**
+ * Creates `path` exclusively, replacing a leftover once; false on any
+ * failure, after which no partial file is left (a full disk can cut the
+ * write short).
+ */
+export async function createFresh(fs: FileSystem, path: string, bytes: Uint8Array): Promise<boolean> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await fs.createExclusive(path, bytes, LEASE_MODE);
+      return true;
+    } catch (error) {
+      const leftover = isRuntimeError(error, "exists") && attempt === 0;
+      await fs.unlink(path).catch(() => {});
+      if (!leftover) return false;
+    }
+  }
+  return false;
+}
+
+/**
+ * Publishes `bytes` at `path` whole and without replacing anything: writes
+ * them to `temporary` (a name only this instance uses), links it to `path`
+ * and removes the temporary name. `exists` when `path` was already there.
+ */
+export async function publishLease(fs: FileSystem, path: string, temporary: string, bytes: Uint8Array): Promise<"created" | "exists" | "failed"> {
+  if (!(await createFresh(fs, temporary, bytes))) return "failed";
+  try {
+    await fs.link(temporary, path);
+    return "created";
+  } catch (error) {
+    return isRuntimeError(error, "exists") ? "exists" : "failed";
+  } finally {
+    await fs.unlink(temporary).catch(() => {});
   }
 }

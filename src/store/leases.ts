@@ -11,9 +11,10 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import { type Disposable, type FileSystem, isRuntimeError, type Runtime } from "../host/runtime.ts";
+import type { Disposable, Runtime } from "../host/runtime.ts";
 import { joinPath } from "../util/paths.ts";
 import {
+  createFresh,
   encodeLeaseBody,
   inspectLease,
   INSTANCE_ID_PATTERN,
@@ -23,6 +24,7 @@ import {
   type LeaseHolder,
   leaseHost,
   leaseTimestamp,
+  publishLease,
   removeLeaseIf,
 } from "./lease-file.ts";
 
@@ -30,9 +32,6 @@ export { isLeaseStale, LEASE_HEARTBEAT_MS, LEASE_STALE_MS, type LeaseBody, type 
 
 /** Which lease: `writer` (attachment), `active` (a running turn) or `append` (one write + fsync). */
 export type LeaseKind = "writer" | "active" | "append";
-
-/** Lease files are private to the user, like session files. */
-const LEASE_MODE = 0o600;
 
 /** The wire codes a lease operation can end with. */
 export type LeaseFailureCode = typeof ErrorCode.sessionBusy | typeof ErrorCode.persistenceFailed;
@@ -65,7 +64,17 @@ const BUSY = Object.freeze({ ok: false, code: ErrorCode.sessionBusy } as const);
 const FAILED = Object.freeze({ ok: false, code: ErrorCode.persistenceFailed } as const);
 const OK = Object.freeze({ ok: true } as const);
 
-/** One held lease file. Operations on one lease run one at a time, in call order. */
+/**
+ * The one {@link Lease} object per runtime that holds each file: a second
+ * acquire by the same instance gets it back instead of a twin, whose release
+ * would delete the file the first still believes it holds.
+ */
+const HELD = new WeakMap<Runtime, Map<string, Lease>>();
+
+/**
+ * One held lease file. Operations on one lease run one at a time, in call
+ * order. Ownership of a file is this one object (see {@link Lease.acquire}).
+ */
 export class Lease {
   /** The lease file. */
   readonly path: string;
@@ -87,11 +96,13 @@ export class Lease {
   }
 
   /**
-   * Takes the lease at `path`: creates it exclusively, or, if it exists,
-   * treats it as ours when it carries our instance id (a second Lease object
-   * over the same file, not a second file: releasing either removes it), or
-   * removes it and retries once when it is stale. Anything else is
-   * `session_busy`; a failing filesystem is `persistence_failed`.
+   * Takes the lease at `path`: publishes it whole (a temporary file, then a
+   * link that never replaces anything, so a crash or a full disk leaves no
+   * lease or a complete one, never an empty file that reads as held), or, if
+   * it exists, treats it as ours when it carries our instance id (returning
+   * the object that already holds it, when there is one), or removes it and
+   * retries once when it is stale. Anything else is `session_busy`; a
+   * failing filesystem is `persistence_failed`.
    */
   static async acquire(runtime: Runtime, path: string, options: LeaseOptions): Promise<LeaseAcquisition> {
     const { instanceId } = options;
@@ -108,24 +119,30 @@ export class Lease {
         acquired_at: at,
         heartbeat_at: at,
       };
-      try {
-        await runtime.fs.createExclusive(path, encodeLeaseBody(body), LEASE_MODE);
-        return { ok: true, lease: new Lease(runtime, path, instanceId, now, at) };
-      } catch (error) {
-        if (!isRuntimeError(error, "exists")) return FAILED;
-      }
+      const published = await publishLease(runtime.fs, path, `${path}.${instanceId}.new`, encodeLeaseBody(body));
+      if (published === "failed") return FAILED;
+      if (published === "created") return { ok: true, lease: Lease.#hold(new Lease(runtime, path, instanceId, now, at)) };
       const found = await inspectLease(runtime.fs, path);
       if (found.state === "failed") return FAILED;
       if (found.state === "missing") continue; // Released between our create and our read.
       const holder = found.holder;
       if (holder.state === "parsed" && holder.body.instance_id === instanceId) {
-        return { ok: true, lease: new Lease(runtime, path, instanceId, now, holder.body.acquired_at) };
+        const held = HELD.get(runtime)?.get(path);
+        if (held !== undefined && held.state === "held") return { ok: true, lease: held };
+        return { ok: true, lease: Lease.#hold(new Lease(runtime, path, instanceId, now, holder.body.acquired_at)) };
       }
       const stale = isLeaseStale(holder, now(), (pid) => runtime.isProcessAlive(pid), leaseHost(runtime));
       if (attempt > 0 || !stale) return BUSY;
       if ((await removeLeaseIf(runtime.fs, path, found.fingerprint)) === "failed") return FAILED;
     }
     return BUSY;
+  }
+
+  static #hold(lease: Lease): Lease {
+    let table = HELD.get(lease.#runtime);
+    if (table === undefined) HELD.set(lease.#runtime, table = new Map());
+    table.set(lease.path, lease);
+    return lease;
   }
 
   /** Whether the lease is still held, was lost to someone else, or was released. */
@@ -247,18 +264,4 @@ export class Lease {
     this.#queue = next.catch(() => {});
     return next;
   }
-}
-
-/** Creates `path` exclusively, replacing a leftover once; false on any failure. */
-async function createFresh(fs: FileSystem, path: string, bytes: Uint8Array): Promise<boolean> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await fs.createExclusive(path, bytes, LEASE_MODE);
-      return true;
-    } catch (error) {
-      if (!isRuntimeError(error, "exists") || attempt > 0) return false;
-      await fs.unlink(path).catch(() => {});
-    }
-  }
-  return false;
 }

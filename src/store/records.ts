@@ -60,8 +60,9 @@ function common<const T extends string>(type: T) {
 const SESSION = {
   ...common("session"),
   // Absoluteness and canonical form are checked against the child's cwd on
-  // open (`cwd_mismatch`), not here; a NUL can never be part of a path.
-  cwd: v.exactOptional(v.pipe(v.string(), v.minLength(1), v.check((path) => !path.includes("\u0000")))),
+  // open (`cwd_mismatch`), not here; a NUL can never be part of a path. An
+  // empty cwd records none: the spec checks only every nonempty one.
+  cwd: v.exactOptional(v.pipe(v.string(), v.check((path) => !path.includes("\u0000")))),
   created_at: TimestampSchema,
 };
 const SESSION_PREFERENCES = {

@@ -10,11 +10,12 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import type { OutputValue } from "../protocol/frames.ts";
+import type { MethodResult } from "../protocol/results.ts";
 import type { Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { joinPath } from "../util/paths.ts";
 import { uuid7 } from "../util/uuid7.ts";
-import { type Attachment, type AttachmentContext, extendAttachment, loadAttachment } from "./attachment.ts";
+import { type Attachment, type AttachmentContext, extendAttachment, loadAttachment, revisionDigest } from "./attachment.ts";
 import type { ConversationRecord } from "./conversation-records.ts";
 import type { SessionPreferencesRecord } from "./records.ts";
 import { Lease, leasePath } from "./leases.ts";
@@ -81,10 +82,10 @@ export class SessionStore {
   }
 
   /** `session.create`: attaches a new lazy handle with no file and no placeholder history. */
-  async create(): Promise<StoreResult> {
+  async create(): Promise<StoreResult<MethodResult<"session.create">>> {
     const runtime = this.#context.runtime;
     const sessionId = uuid7(runtime.wallNow(), runtime.randomUUID());
-    const revision = revisionId({ digest: "0".repeat(64), generation: ++this.#generation });
+    const revision = revisionId({ digest: revisionDigest(runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
     await this.#replace({
       sessionId,
       durable: false,
@@ -93,6 +94,7 @@ export class SessionStore {
       revision,
       file: null,
       intactLength: null,
+      lines: null,
       conversation: [],
       preferences: null,
       stale: false,
@@ -100,31 +102,33 @@ export class SessionStore {
     return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
   }
 
-  /** `session.open`: exact id only; a failure leaves the previous attachment intact. */
-  async open(sessionId: string, signal: AbortSignal): Promise<StoreResult> {
+  /**
+   * `session.open`: exact id only; a failure leaves the previous attachment
+   * intact. `commit` is called once nothing can stop the open any more, just
+   * before the attachment is replaced (releasing the previous lease follows).
+   */
+  async open(sessionId: string, signal: AbortSignal, commit: () => void = () => {}): Promise<StoreResult<MethodResult<"session.open">>> {
     const current = this.#attachment;
     if (current !== null && current.sessionId === sessionId && !current.durable) {
-      const revision = revisionId({ digest: "0".repeat(64), generation: ++this.#generation });
+      const revision = revisionId({ digest: revisionDigest(this.#context.runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
       this.#attachment = { ...current, revision, stale: false };
       return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
     }
     const runtime = this.#context.runtime;
-    // Reuse our lease only while it is still ours: after a long stall another child may have
-    // taken it over as stale, and reopening must then contend like any other open.
+    // The lease object stays ours only while its file still names us: acquiring returns the very
+    // object the attachment holds then, and contends like any other open once it was taken over.
     const held = current !== null && current.sessionId === sessionId ? current.lease : null;
-    const reuse = held !== null && held.state === "held" && (await held.verify()).ok ? held : null;
-    let lease = reuse;
-    if (lease === null) {
-      const acquired = await Lease.acquire(runtime, leasePath(this.#directory, sessionId, "writer"), {
-        instanceId: this.#context.instanceId,
-      });
-      if (!acquired.ok) return { ok: false, code: acquired.code };
-      lease = acquired.lease;
-      // Without renewals another child would judge the lease stale after 60 s; release stops them.
-      lease.startHeartbeat();
-    }
-    const fail = async (code: ErrorCode): Promise<StoreResult> => {
-      if (lease !== reuse) await lease!.release();
+    const acquired = await Lease.acquire(runtime, leasePath(this.#directory, sessionId, "writer"), {
+      instanceId: this.#context.instanceId,
+    });
+    // Ownership that cannot be written (a full disk) is refused like ownership held elsewhere:
+    // `persistence_failed` is not a session operation's code, and the file itself is fine.
+    if (!acquired.ok) return { ok: false, code: ErrorCode.sessionBusy };
+    const lease = acquired.lease;
+    // Without renewals another child would judge the lease stale after 60 s; release stops them.
+    if (lease !== held) lease.startHeartbeat();
+    const fail = async (code: ErrorCode): Promise<StoreResult<never>> => {
+      if (lease !== held) await lease.release();
       return { ok: false, code };
     };
 
@@ -132,6 +136,7 @@ export class SessionStore {
     if (!loaded.ok) return await fail(loaded.code);
     // A cancelled open was answered already: it must leave the attachment as it was.
     if (signal.aborted) return await fail(ErrorCode.operationCancelled);
+    commit();
     await this.#replace({ ...loaded.attachment, lease });
     return {
       ok: true,
@@ -140,13 +145,15 @@ export class SessionStore {
   }
 
   /** `history.page` over the attachment's snapshot; a changed file makes the revision stale for good. */
-  async page(sessionId: string, revision: string, cursor: string | null): Promise<StoreResult> {
+  async page(sessionId: string, revision: string, cursor: string | null): Promise<StoreResult<MethodResult<"history.page">>> {
     const attachment = this.#attachment;
     if (attachment === null) return { ok: false, code: ErrorCode.sessionMissing };
     if (attachment.sessionId !== sessionId) return { ok: false, code: ErrorCode.staleSession };
     if (attachment.revision !== revision) return { ok: false, code: ErrorCode.staleRevision };
     if (!attachment.stale && attachment.file !== null) attachment.stale = await this.#changed(attachment);
     if (attachment.stale) return { ok: false, code: ErrorCode.staleRevision };
+    // Over the snapshot budget: the spec's answer, never a fake complete page.
+    if (attachment.snapshot === null) return { ok: false, code: ErrorCode.historyLimit };
     const page = pageHistory(attachment.snapshot, sessionId, revision, cursor);
     return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
   }
@@ -179,11 +186,13 @@ export class SessionStore {
       instanceId: this.#context.instanceId,
       cwd: this.#context.cwd,
       intactLength: attachment.durable ? attachment.intactLength : null,
+      lines: attachment.durable ? attachment.lines : null,
       file: attachment.durable ? attachment.file : null,
       writerLease: attachment.durable ? attachment.lease : null,
     });
     const snapshot = attachment.snapshot;
-    const ordinal = snapshot.messages - (snapshot.tailNotice ? 1 : 0);
+    // Over the snapshot budget no page is ever served, so the id names no entry anyone can see.
+    const ordinal = snapshot === null ? 0 : snapshot.messages - (snapshot.tailNotice ? 1 : 0);
     return { journal, conversation: attachment.conversation, inputMessageId: `m${ordinal.toString(36)}` };
   }
 

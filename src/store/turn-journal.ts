@@ -36,14 +36,16 @@ export interface JournalTarget {
    * session, whose file the first append creates.
    */
   readonly intactLength: number | null;
+  /** For a durable session, the snapshot's complete lines, for the stored-history line bound; null when lazy. */
+  readonly lines: number | null;
   /** For a durable session, the file state the snapshot was read from (or extended to); null when lazy. */
   readonly file: FileIdentity | null;
-  /** For a durable session, the attachment's writer lease, checked before the first append. */
+  /** For a durable session, the attachment's writer lease, checked before every append. */
   readonly writerLease: Lease | null;
 }
 
-/** Why the input could not be made durable. */
-export type JournalFailure = typeof ErrorCode.persistenceFailed | typeof ErrorCode.sessionBusy;
+/** Why the input could not be made durable: `content_limit` when the session file is full. */
+export type JournalFailure = typeof ErrorCode.persistenceFailed | typeof ErrorCode.sessionBusy | typeof ErrorCode.contentLimit;
 
 /** What a journal durably wrote, for extending the attachment's snapshot without rereading the file. */
 export interface JournalWrites {
@@ -110,6 +112,7 @@ export class TurnJournal {
       opened = await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
         create: false,
         expectedIntactLength: target.intactLength,
+        ...(target.lines === null ? {} : { lines: target.lines }),
         ...(target.file === null ? {} : { expectedFile: target.file }),
       });
     }
@@ -119,13 +122,21 @@ export class TurnJournal {
       this.#written.push(session, ...records);
       return { ok: true };
     }
-    const appended = await this.append(records);
-    return appended.ok ? appended : { ok: false, code: ErrorCode.persistenceFailed };
+    // An existing file without one complete line (empty, or torn inside its first record) is
+    // durable but has no `session` record yet; this first turn writes it, as a create would.
+    const opening = opened.appender.intactLength === 0 ? [sessionRecord(target, runtime.wallNow()), ...records] : records;
+    return await this.append(opening);
   }
 
-  /** Durably appends `records` (one write, one fsync); fails once the input never became durable. */
+  /**
+   * Durably appends `records` (one write, one fsync); fails once the input
+   * never became durable, and whenever the writer lease is no longer ours
+   * (taken over after a stall, or found lost by a heartbeat): ownership is
+   * checked before every append group, so a lost lease stops the writes.
+   */
   async append(records: readonly SessionRecord[]): Promise<AppendResult> {
-    if (this.#appender === null) return { ok: false, code: ErrorCode.persistenceFailed };
+    const owner = this.#target.writerLease ?? this.#writer;
+    if (this.#appender === null || owner === null || !(await owner.verify()).ok) return { ok: false, code: ErrorCode.persistenceFailed };
     const appended = await this.#appender.appendAll(records);
     if (appended.ok) this.#written.push(...records);
     return appended;

@@ -11,6 +11,7 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import { LIMITS } from "../protocol/limits.ts";
+import type { MethodResult } from "../protocol/results.ts";
 import { deferred, settlesWithin } from "../util/async.ts";
 import type { ProtocolOutput } from "./output.ts";
 
@@ -60,7 +61,7 @@ export class ConnectionClose {
 
   /** `shutdown`: the answer goes out before any cancellation, so it leads what drains. */
   shutdown(id: string): void {
-    this.#output.result(id, { state: "stopping" });
+    this.#output.result(id, { state: "stopping" } satisfies MethodResult<"shutdown">);
     this.close("shutdown");
   }
 

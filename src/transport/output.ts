@@ -19,7 +19,7 @@ import { OrderedWriter } from "./writer.ts";
 export class ProtocolOutput implements WorkerReplies {
   readonly #encoder: FrameEncoder;
   readonly #fatal: () => void;
-  /** The ordered writer, for the read loop's flow control, the event sink's room and the closing drain. */
+  /** The ordered writer, for the event sink's room and the closing drain. */
   readonly writer: OrderedWriter;
 
   /**

@@ -1,8 +1,12 @@
 /**
  * The connection's input side: read stdin in batches, split it into frames
  * under the input frame bound, hand each complete frame on, and turn EOF,
- * an oversize frame or a read error into the matching close. Reading goes
- * on while output is slow, except for the flow-control pause below.
+ * an oversize frame or a read error into the matching close.
+ *
+ * Reading never waits for output: the spec keeps it enabled "when output
+ * stalls", so a `turn.cancel` or `shutdown` is read even while the client
+ * does not read. Bounding in-flight requests is the client's part; one that
+ * leaves more than 32 frames unwritten overflows the writer (exit 1).
  *
  * @module
  */
@@ -13,9 +17,6 @@ import { LIMITS } from "../protocol/limits.ts";
 import type { ConnectionClose } from "./closing.ts";
 import { LineFramer } from "./line-reader.ts";
 import type { ProtocolOutput } from "./output.ts";
-
-/** Pending output frames at which the read loop waits for the writer (half the bound). */
-const FLOW_CONTROL_PENDING = LIMITS.pending_output_frames / 2;
 
 /**
  * Handles one complete frame (a view valid only during the call); returns
@@ -57,13 +58,6 @@ export async function readLoop(
         return;
       }
       if (handle(event.bytes)) closing.close("protocol");
-      // Flow control for pipelining clients: let output catch up before answering more. A reader
-      // that has stopped still meets the output deadline, so this cannot hang the child.
-      if (writer.pending >= FLOW_CONTROL_PENDING) {
-        writer.uncork();
-        await writer.whenPendingBelow(FLOW_CONTROL_PENDING);
-        writer.cork();
-      }
     }
     writer.uncork();
   }

@@ -8,11 +8,12 @@
  */
 
 import * as v from "valibot";
+import type { Exact } from "./schema-types.ts";
 
 /** Refuses arrays; put it first in a pipe in front of an object schema. */
-export const notArray = v.custom<Record<string, unknown>>((input) => !Array.isArray(input), "Expected an object, not an array");
+export const notArray: v.CustomSchema<Record<string, unknown>, v.ErrorMessage<v.CustomIssue> | undefined> = v.custom<Record<string, unknown>>((input) => !Array.isArray(input), "Expected an object, not an array");
 
 /** A strict object schema (unknown keys are issues) that also refuses arrays. */
-export function exactObject<const TEntries extends v.ObjectEntries>(entries: TEntries) {
+export function exactObject<const TEntries extends v.ObjectEntries>(entries: TEntries): Exact<TEntries> {
   return v.pipe(notArray, v.strictObject(entries));
 }

@@ -18,6 +18,7 @@
 import { Buffer } from "node:buffer";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { eventually, HANG_GUARD_MS } from "./hang-guard.ts";
 
 /** Holds an SSE stream at a point until {@link Gate.release}. */
 export class Gate {
@@ -80,7 +81,7 @@ export interface FakeProvider {
   handler: ((request: LoggedRequest) => Script) | null;
   /** Queues the script for the next request. */
   enqueue(script: Script): void;
-  /** Resolves once `predicate` holds, polling; rejects after `ms`. */
+  /** Resolves once `predicate` holds, polling; a hang guard rejects after `ms` (default {@link HANG_GUARD_MS}), never a speed claim. */
   until(predicate: () => boolean, ms?: number): Promise<void>;
   /** Closes the server and every open connection. */
   close(): Promise<void>;
@@ -156,6 +157,9 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     entry.finished = true;
     response.end();
   });
+  // Never close an idle keep-alive connection from this side (Node's default is after 5 s): a client
+  // that reuses one just as the server closes it sees a reset, which a busy machine made a failed turn.
+  server.keepAliveTimeout = 0;
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -168,13 +172,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     log,
     handler: null,
     enqueue: (script) => void queue.push(script),
-    async until(predicate, ms = 2000) {
-      const deadline = Date.now() + ms;
-      while (!predicate()) {
-        if (Date.now() > deadline) throw new Error("fake provider: condition not reached in time");
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    },
+    until: (predicate, ms = HANG_GUARD_MS) => eventually(predicate, "a fake provider condition", { ms }),
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

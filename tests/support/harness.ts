@@ -8,6 +8,7 @@
 import { createMemoryRuntime, type MemoryRuntime, type MemoryRuntimeOptions } from "../../runtime/memory.ts";
 import { request } from "../../src/fuzz/mod.ts";
 import { createServer } from "../../src/server.ts";
+import { guarded } from "./hang-guard.ts";
 
 /** One request line (JSON + LF). */
 export function line(id: string, method: string, params: Record<string, unknown> = {}): string {
@@ -36,7 +37,7 @@ export interface Run {
   readonly exit: Promise<number>;
   /** Frames written so far. */
   frames(): Frame[];
-  /** Waits until at least `count` frames were written. */
+  /** Waits until at least `count` frames were written (bounded by a hang guard). */
   waitFrames(count: number): Promise<Frame[]>;
 }
 
@@ -45,19 +46,22 @@ export function startServer(options: MemoryRuntimeOptions = {}): Run {
   const runtime = createMemoryRuntime(options);
   const exit = createServer(runtime).serve();
   const frames = () => runtime.output.frames() as Frame[];
-  const waitFrames = (count: number) =>
-    new Promise<Frame[]>((resolve) => {
-      const check = () => {
-        const current = frames();
-        if (current.length >= count) {
-          runtime.output.onWrite = null;
-          resolve(current);
-          return true;
-        }
-        return false;
+  // Every pending wait is checked on each write, so concurrent waits never replace one another.
+  const waiters = new Set<() => void>();
+  const waitFrames = (count: number) => {
+    if (frames().length >= count) return Promise.resolve(frames());
+    let waiter!: () => void;
+    const reached = new Promise<Frame[]>((resolve) => {
+      waiter = () => {
+        if (frames().length >= count) resolve(frames());
       };
-      if (!check()) runtime.output.onWrite = () => void check();
     });
+    waiters.add(waiter);
+    runtime.output.onWrite = () => {
+      for (const check of [...waiters]) check();
+    };
+    return guarded(reached, `${count} output frames`).finally(() => waiters.delete(waiter));
+  };
   return { runtime, exit, frames, waitFrames };
 }
 

@@ -71,6 +71,10 @@ export interface Spawned {
   readonly exited: Promise<number | null>;
   /** Whether magi-code has exited. */
   readonly done: () => boolean;
+  /** The spawned process's id. */
+  readonly pid: number | undefined;
+  /** Sends `signal` to the spawned process (magi-code itself for {@link spawnDirect}); false if it is gone. */
+  readonly kill: (signal: NodeJS.Signals) => boolean;
 }
 
 function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["stdout"]): Spawned {
@@ -81,7 +85,7 @@ function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["st
       resolve(code);
     });
   });
-  return { stdin, stdout, stderr: child.stderr!, exited, done: () => finished };
+  return { stdin, stdout, stderr: child.stderr!, exited, done: () => finished, pid: child.pid, kill: (signal) => child.kill(signal) };
 }
 
 /** Spawns magi-code with `args` over socketpairs (Node's default child stdio). */

@@ -1,6 +1,7 @@
 /**
  * Turn test helpers: a server on the in-memory runtime whose settings point
- * a provider at a loopback fake, and small request/collect helpers.
+ * a provider at a loopback fake, reached through the real runtime's HTTP
+ * client, and small request/collect helpers.
  *
  * @module
  */
@@ -10,7 +11,9 @@ import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
 import type { MemoryRuntimeOptions } from "../../runtime/memory.ts";
 import type { ProviderApi } from "../../src/config/settings.ts";
 import { type FakeProvider, startFakeProvider } from "./fake-provider.ts";
+import { guarded } from "./hang-guard.ts";
 import { type Frame, initLine, line, type Run, startServer } from "./harness.ts";
+import { runtimeFetch } from "./runtime-fetch.ts";
 
 /** The storage root the memory runtime's default `HOME` implies. */
 export const HOME = "/home/user/.magi-code";
@@ -61,7 +64,8 @@ export async function startTurnServer(api: ProviderApi, options: TurnServerOptio
   };
   fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify(settings), 0o600);
   const env = { HOME: "/home/user", OPENAI_API_KEY: "sk-test-openai-0123456789abcdef", ANTHROPIC_API_KEY: "sk-ant-test-0123456789abcdef", ...options.env };
-  const run = startServer({ ...options, fs, env });
+  // Through the runtime's own HTTP client (node:http on Node, the Deno runtime's fetch on Deno), not a test client.
+  const run = startServer({ fetch: runtimeFetch, ...options, fs, env });
   const frames = await request(run, "init", "initialize", { required_capabilities: TURN_CAPABILITIES }, initLine);
   assert.ok(frames.result, `initialize succeeded: ${JSON.stringify(frames.error)}`);
   return { ...run, provider };
@@ -77,29 +81,41 @@ export async function request(
 ): Promise<Frame> {
   const before = run.frames().length;
   run.runtime.input.push(encode(id, params.required_capabilities as string[]));
-  for (let seen = before + 1;; seen = run.frames().length + 1) {
-    const frames = await run.waitFrames(seen);
-    const response = frames.find((frame) => frame.type === "response" && frame.id === id);
-    if (response) return response;
-  }
+  return await guarded((async () => {
+    // The next wait starts after the frames just examined, not after whatever arrived since.
+    for (let seen = before + 1;;) {
+      const frames = await run.waitFrames(seen);
+      seen = frames.length + 1;
+      const response = frames.find((frame) => frame.type === "response" && frame.id === id);
+      if (response) return response;
+    }
+  })(), `the response to ${method} (${id})`);
 }
 
 /** Waits for the `run.finished` event of `runId` and returns every event of that run, in order. */
-export async function runEvents(run: Run, runId: string): Promise<Frame[]> {
-  for (let seen = 1;; seen = run.frames().length + 1) {
-    const frames = await run.waitFrames(seen);
-    const events = frames.filter((frame) => frame.type === "event" && (frame.data as { run_id?: string }).run_id === runId);
-    if (events.some((frame) => frame.event === "run.finished")) return events;
-  }
+export function runEvents(run: Run, runId: string): Promise<Frame[]> {
+  return guarded((async () => {
+    // The next wait starts after the frames just examined, not after whatever arrived since.
+    for (let seen = 1;;) {
+      const frames = await run.waitFrames(seen);
+      seen = frames.length + 1;
+      const events = frames.filter((frame) => frame.type === "event" && (frame.data as { run_id?: string }).run_id === runId);
+      if (events.some((frame) => frame.event === "run.finished")) return events;
+    }
+  })(), `run.finished of ${runId}`);
 }
 
 /** Waits for the first event named `name` of `runId`. */
-export async function nextEvent(run: Run, runId: string, name: string, after = 0): Promise<Frame> {
-  for (let seen = 1;; seen = run.frames().length + 1) {
-    const frames = await run.waitFrames(seen);
-    const found = frames.filter((frame) => frame.type === "event" && frame.event === name && (frame.data as { run_id?: string }).run_id === runId);
-    if (found.length > after) return found[after]!;
-  }
+export function nextEvent(run: Run, runId: string, name: string, after = 0): Promise<Frame> {
+  return guarded((async () => {
+    // The next wait starts after the frames just examined, not after whatever arrived since.
+    for (let seen = 1;;) {
+      const frames = await run.waitFrames(seen);
+      seen = frames.length + 1;
+      const found = frames.filter((frame) => frame.type === "event" && frame.event === name && (frame.data as { run_id?: string }).run_id === runId);
+      if (found.length > after) return found[after]!;
+    }
+  })(), `${name} #${after} of ${runId}`);
 }
 
 /** The authoritative text of every reconciled message of `events`, by message id. */
@@ -130,7 +146,7 @@ export async function startTurn(run: Run, prompt: string, sessionId?: string): P
 /** Ends input, waits for the exit code, and closes the fake provider. */
 export async function stopTurnServer(server: TurnServer): Promise<number> {
   server.runtime.input.end();
-  const code = await server.exit;
+  const code = await guarded(server.exit, "the exit after EOF");
   await server.provider.close();
   return code;
 }

@@ -14,11 +14,10 @@
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FakeProvider } from "./fake-provider.ts";
+import { guarded } from "./hang-guard.ts";
 import { collect, type Launcher, type Spawned, spawnDirect } from "./processes.ts";
 
-
-/** How long any single wait may take before the test fails instead of hanging. */
-const HANG_GUARD_MS = 60_000;
+export { guarded };
 
 /** One parsed output frame. */
 export interface WireFrame {
@@ -67,15 +66,6 @@ export function workspace(root: string, name: string, provider: FakeProvider, se
   delete env.OPENAI_API_KEY;
   delete env.ANTHROPIC_API_KEY;
   return { cwd, home, env };
-}
-
-/** Resolves with `promise`, or rejects naming `what` after {@link HANG_GUARD_MS}. */
-export function guarded<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Gave up waiting for ${what} after ${HANG_GUARD_MS} ms`)), HANG_GUARD_MS);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** A spawned magi-code and everything it wrote. */
@@ -201,6 +191,17 @@ export class WireClient {
     const code = await guarded(this.exited, `${this.#label} exit after shutdown`);
     await guarded(this.stdoutEnded, `${this.#label} stdout end`);
     return { code, response };
+  }
+
+  /** The child's process id. */
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
+  /** Sends `signal` to the child itself (a crash, for SIGKILL: no cleanup runs); resolves with its exit code. */
+  async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
+    this.#child.kill(signal);
+    return await guarded(this.exited, `${this.#label} exit after ${signal}`);
   }
 
   /** Cleanup after a failed test: closes both pipes so a still-running child exits (EOF, then a broken stdout). */

@@ -14,6 +14,7 @@
 import { ErrorCode as Codes } from "../../protocol/errors.ts";
 import type { WorkerReplies } from "../../protocol/replies.ts";
 import type { MethodParams } from "../../protocol/methods.ts";
+import type { MethodResult } from "../../protocol/results.ts";
 
 /** A worker whose operations `operation.cancel` can name. */
 export interface CancellableWorker {
@@ -35,6 +36,6 @@ export class OperationCanceller {
   /** Handles `operation.cancel` request `id`. */
   cancel(id: string, params: MethodParams<"operation.cancel">): void {
     if (!this.#workers.some((worker) => worker.cancelRequest(params.id))) return this.#replies.error(id, Codes.staleOperation);
-    this.#replies.result(id, { cancellation_requested: true });
+    this.#replies.result(id, { cancellation_requested: true } satisfies MethodResult<"operation.cancel">);
   }
 }

@@ -23,15 +23,22 @@ export interface Discovery {
   readonly discovery: SessionDiscovery;
 }
 
-/** A session operation: runs against the store, honours the signal. */
-export type SessionTask = (store: SessionStore, signal: AbortSignal) => Promise<StoreResult>;
+/**
+ * A session operation: runs against the store, honours the signal, and calls
+ * `commit` once it can no longer be cancelled without undoing an effect.
+ */
+export type SessionTask = (store: SessionStore, signal: AbortSignal, commit: () => void) => Promise<StoreResult>;
 
 /** The running operation: its request, its cancellation, and whether it was answered already. */
 interface Running {
   readonly id: string;
   readonly abort: AbortController;
-  /** Whether `operation.cancel` may name it (`session.create` is not cancellable). */
-  readonly cancellable: boolean;
+  /**
+   * Whether `operation.cancel` may name it: `session.create` never is, and an
+   * open stops being so once it replaced the attachment (a cancel must not
+   * answer `operation_cancelled` for an attachment that already changed).
+   */
+  cancellable: boolean;
   /** Set once cancellation answered the request; its outcome is then dropped. */
   answered: boolean;
 }
@@ -74,7 +81,7 @@ export class SessionWorker {
 
   /** `session.open`: attaches a stored session; the signal lets a close cancel its load. */
   open(id: string, params: MethodParams<"session.open">): void {
-    this.#submit(id, (store, signal) => store.open(params.session_id, signal));
+    this.#submit(id, (store, signal, commit) => store.open(params.session_id, signal, commit));
   }
 
   /** `history.page`: one page of the attached session's history at the given revision. */
@@ -110,7 +117,7 @@ export class SessionWorker {
     if (this.#running !== null || this.#blocked()) return this.#replies.error(id, Codes.busy);
     const running: Running = { id, abort: new AbortController(), cancellable, answered: false };
     this.#running = running;
-    this.#last = task(this.#store, running.abort.signal)
+    this.#last = task(this.#store, running.abort.signal, () => (running.cancellable = false))
       .catch((): StoreResult => ({ ok: false, code: Codes.sessionInvalid }))
       .then((outcome) => {
         if (this.#running === running) this.#running = null;

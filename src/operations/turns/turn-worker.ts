@@ -8,6 +8,13 @@
  * module itself (provider clients, tools) is loaded on first use, or warmed
  * in the background once `initialize` answered (see {@link TurnWorker.warm}).
  *
+ * The worker owns terminal delivery: it offers the run's `run.finished` and
+ * releases the run once that event is handed to the writer. Should the
+ * channel give up on it (no room within the critical wait), the client can
+ * never learn the run ended, which is the spec's output failure: the worker
+ * releases the run anyway and closes the connection (exit 1), so `status`
+ * never says `running` for a run that is over.
+ *
  * @module
  */
 
@@ -19,7 +26,9 @@ import { deferred } from "../../util/async.ts";
 import { uuid7 } from "../../util/uuid7.ts";
 import { ApprovalBroker } from "../../runner/approvals.ts";
 import { RunEventChannel, type RunEventSink } from "../../runner/event-channel.ts";
+import type { TerminalEvent } from "../../runner/run-events.ts";
 import type { WorkerReplies } from "../../protocol/replies.ts";
+import type { MethodResult } from "../../protocol/results.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import type { RunJournal } from "../../runner/journal-port.ts";
 
@@ -42,6 +51,8 @@ export interface TurnHost {
    * that terminal event is on its way.
    */
   beforeRun?(signal: AbortSignal): Promise<{ readonly code: ErrorCode; readonly after: () => void } | null>;
+  /** Closes the connection as an output failure (exit 1): a run's terminal event could not be delivered. */
+  outputFailed(): void;
 }
 
 interface ActiveRun {
@@ -98,6 +109,10 @@ export class TurnWorker {
       complete: (durable) => store.completeTurn(start.journal, durable),
     };
     const handedOff = deferred<void>();
+    const release = () => {
+      if (this.#active?.runId === runId) this.#active = null;
+      handedOff.resolve();
+    };
     const channel = new RunEventChannel({
       sink: {
         room: () => this.#host.sink.room(),
@@ -106,20 +121,17 @@ export class TurnWorker {
           this.#host.sink.send(event);
           // The run stays active (status `running`, other work `busy`) until its terminal
           // event is on its way to the client, which is after its cleanup.
-          if (event.event !== "run.finished") return;
-          if (this.#active?.runId === runId) this.#active = null;
-          handedOff.resolve();
+          if (event.event === "run.finished") release();
         },
       },
       setTimer: (ms, callback) => runtime.setTimer(ms, callback),
       scope: { session_id: params.session_id, run_id: runId },
       deltaHoldMs: runtime.stdout.batchMs ?? 0,
     });
-    const terminal = (error_code: ErrorCode) =>
-      void channel.finish({
-        event: "run.finished",
-        data: { session_id: params.session_id, run_id: runId, outcome: "failed", persistence: "not_started", revision: null, error_code },
-      });
+    const terminal = (error_code: ErrorCode): TerminalEvent => ({
+      event: "run.finished",
+      data: { session_id: params.session_id, run_id: runId, outcome: "failed", persistence: "not_started", revision: null, error_code },
+    });
     const run = this.warm().then(
       async (module) => {
         const refused = (await this.#host.beforeRun?.(abort.signal)) ?? null;
@@ -142,9 +154,15 @@ export class TurnWorker {
       () => terminal(ErrorCode.executionFailed),
     );
     // executeRun never throws; this is a last guard, so the client still learns the run ended.
-    const done = run.catch(() => terminal(ErrorCode.executionFailed)).then(() => handedOff.promise);
+    const done = run.catch(() => terminal(ErrorCode.executionFailed))
+      .then((event) => channel.finish(event))
+      .then((delivered) => {
+        if (delivered.ok) return handedOff.promise;
+        release();
+        this.#host.outputFailed();
+      });
     this.#active = { sessionId: params.session_id, runId, abort, broker, done };
-    replies.result(id, { run_id: runId, accepted: true });
+    replies.result(id, { run_id: runId, accepted: true } satisfies MethodResult<"turn.start">);
   }
 
   /** `turn.cancel`: idempotent for the active run; anything else is `stale_run`. */
@@ -154,7 +172,7 @@ export class TurnWorker {
     if (active === null) return;
     active.abort.abort();
     active.broker.cancel("cancelled");
-    replies.result(id, { cancellation_requested: true });
+    replies.result(id, { cancellation_requested: true } satisfies MethodResult<"turn.cancel">);
   }
 
   /** `approval.answer`: the first reply for a pending approval of the active run wins. */
@@ -164,20 +182,21 @@ export class TurnWorker {
     if (active === null) return;
     const answered = active.broker.answer(params.approval_id, params.allow);
     if (!answered.ok) return replies.error(id, answered.code);
-    replies.result(id, { recorded: true });
+    replies.result(id, { recorded: true } satisfies MethodResult<"approval.answer">);
   }
 
   /**
    * The active run `params` name, or null after answering request `id` with
-   * the session's refusal or, when the run is not the active one, `stale`.
+   * `session_missing` (nothing attached) or `stale`: the spec gives
+   * `stale_run` / `stale_approval` for any wrong identity, another session's
+   * included (`stale_session` is `turn.start`'s).
    */
   #activeFor(id: string, params: { readonly session_id: string; readonly run_id: string }, stale: ErrorCode): ActiveRun | null {
     // Only identity matters here: a stale attachment still owns its run until the run ends.
     const attached = this.#host.store.sessionId;
-    const refusal = attached === null ? ErrorCode.sessionMissing : attached === params.session_id ? null : ErrorCode.staleSession;
     const active = this.#active;
-    if (refusal === null && active !== null && active.runId === params.run_id && active.sessionId === params.session_id) return active;
-    this.#host.replies.error(id, refusal ?? stale);
+    if (attached === params.session_id && active !== null && active.runId === params.run_id && active.sessionId === params.session_id) return active;
+    this.#host.replies.error(id, attached === null ? ErrorCode.sessionMissing : stale);
     return null;
   }
 

@@ -37,12 +37,14 @@ export const DEFAULT_TIMEOUT_SECONDS = 120;
 /** Largest `timeout_seconds`. */
 export const MAX_TIMEOUT_SECONDS = 600;
 /**
- * From SIGTERM to SIGKILL: short, so a cancelled turn (SIGTERM, grace, then
- * SIGKILL) finishes well within the protocol's 2,000 ms cleanup wait.
+ * From SIGTERM to SIGKILL. With {@link DRAIN_GRACE_MS} it takes at most half
+ * the 2,000 ms closing deadline, so a shutdown during a command that ignores
+ * SIGTERM still has the other half for the run's closing appends and its
+ * terminal event, and exits 0.
  */
-export const KILL_GRACE_MS = 1_000;
-/** From SIGKILL to giving up on pipes held open by a process that left the group. */
-export const DRAIN_GRACE_MS = 1_000;
+export const KILL_GRACE_MS = 500;
+/** From SIGKILL to giving up on pipes held open by a process that left the group (see {@link KILL_GRACE_MS}). */
+export const DRAIN_GRACE_MS = 500;
 /** Output bytes kept from the start and from the end. */
 export const OUTPUT_HEAD_BYTES = 31 * 1024;
 /** See {@link OUTPUT_HEAD_BYTES}. */

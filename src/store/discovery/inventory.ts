@@ -50,7 +50,7 @@ export async function takeInventory(fs: FileSystem, directory: string): Promise<
   try {
     const root = await fs.lstat(directory);
     if (root.kind !== "directory" || (root.mode & 0o022) !== 0) return { ok: false, code: ErrorCode.discoveryUnavailable };
-    entries = await fs.readDir(directory);
+    entries = await fs.readDir(directory, LIMITS.discovery_directory_entries);
   } catch {
     return { ok: false, code: ErrorCode.discoveryUnavailable };
   }

@@ -15,6 +15,7 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { utf8ByteCount } from "../../util/utf8.ts";
 import { cursorFor, offsetOf } from "../pages.ts";
+import type { MethodResult } from "../../protocol/results.ts";
 import type { StoreResult } from "../sessions.ts";
 import type { ListEntry } from "./candidate.ts";
 import { type ScanContext, scanSessions } from "./scan.ts";
@@ -63,7 +64,7 @@ export class SessionListing {
   }
 
   /** Answers one `session.list` request; `signal` cancels its scan. */
-  async list(request: ListRequest, signal: AbortSignal): Promise<StoreResult> {
+  async list(request: ListRequest, signal: AbortSignal): Promise<StoreResult<MethodResult<"session.list">>> {
     const limit = request.limit ?? DEFAULT_LIMIT;
     const revision = request.revision ?? null;
     const cursor = request.cursor ?? null;
@@ -74,7 +75,8 @@ export class SessionListing {
     if (start === null) return { ok: false, code: ErrorCode.staleRevision };
     const scan = await scanSessions(this.#context, signal);
     if (!scan.ok) {
-      if (scan.code === ErrorCode.staleRevision) snapshot.stale = true;
+      // A cancelled continuation leaves the snapshot as it was (its answer is already operation_cancelled).
+      if (scan.code === ErrorCode.staleRevision && !signal.aborted) snapshot.stale = true;
       return scan;
     }
     if (scan.fingerprint !== snapshot.fingerprint) {
@@ -84,7 +86,7 @@ export class SessionListing {
     return { ok: true, result: page(snapshot, start, limit) };
   }
 
-  async #fresh(limit: number, signal: AbortSignal): Promise<StoreResult> {
+  async #fresh(limit: number, signal: AbortSignal): Promise<StoreResult<MethodResult<"session.list">>> {
     this.#snapshot = null;
     const scan = await scanSessions(this.#context, signal);
     if (!scan.ok) return scan;

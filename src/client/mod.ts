@@ -1,0 +1,21 @@
+/**
+ * The magi-code client library over web streams: {@link AgentClient}, the
+ * {@link Run} it turns a `turn.start` into, the errors it fails with, and the
+ * wire types and valibot schemas it validates with (the server's own). On
+ * Node, `magi-code/client` adds `spawnAgent()` and `binPath`
+ * (runtime/node-client.ts); everywhere else, hand `AgentClient` the child's
+ * stdout and stdin as web streams.
+ *
+ * @module
+ */
+
+export { AgentClient, type AgentClientOptions, type AgentStreams, isProtocolError } from "./client.ts";
+export { ConnectionClosed, ProtocolError, ProtocolViolation, RequestRefused } from "./errors.ts";
+export { type Approval, Run, type RunFinished, type RunHandlers, type RunMessage } from "./run.ts";
+export { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
+export { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
+export { type Limits, LIMITS } from "../protocol/limits.ts";
+export { CAPABILITIES, type MethodName, type MethodParams, METHODS } from "../protocol/methods.ts";
+export { type HistoryEntry, type InitializeResult, type MethodResult, RESULTS, type StatusResult } from "../protocol/results.ts";
+export { type EventData, type EventName, EVENTS, type WireEvent } from "../protocol/events.ts";
+export { EventFrameSchema, OutputFrameSchema, RequestFrameSchema, ResponseFrameSchema } from "../protocol/envelopes.ts";

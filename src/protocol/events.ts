@@ -1,0 +1,110 @@
+/**
+ * Valibot schemas of every run event's `data`, from the spec's event table:
+ * the runner's `RunEvent` type is inferred from them, the client validates
+ * each event it receives with them, and `docs/schema/events/` is generated
+ * from them. Every event carries its run's scope (`session_id`, `run_id`) so
+ * a client can tell a late event of an old run from the current run's.
+ *
+ * @module
+ */
+
+import * as v from "valibot";
+import { ErrorCode } from "./errors.ts";
+import { IDENTIFIER_PATTERN } from "./identity.ts";
+import type { Bool, Count, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
+import { CountSchema } from "./schema-parts.ts";
+import { OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
+
+/** Every known wire error code, as a closed enum: an unknown one must fail closed. */
+export const ErrorCodeSchema: OneOf<[ErrorCode, ...ErrorCode[]]> = v.picklist(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]);
+
+/** The run an event belongs to. */
+const scope: Scope = { session_id: SessionIdSchema, run_id: OpaqueIdSchema };
+
+/** The entries every event data object starts with. */
+type Scope = { readonly session_id: Pattern; readonly run_id: Pattern };
+
+/** `input.persisted`: the prompt is durable; the session id may be saved from now on. */
+export const InputPersistedSchema: Obj<Scope & { message_id: Pattern; durable: Lit<true>; revision: Pattern }> = v.object({ ...scope, message_id: OpaqueIdSchema, durable: v.literal(true), revision: OpaqueIdSchema });
+
+/** `message.delta`: best-effort streamed text of one assistant segment. */
+export const MessageDeltaSchema: Obj<Scope & { message_id: Pattern; part: Count; text: Str }> = v.object({ ...scope, message_id: OpaqueIdSchema, part: CountSchema, text: v.string() });
+
+/** `message.reconcile`: one authoritative part that replaces the segment's deltas. */
+export const MessageReconcileSchema: Obj<Scope & { message_id: Pattern; part: Count; text: Str; last_part: Bool; partial: Bool }> = v.object({
+  ...scope,
+  message_id: OpaqueIdSchema,
+  part: CountSchema,
+  text: v.string(),
+  last_part: v.boolean(),
+  partial: v.boolean(),
+});
+
+/** `activity`: one state of a tool (or subagent, compaction) activity. */
+export const ActivitySchema: Obj<
+  Scope & {
+    activity_id: Str;
+    kind: OneOf<["tool", "subagent", "compaction"]>;
+    state: OneOf<["started", "completed", "failed"]>;
+    name: Str;
+    summary: Str;
+  }
+> = v.object({
+  ...scope,
+  activity_id: v.string(),
+  kind: v.picklist(["tool", "subagent", "compaction"]),
+  state: v.picklist(["started", "completed", "failed"]),
+  name: v.string(),
+  summary: v.string(),
+});
+
+/** `approval.requested`: answer with `approval.answer` within `expires_in_ms`, or it is denied. */
+export const ApprovalRequestedSchema: Obj<Scope & { approval_id: Pattern; summary: Str; expires_in_ms: Count }> = v.object({ ...scope, approval_id: OpaqueIdSchema, summary: v.string(), expires_in_ms: CountSchema });
+
+/**
+ * `diagnostic`: a fixed summary and a code. Diagnostic codes are advisory and
+ * not a spec enum (the summary is what a person reads), so any identifier is
+ * accepted rather than failing closed.
+ */
+export const DiagnosticSchema: Obj<Scope & { code: Pattern; summary: Str }> = v.object({ ...scope, code: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)), summary: v.string() });
+
+/** `run.finished`: the one terminal event of a run. */
+export const RunFinishedSchema: Obj<
+  Scope & {
+    outcome: OneOf<["completed", "cancelled", "failed"]>;
+    persistence: OneOf<["durable", "degraded", "not_started"]>;
+    revision: Nullable<Pattern>;
+    error_code: Nullable<typeof ErrorCodeSchema>;
+  }
+> = v.object({
+  ...scope,
+  outcome: v.picklist(["completed", "cancelled", "failed"]),
+  persistence: v.picklist(["durable", "degraded", "not_started"]),
+  revision: v.nullable(OpaqueIdSchema),
+  error_code: v.nullable(ErrorCodeSchema),
+});
+
+/** Event name → data schema, for every event the spec defines. */
+export const EVENTS = {
+  "input.persisted": InputPersistedSchema,
+  "message.delta": MessageDeltaSchema,
+  "message.reconcile": MessageReconcileSchema,
+  "activity": ActivitySchema,
+  "approval.requested": ApprovalRequestedSchema,
+  "diagnostic": DiagnosticSchema,
+  "run.finished": RunFinishedSchema,
+} as const;
+
+/** One event name. */
+export type EventName = keyof typeof EVENTS;
+
+/** The data of event `N`, inferred from its schema. */
+export type EventData<N extends EventName> = v.InferOutput<(typeof EVENTS)[N]>;
+
+/** One run event before framing: its name and data, discriminated by name. */
+export type WireEvent = { readonly [N in EventName]: { readonly event: N; readonly data: EventData<N> } }[EventName];
+
+/** Whether `name` is an event this protocol version defines; own keys only. */
+export function isEventName(name: string): name is EventName {
+  return Object.hasOwn(EVENTS, name);
+}

@@ -1,0 +1,208 @@
+/**
+ * The client library against a scripted peer over in-memory web streams:
+ * the frames a correct server could send in an order or shape the real
+ * backend never produces on demand (reconcile parts split across frames,
+ * dropped deltas), and everything the spec says a client must fail closed
+ * on (unknown frame type, event name, error code, enum value; an event
+ * outside its run; a broken sequence). The peer is the other party of the
+ * protocol, not a part of magi-code standing in for one.
+ */
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { AgentClient, ErrorCode, ProtocolViolation, type RunMessage } from "../src/client/mod.ts";
+import { ErrorCodeSchema } from "../src/protocol/events.ts";
+import { LIMITS } from "../src/protocol/limits.ts";
+import { CAPABILITIES } from "../src/protocol/methods.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const INSTANCE = "0190b8a4-5d6e-7f00-8a00-000000000001";
+const STATUS = { state: "idle", readiness: "ready", provider: "p", model: "m", context_id: "c", session_id: null, run_id: null, selection: null };
+
+/** A peer: what the client wrote, line by line, and a way to write frames back. */
+class Peer {
+  readonly requests: Record<string, any>[] = [];
+  readonly client: AgentClient;
+  ended = false;
+  #seq = 0;
+  #out!: ReadableStreamDefaultController<Uint8Array>;
+  #waiters: (() => void)[] = [];
+
+  constructor() {
+    const readable = new ReadableStream<Uint8Array>({ start: (controller) => void (this.#out = controller) });
+    let buffer = "";
+    const writable = new WritableStream<Uint8Array>({
+      write: (chunk) => {
+        buffer += decoder.decode(chunk);
+        for (let lf = buffer.indexOf("\n"); lf !== -1; lf = buffer.indexOf("\n")) {
+          this.requests.push(JSON.parse(buffer.slice(0, lf)));
+          buffer = buffer.slice(lf + 1);
+        }
+        this.#wake();
+      },
+      close: () => {
+        this.ended = true;
+        this.#wake();
+      },
+    });
+    this.client = new AgentClient({ readable, writable });
+  }
+
+  #wake(): void {
+    for (const waiter of this.#waiters.splice(0)) waiter();
+  }
+
+  /** Resolves once the client has written `count` requests. */
+  async requested(count: number): Promise<Record<string, any>> {
+    while (this.requests.length < count) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    return this.requests[count - 1]!;
+  }
+
+  /** Writes raw bytes. */
+  raw(text: string): void {
+    this.#out.enqueue(encoder.encode(text));
+  }
+
+  /** Writes one frame with the envelope filled in. */
+  frame(body: Record<string, unknown>): void {
+    this.raw(`${JSON.stringify({ protocol: "magi-code.local-agent", version: 1, instance_id: INSTANCE, seq: ++this.#seq, ...body })}\n`);
+  }
+
+  result(id: string, result: unknown): void {
+    this.frame({ type: "response", id, result });
+  }
+
+  event(event: string, data: Record<string, unknown>): void {
+    this.frame({ type: "event", event, data: { session_id: "s1", run_id: "run1", ...data } });
+  }
+
+  end(): void {
+    this.#out.close();
+  }
+}
+
+/** A peer whose client is initialized with every capability. */
+async function initialized(capabilities: readonly string[] = CAPABILITIES): Promise<Peer> {
+  const peer = new Peer();
+  const init = peer.client.initialize(["turn.start"]);
+  const request = await peer.requested(1);
+  peer.result(request.id, { capabilities, limits: LIMITS, status: STATUS });
+  await init;
+  return peer;
+}
+
+/** A peer with an admitted run `run1` of session `s1`; `messages` records what each event left visible. */
+async function running(seen: RunMessage[][] = []) {
+  const peer = await initialized();
+  const started = peer.client.startTurn("s1", "hello", { onEvent: (_event, run) => seen.push([...run.messages.values()]) });
+  const request = await peer.requested(2);
+  peer.result(request.id, { run_id: "run1", accepted: true });
+  return { peer, run: await started };
+}
+
+const finished = { outcome: "completed", persistence: "durable", revision: "r2", error_code: null };
+
+describe("the client library against a scripted peer", () => {
+  it("sends fresh ids and exactly the request envelope", async () => {
+    const peer = await initialized();
+    const status = peer.client.request("status", {});
+    const request = await peer.requested(2);
+    peer.result(request.id, STATUS);
+    assert.equal((await status).state, "idle");
+    assert.deepEqual(peer.requests.map((r) => r.id), ["c1", "c2"]);
+    assert.deepEqual(Object.keys(request), ["protocol", "version", "id", "method", "params"]);
+    assert.deepEqual([request.protocol, request.version, request.method, request.params], ["magi-code.local-agent", 1, "status", {}]);
+  });
+
+  it("replaces streamed text with the reconciled parts, complete only at last_part", async () => {
+    const seen: RunMessage[][] = [];
+    const { peer, run } = await running(seen);
+    peer.event("message.delta", { message_id: "a1", part: 0, text: "Hel" });
+    peer.event("message.delta", { message_id: "a1", part: 2, text: "wor" }); // part 1 was dropped
+    peer.event("message.reconcile", { message_id: "a1", part: 0, text: "Hello ", last_part: false, partial: false });
+    peer.event("message.reconcile", { message_id: "a1", part: 1, text: "world", last_part: true, partial: false });
+    peer.event("run.finished", finished);
+    assert.deepEqual(await run.finished, { session_id: "s1", run_id: "run1", ...finished });
+    const views = seen.map((messages) => messages.map((m) => [m.text, m.complete, m.gap]));
+    assert.deepEqual(views, [
+      [["Hel", false, false]],
+      [["Helwor", false, true]],
+      // One authoritative part is not a message: the streamed text stays until the last part.
+      [["Helwor", false, true]],
+      [["Hello world", true, false]],
+      [["Hello world", true, false]],
+    ]);
+    assert.equal(run.text(), "Hello world");
+  });
+
+  it("an approval's answer(allow) sends approval.answer; a late one resolves false", async () => {
+    const { peer, run } = await running();
+    peer.event("approval.requested", { approval_id: "ap1", summary: "write x", expires_in_ms: 60_000 });
+    peer.event("approval.requested", { approval_id: "ap2", summary: "write y", expires_in_ms: 60_000 });
+    while (run.approvals.size < 2) await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.deepEqual([...run.approvals.keys()], ["ap1", "ap2"]);
+    const first = run.approvals.get("ap1")!.answer(true);
+    const sent = await peer.requested(3);
+    assert.deepEqual([sent.method, sent.params], ["approval.answer", { session_id: "s1", run_id: "run1", approval_id: "ap1", allow: true }]);
+    peer.result(sent.id, { recorded: true });
+    assert.equal(await first, true);
+    const second = run.approvals.get("ap2")!.answer(false);
+    const late = await peer.requested(4);
+    peer.frame({ type: "response", id: late.id, error: { code: "stale_approval" } });
+    assert.equal(await second, false);
+  });
+
+  const violations: [string, (peer: Peer) => void][] = [
+    ["an unknown frame type", (peer) => peer.frame({ type: "notification", id: "c2" })],
+    ["an unknown event name", (peer) => peer.event("message.sparkle", { message_id: "a1" })],
+    ["an unknown error code", (peer) => peer.frame({ type: "response", id: "c2", error: { code: "teapot" } })],
+    ["an unknown enum value", (peer) => peer.event("activity", { activity_id: "t1", kind: "robot", state: "started", name: "x", summary: "" })],
+    ["an unknown run.finished outcome", (peer) => peer.event("run.finished", { ...finished, outcome: "maybe" })],
+    ["an unknown error_code in run.finished", (peer) => peer.event("run.finished", { ...finished, outcome: "failed", error_code: "teapot" })],
+    ["an event of another run", (peer) => peer.event("message.delta", { run_id: "run2", message_id: "a1", part: 0, text: "x" })],
+    ["reconcile parts out of order", (peer) => peer.event("message.reconcile", { message_id: "a1", part: 1, text: "x", last_part: true, partial: false })],
+    ["a delta part going backwards", (peer) => {
+      peer.event("message.delta", { message_id: "a1", part: 3, text: "x" });
+      peer.event("message.delta", { message_id: "a1", part: 1, text: "y" });
+    }],
+    ["a seq that does not increase", (peer) => peer.raw(`${JSON.stringify({ protocol: "magi-code.local-agent", version: 1, type: "response", instance_id: INSTANCE, seq: 1, id: "c9", result: {} })}\n`)],
+    ["a foreign protocol version", (peer) => peer.raw(`${JSON.stringify({ protocol: "magi-code.local-agent", version: 2, type: "response", instance_id: INSTANCE, seq: 9, id: "c2", result: {} })}\n`)],
+    ["a line that is not JSON", (peer) => peer.raw("hello\n")],
+    ["a response to no request", (peer) => peer.result("c77", { state: "stopping" })],
+    ["a malformed result", (peer) => peer.result("c3", { state: "idle" })],
+  ];
+  for (const [what, send] of violations) {
+    it(`fails closed on ${what}: rejects the pending request and run, closes the child's stdin`, async () => {
+      const { peer, run } = await running();
+      const pending = peer.client.request("status", {});
+      await peer.requested(3);
+      send(peer);
+      await assert.rejects(pending, (error: unknown) => error instanceof ProtocolViolation);
+      await assert.rejects(run.finished, (error: unknown) => error instanceof ProtocolViolation);
+      await peer.client.closed;
+      assert.ok(peer.ended, "stdin closed");
+      assert.ok(peer.client.failure instanceof ProtocolViolation);
+      await assert.rejects(peer.client.request("status", {}), (error: unknown) => error instanceof ProtocolViolation);
+    });
+  }
+
+  it("knows exactly the codes of src/protocol/errors.ts", () => {
+    assert.deepEqual([...ErrorCodeSchema.options].sort(), Object.values(ErrorCode).sort());
+  });
+
+  it("the end of output rejects what is pending with ConnectionClosed", async () => {
+    const peer = await initialized();
+    const pending = peer.client.request("status", {});
+    await peer.requested(2);
+    peer.end();
+    await assert.rejects(pending, { name: "ConnectionClosed" });
+    assert.equal(await peer.client.close(), null);
+  });
+
+  it("refuses a method the child did not advertise, without sending it", async () => {
+    const peer = await initialized(["initialize", "status", "shutdown"]);
+    await assert.rejects(peer.client.request("session.create", {}), { name: "RequestRefused" });
+    assert.equal(peer.requests.length, 1);
+  });
+});
