@@ -14,11 +14,13 @@
 // apart: it decodes every cache; later fresh pages reuse unchanged ones); then a session is created and --selects
 // `selection.set` requests are timed, each after a fresh catalog page and
 // status (not timed). RSS growth is the child's VmHWM after the pages, and
-// after the last request, over its VmRSS one second after `initialize` (after the background warm-up). Targets (issue 10): first page
+// after the last request, over its VmRSS one second after `initialize` (after the background warm-up;
+// that VmRSS is the "idle RSS" column); "after 1st page" is what pages 2..N added to the first page's
+// peak, the per-page retention. Targets (issue 10): first page
 // <= 100 ms median, RSS growth <= 10 MiB.
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { childEnv, freshDirs, launchers, median, mib, ms, parseFlags, procMemory, readLines, requestLine, spawnChild, table } from "./lib.mjs";
+import { childEnv, foreignCpu, foreignCpuNote, freshDirs, launchers, median, mib, ms, parseFlags, procMemory, readLines, requestLine, spawnChild, table } from "./lib.mjs";
 import { encodeCache, endpointFingerprint } from "../dist/src/catalog/cache-format.js";
 
 const flags = parseFlags(process.argv.slice(2), ["quick"]);
@@ -75,10 +77,12 @@ async function once(launcher) {
   const base = procMemory(child.pid);
   const pageTimes = [];
   let first = null;
+  let afterFirst = null;
   for (let i = 0; i < pages; i++) {
     const page = await call("model.catalog", { limit: 100 });
     if (page.frame.error) throw new Error(`model.catalog failed: ${page.frame.error.code}`);
     first ??= page.frame.result;
+    afterFirst ??= procMemory(child.pid);
     pageTimes.push(page.elapsed);
   }
   const afterPages = procMemory(child.pid);
@@ -103,11 +107,16 @@ async function once(launcher) {
     select: median(selectTimes),
     entries: first.choices.length,
     growth: base && afterPages ? afterPages.hwmKiB - base.rssKiB : null,
+    // What pages 2..N added on top of the first page's peak: retention per page and snapshot.
+    later: afterFirst && afterPages ? afterPages.hwmKiB - afterFirst.hwmKiB : null,
+    idle: base?.rssKiB ?? null,
     total: base && peak ? peak.hwmKiB - base.rssKiB : null,
   };
 }
 
-const rows = [["runtime", "cold first page", "first page (median)", "entries", "selection.set (median)", "RSS growth (pages)", "RSS growth (all)"]];
+const rows = [["runtime", "cold first page", "first page (median)", "entries", "selection.set (median)", "idle RSS", "RSS growth (pages)", "after 1st page", "RSS growth (all)"]];
+const ranges = [];
+const monitor = foreignCpu();
 for (const launcher of launchers(flags).filter((entry) => wanted.has(entry.name))) {
   const results = [];
   for (let i = 0; i < runs; i++) results.push(await once(launcher));
@@ -117,8 +126,12 @@ for (const launcher of launchers(flags).filter((entry) => wanted.has(entry.name)
     ms(median(results.map((result) => result.firstPage))),
     String(results[0].entries),
     ms(median(results.map((result) => result.select))),
+    mib(median(results.map((result) => result.idle))),
     mib(median(results.map((result) => result.growth))),
+    mib(median(results.map((result) => result.later))),
     mib(median(results.map((result) => result.total))),
   ]);
+  const growths = results.map((result) => result.growth).filter((value) => value !== null).sort((a, b) => a - b);
+  if (growths.length > 0) ranges.push(`${launcher.name}: page growth per run ${growths.map((kib) => mib(kib)).join(", ")}`);
 }
-process.stdout.write(`model.catalog with ${PROVIDERS * PER_PROVIDER} cached models across ${PROVIDERS} providers\n${table(rows)}\n`);
+process.stdout.write(`model.catalog with ${PROVIDERS * PER_PROVIDER} cached models across ${PROVIDERS} providers\n${table(rows)}\n${ranges.join("\n")}\n${foreignCpuNote(monitor.stop())}\n`);
