@@ -14,6 +14,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { childEnv, freshDirs, launchers, median, ms, parseFlags, readLines, requestLine, ROOT, spawnChild, table, within } from "./lib.mjs";
+import { foreignCpu, foreignCpuNote } from "./lib.mjs";
 
 const flags = parseFlags(process.argv.slice(2), []);
 const runs = Number(flags.runs ?? 5);
@@ -72,6 +73,7 @@ async function bench(launcher, count) {
   return { firstPages, passMs, pages, verified, rss };
 }
 
+const monitor = foreignCpu();
 const rows = [["runtime", "sessions", "first page median", "min", "max", "whole pass", "pages", "verified", "peak RSS"]];
 for (const launcher of launchers(flags).filter((candidate) => only === null || only.has(candidate.name))) {
   for (const count of counts) {
@@ -90,4 +92,5 @@ for (const launcher of launchers(flags).filter((candidate) => only === null || o
   }
 }
 console.log(table(rows));
+console.log(foreignCpuNote(monitor.stop()));
 console.log("target: peak RSS at 10,000 sessions within 1.2× of 1,000");

@@ -13,6 +13,7 @@
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { childEnv, freshDirs, launchers, median, ms, parseFlags, readLines, requestLine, ROOT, spawnChild, table, within } from "./lib.mjs";
+import { foreignCpu, foreignCpuNote } from "./lib.mjs";
 
 const flags = parseFlags(process.argv.slice(2), []);
 const runs = Number(flags.runs ?? 7);
@@ -82,6 +83,7 @@ async function bench(launcher) {
   return { runtime: launcher.name, ...seeded, listed, times, statuses: latencies.length, statusWorst: Math.max(...latencies) };
 }
 
+const monitor = foreignCpu();
 const rows = [["runtime", "sessions", "MiB", "lines", "first page median", "min", "max", "status worst", "pings"]];
 for (const launcher of launchers(flags).filter((candidate) => only === null || only.has(candidate.name))) {
   const result = await bench(launcher);
@@ -98,4 +100,5 @@ for (const launcher of launchers(flags).filter((candidate) => only === null || o
   ]);
 }
 console.log(table(rows));
+console.log(foreignCpuNote(monitor.stop()));
 console.log(`targets: first page ≤ ${TARGETS.firstPageMs} ms median, status ≤ ${TARGETS.statusMs} ms throughout`);

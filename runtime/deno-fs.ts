@@ -110,11 +110,11 @@ async function readAt(file: Deno.FsFile, buffer: Uint8Array, position: number): 
 }
 
 /**
- * A listing over `Deno.readDir`'s iterator, handed out in batches. Deno has
- * no incremental `readdir` (its op reads the whole directory before the
- * first entry is yielded), so on Deno the runtime holds the names for the
- * life of the listing; the core still holds only one batch. The first entry
- * is fetched at open, so a missing or unlistable directory rejects there.
+ * A listing over `Deno.readDir`'s iterator, handed out in batches. Since
+ * Deno 2.9 (denoland/deno#35130) the iterator reads the open directory one
+ * entry per step, as Node's `fs.Dir` does a buffer at a time, so neither the
+ * runtime nor the core holds more than one batch. The first entry is fetched
+ * at open, so a missing or unlistable directory rejects there.
  */
 async function openDirReader(path: string): Promise<DirReader> {
   const iterator = Deno.readDir(path)[Symbol.asyncIterator]();

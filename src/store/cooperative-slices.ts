@@ -55,6 +55,16 @@ export class Slicer {
     return now !== undefined && now() - this.#started >= SLICE_MS;
   }
 
+  /**
+   * The loop has just had a turn by other means (it awaited platform I/O,
+   * whose completion the runtime delivers from its event loop, as it does a
+   * pause's timer): the slice's clock restarts. The work bounds do not, so a
+   * run whose clock never moves still pauses as often.
+   */
+  turned(): void {
+    this.#started = this.#cooperation.now?.() ?? 0;
+  }
+
   /** Yields to the caller's loop and starts the next slice; resolves true when the work was cancelled meanwhile. */
   async pause(): Promise<boolean> {
     await this.#cooperation.yieldEvery?.();

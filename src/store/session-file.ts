@@ -49,6 +49,27 @@ export interface ReadSessionOptions extends Cooperation {
    * the protocol loop.
    */
   readonly yieldEvery?: () => Promise<void>;
+  /**
+   * The caller's own `lstat` of `path`, just taken (a listing examines it
+   * first): used instead of a second one. The file is still refused unless
+   * private, and the opened handle must be the same object.
+   */
+  readonly lstat?: FileInfo;
+  /** A buffer shared by reads made one after another (a listing's hundreds of small files), instead of one each. */
+  readonly buffer?: ReadBuffer;
+  /** The handle's close is not awaited (its failure is ignored either way): a listing's next file need not wait for it. */
+  readonly closeBehind?: boolean;
+}
+
+/** The read chunk that sequential {@link readSessionFile} calls share: grown on demand, never shrunk. */
+export class ReadBuffer {
+  #bytes = new Uint8Array(0);
+
+  /** `length` bytes of it (the earlier contents are not kept). */
+  take(length: number): Uint8Array {
+    if (this.#bytes.length < length) this.#bytes = new Uint8Array(length);
+    return this.#bytes.subarray(0, length);
+  }
 }
 
 /** The identity and length of the file a snapshot was read from. */
@@ -115,7 +136,7 @@ export async function readSessionFile(
   if (options.signal.aborted) return failed(ErrorCode.operationCancelled);
   let before: FileInfo;
   try {
-    before = await fs.lstat(path);
+    before = options.lstat ?? await fs.lstat(path);
   } catch (error) {
     return failed(isRuntimeError(error, "not_found") ? ErrorCode.sessionMissing : ErrorCode.sessionInvalid);
   }
@@ -145,7 +166,8 @@ export async function readSessionFile(
     if (isRuntimeError(error)) return failed(ErrorCode.sessionInvalid);
     throw error;
   } finally {
-    await handle.close().catch(() => {});
+    const closed = handle.close().catch(() => {});
+    if (options.closeBehind !== true) await closed;
   }
 }
 
@@ -173,7 +195,8 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
   const hash = options.createSha256();
   const slicer = new Slicer(options, { count: YIELD_LINES, bytes: YIELD_BYTES });
   // Small files get a small buffer; fstat may under-report, so never below 64 KiB.
-  const chunk = new Uint8Array(Math.min(READ_CHUNK_BYTES, options.maxBytes + 1, Math.max(size + 1, 65_536)));
+  const chunkBytes = Math.min(READ_CHUNK_BYTES, options.maxBytes + 1, Math.max(size + 1, 65_536));
+  const chunk = options.buffer?.take(chunkBytes) ?? new Uint8Array(chunkBytes);
   const pending = new PendingLine(options.maxBytes + 1);
   let records: SessionRecord[] = [];
   let invalid = false;
@@ -181,7 +204,8 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
   let lines = 0;
   let intactLength = 0;
   for (;;) {
-    const count = await handle.read(chunk.subarray(0, Math.min(chunk.length, options.maxBytes + 1 - length)), length);
+    const asked = Math.min(chunk.length, options.maxBytes + 1 - length);
+    const count = await handle.read(chunk.subarray(0, asked), length);
     if (count === 0) break;
     const offset = length;
     length += count;
@@ -214,6 +238,8 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
       hash.update(data.subarray(0, start));
       pending.append(data.subarray(start));
     }
+    // A regular file's read returns fewer bytes than asked only at its end: no further read to see 0.
+    if (count < asked) break;
   }
   if (invalid) return failed(ErrorCode.sessionInvalid);
   return { ok: true, records, intactLength, length, digest: hash.digest() };

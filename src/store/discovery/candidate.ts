@@ -14,7 +14,7 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { type FileInfo, isRuntimeError, type Runtime } from "../../host/runtime.ts";
 import { CWD_UNVERIFIED, recordedCwd } from "../attachment.ts";
 import type { Cooperation } from "../cooperative-slices.ts";
-import { isPrivateFile, readSessionFile } from "../session-file.ts";
+import { isPrivateFile, ReadBuffer, readSessionFile } from "../session-file.ts";
 import type { SessionRecord } from "../records.ts";
 import type { ScanBudget } from "./budget.ts";
 import { displayTitle, storedTitle } from "./title.ts";
@@ -54,6 +54,15 @@ export interface ExamineContext {
   readonly budget: ScanBudget;
   /** Aborted when the request is cancelled or its deadline passes (see `signal` of {@link examine}). */
   readonly cooperation: Required<Cooperation>;
+  /** The read chunk the request's examinations share, one after another. */
+  readonly buffer: ReadBuffer;
+  /** Each recorded cwd's canonical form (null when it does not resolve), resolved once per request. */
+  readonly canonical: Map<string, Promise<string | null>>;
+}
+
+/** The context of one request's examinations, which run one after another. */
+export function examineContext(fields: Omit<ExamineContext, "buffer" | "canonical">): ExamineContext {
+  return { ...fields, buffer: new ReadBuffer(), canonical: new Map() };
 }
 
 /** One candidate: its id and file, and whether another child's lease file is present for it. */
@@ -62,6 +71,15 @@ export interface Candidate {
   readonly path: string;
   /** A lease file names the session and the session is not this child's attachment. */
   readonly busy: boolean;
+  /** Its `lstat`, already under way (a listing asks for the next file's while it reads this one). */
+  readonly lstat?: Promise<FileInfo>;
+}
+
+/** `path`'s `lstat` started now, for a {@link Candidate} examined later: a failure waits for its examination. */
+export function lstatAhead(runtime: Runtime, path: string): Promise<FileInfo> {
+  const info = runtime.fs.lstat(path);
+  info.catch(() => {}); // handled where it is awaited
+  return info;
 }
 
 const identity = (info: FileInfo): string => `${info.kind}:${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}`;
@@ -75,7 +93,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   const { runtime, budget } = context;
   let info: FileInfo;
   try {
-    info = await runtime.fs.lstat(candidate.path);
+    info = await (candidate.lstat ?? runtime.fs.lstat(candidate.path));
   } catch (error) {
     // Listed a moment ago: a file that is gone now is a changing inventory; any other failure is unreadable.
     if (isRuntimeError(error, "not_found")) return { kind: "failed", code: ErrorCode.staleRevision };
@@ -87,6 +105,9 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   const read = await readSessionFile(runtime.fs, candidate.path, candidate.sessionId, {
     ...context.cooperation,
     ...admitted,
+    lstat: info,
+    buffer: context.buffer,
+    closeBehind: true,
     createSha256: () => runtime.createSha256(),
   });
   if (!read.ok) {
@@ -104,7 +125,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   }
   budget.charge(read.identity.size, read.records.length);
   const fingerprint = `${identity(info)}:${read.identity.size}:${read.digest}`;
-  const cwd = await recordedCwd(context, read.records);
+  const cwd = await recordedCwd({ runtime: resolvingOnce(context), cwd: context.cwd }, read.records);
   if (!cwd.ok) return { kind: "excluded", fingerprint };
   const unverified = cwd.notices.includes(CWD_UNVERIFIED);
   const entry: ListEntry = {
@@ -125,4 +146,15 @@ function latestAt(records: readonly SessionRecord[]): string | null {
   let latest: string | null = null;
   for (const record of records) if (latest === null || record.at > latest) latest = record.at;
   return latest;
+}
+
+/** `context.runtime` with `realpath` answered from `context.canonical`: a listing's histories mostly record the same cwd. */
+function resolvingOnce(context: ExamineContext): Runtime {
+  const { runtime, canonical } = context;
+  const realpath = (path: string): Promise<string> => {
+    let resolved = canonical.get(path);
+    if (resolved === undefined) canonical.set(path, resolved = runtime.fs.realpath(path).catch(() => null));
+    return resolved.then((value) => value ?? Promise.reject(new Error("unresolved")));
+  };
+  return Object.create(runtime, { fs: { value: Object.create(runtime.fs, { realpath: { value: realpath } }) } }) as Runtime;
 }

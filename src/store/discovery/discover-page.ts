@@ -22,7 +22,7 @@ import { Slicer } from "../cooperative-slices.ts";
 import { type LeaseKind, leasePath } from "../leases.ts";
 import { YIELD_BYTES } from "../session-file.ts";
 import { DISCOVER_BOUNDS, ScanBudget } from "./budget.ts";
-import { examine, type ExamineContext, type ListEntry } from "./candidate.ts";
+import { examine, examineContext, type ListEntry } from "./candidate.ts";
 import type { ScanContext } from "./scan.ts";
 import { walkDirectory, type WalkFailure } from "./walk.ts";
 
@@ -98,7 +98,7 @@ export async function discoverPage(
     if (!walk.ok) return walk;
     const candidates = walk.window.ids;
     const attached = context.attached();
-    const examining: ExamineContext = { runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation };
+    const examining = examineContext({ runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation });
     const slicer = new Slicer(cooperation, { count: YIELD_FILES, bytes: YIELD_BYTES });
     const entries: DiscoverEntry[] = [];
     let bytes = 0;
