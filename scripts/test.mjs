@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The test command behind `npm test`: type-check and build with tsc, bundle the
-// Node entry point, type-check the Deno adapter with `deno check`, verify the
+// Node entry point, build the Node single executable, type-check the Deno adapter with `deno check`, verify the
 // published settings and wire schemas, then run every test file under Node (compiled,
 // node:test) and under Deno (`deno task test`, from source). Modes: (none) = everything, `node`, `deno`,
 // `fuzz` (both runtimes with FUZZ_RUNS raised for long property runs).
@@ -62,6 +62,9 @@ const build = await step("tsc build", bin("tsc"), ["-p", "tsconfig.json"]);
 if (build.code !== 0) process.exit(1);
 const bundle = await step("bundle the Node entry point", process.execPath, ["scripts/bundle.mjs"]);
 if (bundle.code !== 0) process.exit(1);
+// The Node single executable (Linux x64; elsewhere the script says it skipped). Before the tests, so
+// tests/support/processes.ts adds it to the end-to-end launchers and tests/sea.test.ts finds it fresh.
+await step("build the Node single executable (dist/magi-code-linux-x64)", process.execPath, ["scripts/build-sea.mjs"]);
 await step("deno task check", bin("deno"), ["task", "check"]);
 await step("settings schema is current", process.execPath, ["scripts/gen-settings-schema.mjs", "--check"]);
 await step("wire schemas (docs/schema/) are current", process.execPath, ["scripts/gen-wire-schemas.mjs", "--check"]);

@@ -322,9 +322,9 @@ describe("turns end to end over real pipes", () => {
     });
   }
 
-  it("Node and Deno produce the same transcript structure", async () => {
-    const [node, deno] = await Promise.all(launchers().map(transcriptOf));
-    assert.deepEqual(deno, node);
+  it("every launcher produces the same transcript structure", async () => {
+    const [node, ...others] = await Promise.all(launchers().map(transcriptOf));
+    for (const other of others) assert.deepEqual(other, node);
   });
 
   for (const launcher of launchers()) {

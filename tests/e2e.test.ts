@@ -86,7 +86,7 @@ async function conversation(launcher: Launcher, spawner: typeof spawnDirect): Pr
 
 for (const [transport, spawner] of spawners) {
   describe(`end to end over ${transport}`, () => {
-    it("initialize, status and shutdown behave identically under Node and Deno", async () => {
+    it("initialize, status and shutdown behave identically under every launcher", async () => {
       const transcripts = [];
       for (const launcher of launchers()) {
         const { code, frames, stderr } = await conversation(launcher, spawner);
@@ -103,7 +103,7 @@ for (const [transport, spawner] of spawners) {
         assert.equal(new Set(frames.map((f) => f.instance_id)).size, 1);
         transcripts.push(normalize(frames));
       }
-      assert.deepEqual(transcripts[0], transcripts[1]);
+      for (const transcript of transcripts.slice(1)) assert.deepEqual(transcript, transcripts[0]);
     });
 
     for (const launcher of launchers()) {
@@ -160,7 +160,7 @@ for (const [transport, spawner] of spawners) {
 }
 
 describe("end to end through a shell pipeline (cat | magi-code | cat)", () => {
-  it("initialize, status and shutdown behave identically under Node and Deno", async () => {
+  it("initialize, status and shutdown behave identically under every launcher", async () => {
     const transcripts = [];
     for (const launcher of launchers()) {
       const { code, frames, stderr } = await conversation(launcher, spawnPipeline);
@@ -169,7 +169,7 @@ describe("end to end through a shell pipeline (cat | magi-code | cat)", () => {
       assert.deepEqual(frames.map((f) => f.seq), [1, 2, 3, 4, 5]);
       transcripts.push(normalize(frames));
     }
-    assert.deepEqual(transcripts[0], transcripts[1]);
+    for (const transcript of transcripts.slice(1)) assert.deepEqual(transcript, transcripts[0]);
   });
 
   for (const launcher of launchers()) {

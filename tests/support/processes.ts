@@ -1,7 +1,10 @@
 /**
  * Spawning the real entry points over real pipes, for end-to-end tests and
  * benches. Works under both test runtimes: Node runs the compiled
- * `dist/runtime/node.js`, Deno runs `runtime/deno.ts` from source.
+ * `dist/runtime/node.js`, Deno runs `runtime/deno.ts` from source. On Linux
+ * x64 the Node test run also drives the Node single executable
+ * (`dist/magi-code-linux-x64`, scripts/build-sea.mjs) through every test that
+ * loops over {@link launchers}.
  *
  * @module
  */
@@ -42,21 +45,38 @@ export function nodeBinary(): string {
 
 /** One way to launch magi-code. */
 export interface Launcher {
-  /** `node` or `deno`. */
-  readonly name: "node" | "deno";
+  /** `node`, `deno`, or `sea` (the Node single executable). */
+  readonly name: "node" | "deno" | "sea";
   /** The command. */
   readonly command: string;
   /** Arguments before magi-code's own arguments. */
   readonly prefix: readonly string[];
 }
 
-/** The two entry points: the npm bin (the bundle) under Node and `deno run` of the Deno entry. */
+/** The Node single executable scripts/build-sea.mjs writes (Linux x64 only). */
+export function seaBinary(): string {
+  return join(repoRoot(), "dist", "magi-code-linux-x64");
+}
+
+/** Whether this host builds and runs the Node single executable. */
+export const seaHost = process.platform === "linux" && process.arch === "x64";
+
+/**
+ * The entry points: the npm bin (the bundle) under Node and `deno run` of the
+ * Deno entry; in the Node test run on Linux x64, also the Node single
+ * executable once it is built (scripts/test.mjs builds it before the tests,
+ * and tests/sea.test.ts fails when it is missing there). The Deno test run
+ * leaves it to tests/sea.test.ts rather than run every end-to-end test against
+ * the same binary twice.
+ */
 export function launchers(): Launcher[] {
   const root = repoRoot();
-  return [
+  const all: Launcher[] = [
     { name: "node", command: nodeBinary(), prefix: [join(root, "dist", "magi-code.mjs")] },
     { name: "deno", command: denoBinary(), prefix: ["run", "--allow-all", "--quiet", join(root, "runtime", "deno.ts")] },
   ];
+  if (!isDeno && seaHost && existsSync(seaBinary())) all.push({ name: "sea", command: seaBinary(), prefix: [] });
+  return all;
 }
 
 /** A spawned magi-code with the client's ends of its stdio. */

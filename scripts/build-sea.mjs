@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// Builds dist/magi-code-linux-x64, a Node single-executable application
+// (https://nodejs.org/api/single-executable-applications.html): one file that
+// runs `magi-code serve --stdio` with no Node installed and no network, which
+// this machine can build and test offline (a `deno compile` binary needs a
+// `denort` download). Steps: bundle runtime/node.ts again, this time as one
+// CommonJS file with every lazy chunk inlined (a SEA runs exactly one CJS
+// script and its `require` sees only built-in modules), have Node write the
+// preparation blob (`--experimental-sea-config`), and inject it into a copy of
+// the Node binary with postject, the Node project's own injector (what the
+// Node documentation uses; it writes the NODE_SEA_BLOB resource and flips the
+// NODE_SEA_FUSE sentinel the Node binary checks at start-up).
+//
+// The Node binary is Node 22 from the npm `node` package
+// (scripts/npm-node.mjs, cached under node_modules/.cache/magi-node/22): a
+// maintained LTS, an official build (which carries the SEA fuse; distribution
+// builds may not), and the same bytes on every machine that installs it,
+// unlike whatever `node` is on PATH. `SEA_NODE=/path/to/node` overrides it;
+// the blob is always made by that same binary, since a blob only runs in the
+// Node version that wrote it.
+//
+//   node scripts/build-sea.mjs        # → dist/magi-code-linux-x64
+//   node scripts/build-sea.mjs --if-stale   # skip when the binary is newer than every input
+//
+// Linux x64 only: elsewhere it prints that it skipped and exits 0.
+import { build } from "esbuild";
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const output = join(root, "dist", "magi-code-linux-x64");
+const work = join(root, "dist", "sea");
+
+if (process.platform !== "linux" || process.arch !== "x64") {
+  console.log(`SKIPPED the Node single executable: it is built for Linux x64 only, and this host is ${process.platform}-${process.arch}`);
+  process.exit(0);
+}
+
+function newest(path) {
+  const stats = statSync(path);
+  if (!stats.isDirectory()) return stats.mtimeMs;
+  return Math.max(0, ...readdirSync(path).map((name) => newest(join(path, name))));
+}
+
+if (process.argv.includes("--if-stale") && existsSync(output)) {
+  const inputs = ["src", "runtime", "package-lock.json", "scripts/build-sea.mjs"].map((path) => newest(join(root, path)));
+  if (statSync(output).mtimeMs > Math.max(...inputs)) process.exit(0);
+}
+
+function run(command, args) {
+  const result = spawnSync(command, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  if (result.status !== 0) {
+    console.error(`${command} ${args.join(" ")} failed (exit ${result.status}):\n${result.stdout}${result.stderr}`);
+    process.exit(1);
+  }
+  return result.stdout.trim();
+}
+
+const node = process.env.SEA_NODE || run(process.execPath, [join(root, "scripts", "npm-node.mjs"), "22"]);
+
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+const script = join(work, "magi-code.cjs");
+await build({
+  // runtime/node.ts without its top-level await, which CommonJS cannot have; the same two calls.
+  stdin: {
+    contents: [
+      'import { main } from "./src/cli.ts";',
+      'import { createNodeRuntime } from "./runtime/node-runtime.ts";',
+      "const runtime = createNodeRuntime();",
+      "main(runtime).then((code) => runtime.exit(code));",
+    ].join("\n"),
+    resolveDir: root,
+    sourcefile: "sea-entry.ts",
+    loader: "ts",
+  },
+  outfile: script,
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  legalComments: "inline",
+  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
+  logLevel: "warning",
+});
+
+const blob = join(work, "sea-prep.blob");
+writeFileSync(
+  join(work, "sea-config.json"),
+  `${JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: false }, null, 2)}\n`,
+);
+run(node, ["--experimental-sea-config", join(work, "sea-config.json")]);
+
+const staged = join(work, "magi-code-linux-x64");
+copyFileSync(node, staged);
+chmodSync(staged, 0o755);
+run(process.execPath, [
+  join(root, "node_modules", "postject", "dist", "cli.js"),
+  staged,
+  "NODE_SEA_BLOB",
+  blob,
+  "--sentinel-fuse",
+  "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2",
+]);
+// Moved into place last, so an interrupted build never leaves a half-made binary at the output path.
+copyFileSync(staged, output);
+chmodSync(output, 0o755);
+rmSync(work, { recursive: true, force: true });
+console.log(`${output} (${(statSync(output).size / 1048576).toFixed(1)} MiB, Node ${run(node, ["--version"])})`);
