@@ -22,6 +22,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json-value.ts";
 import { parseFrame } from "../protocol/json.ts";
 import { LIMITS } from "../protocol/limits.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { isPrintable } from "../util/redaction.ts";
 import type { Endpoint } from "../config/providers.ts";
 import { type CachedModel, checkModels } from "./cache-format.ts";
@@ -77,13 +78,7 @@ async function readBody(response: HttpResponse, max: number): Promise<Uint8Array
   } finally {
     reader.releaseLock();
   }
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 /** One listed model, or null when the entry is not a model object with a well-formed id. */

@@ -90,7 +90,7 @@ export const ApprovalAnswerParamsSchema: Exact<{ session_id: Pattern; run_id: Pa
 /** The output of {@link ApprovalAnswerParamsSchema}. */
 export type ApprovalAnswerParams = v.InferOutput<typeof ApprovalAnswerParamsSchema>;
 
-/** The fields of paged discovery params. */
+/** The fields of paged params (discovery and the model catalog). */
 type PagedEntries = {
   revision: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
   cursor: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
@@ -107,16 +107,16 @@ type PagedEntries = {
   >;
 };
 
-/** The schema type of paged discovery params (explicit for JSR's no-slow-types). */
-type PagedParams = v.SchemaWithPipe<readonly [Exact<PagedEntries>, v.CheckAction<v.InferOutput<Exact<PagedEntries>>, undefined>]>;
+/** The schema type of paged params (explicit for JSR's no-slow-types). */
+export type PagedParams = v.SchemaWithPipe<readonly [Exact<PagedEntries>, v.CheckAction<v.InferOutput<Exact<PagedEntries>>, undefined>]>;
 
 /**
- * Paged discovery params: `{ revision?, cursor?, limit? }`, each optional,
+ * Paged params (`session.list`, `session.discover`, `model.catalog`): `{ revision?, cursor?, limit? }`, each optional,
  * limit an integer from 1 to `maxLimit`. Revision and cursor are both null
  * (or omitted) for a fresh request, or both set for a continuation; one
  * without the other is `invalid_params`.
  */
-const pagedDiscoveryParams = (maxLimit: number): PagedParams =>
+export const pagedParams = (maxLimit: number): PagedParams =>
   v.pipe(
     exactObject({
       revision: v.exactOptional(v.nullable(OpaqueIdSchema)),
@@ -127,13 +127,13 @@ const pagedDiscoveryParams = (maxLimit: number): PagedParams =>
   );
 
 /** `session.list` params, limit up to `discovery_page_entries`. */
-export const SessionListParamsSchema: PagedParams = pagedDiscoveryParams(LIMITS.discovery_page_entries);
+export const SessionListParamsSchema: PagedParams = pagedParams(LIMITS.discovery_page_entries);
 
 /** The output of {@link SessionListParamsSchema}. */
 export type SessionListParams = v.InferOutput<typeof SessionListParamsSchema>;
 
 /** `session.discover` params: those of `session.list`, limit up to `discover_page_entries`. */
-export const SessionDiscoverParamsSchema: PagedParams = pagedDiscoveryParams(LIMITS.discover_page_entries);
+export const SessionDiscoverParamsSchema: PagedParams = pagedParams(LIMITS.discover_page_entries);
 
 /** `operation.cancel` params: exactly `{ id }`, a request id of this child. */
 export const OperationCancelParamsSchema: Exact<{ id: Pattern }> = exactObject({ id: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)) });

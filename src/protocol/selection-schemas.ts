@@ -15,36 +15,12 @@ import type { Exact, Lit, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { isPrintable } from "../util/redaction.ts";
 import { IDENTIFIER_PATTERN, PROVIDER_NAME_PATTERN, SESSION_ID_PATTERN } from "./identity.ts";
 import { LIMITS } from "./limits.ts";
+import { type PagedParams, pagedParams } from "./schemas.ts";
 
 const OpaqueIdSchema: Pattern = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
-/** The fields of `model.catalog` params. */
-type CatalogPageEntries = {
-  revision: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
-  cursor: v.ExactOptionalSchema<v.NullableSchema<Pattern, undefined>, undefined>;
-  limit: v.ExactOptionalSchema<
-    v.SchemaWithPipe<
-      readonly [
-        v.NumberSchema<undefined>,
-        v.IntegerAction<number, undefined>,
-        v.MinValueAction<number, 1, undefined>,
-        v.MaxValueAction<number, typeof LIMITS.catalog_page_entries, undefined>,
-      ]
-    >,
-    undefined
-  >;
-};
-/** `model.catalog` params: `{ revision?, cursor?, limit? }`, revision and cursor both null/omitted or both set. */
-export const ModelCatalogParamsSchema: v.SchemaWithPipe<
-  readonly [Exact<CatalogPageEntries>, v.CheckAction<v.InferOutput<Exact<CatalogPageEntries>>, undefined>]
-> = v.pipe(
-  exactObject({
-    revision: v.exactOptional(v.nullable(OpaqueIdSchema)),
-    cursor: v.exactOptional(v.nullable(OpaqueIdSchema)),
-    limit: v.exactOptional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(LIMITS.catalog_page_entries))),
-  }),
-  v.check((params) => (params.revision ?? null) === null === ((params.cursor ?? null) === null)),
-);
+/** `model.catalog` params: paged like discovery, up to `catalog_page_entries` per page. */
+export const ModelCatalogParamsSchema: PagedParams = pagedParams(LIMITS.catalog_page_entries);
 
 /** The output of {@link ModelCatalogParamsSchema}. */
 export type ModelCatalogParams = v.InferOutput<typeof ModelCatalogParamsSchema>;
