@@ -1,9 +1,11 @@
 /**
  * `session.discover` over a memory runtime's real sessions directory: a pass
  * over 10,000 sessions completes after paging with truthful provisional
- * flags and a page memory bounded by its limit and one directory batch;
- * later validation reports what it excludes; mutation during a page makes
- * the pass stale for good; entries are exactly `session.list`'s.
+ * flags, a pass memory bounded by its window (1,000 ids and their lease
+ * names) and one directory batch, and one directory walk per 1,000 ids;
+ * later validation reports what it excludes; mutation after a walk makes
+ * the pass stale for good; entries are exactly `session.list`'s, lease
+ * presence included.
  */
 
 import assert from "node:assert/strict";
@@ -12,16 +14,28 @@ import { createMemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { DirReader } from "../src/host/runtime.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
+import { WINDOW_IDS } from "../src/store/discovery/discover-page.ts";
 import { DIRECTORY_BATCH } from "../src/store/discovery/walk.ts";
+import { LEASE_FACTOR } from "../src/store/discovery/window.ts";
 import { discoverAll, discoverNext, type DiscoverPage, reconcile } from "./support/discover.ts";
 import { discoveryFor, listingFor, SESSIONS, writeSession } from "./support/listing.ts";
 
 const id = (n: number) => `s${String(n).padStart(5, "0")}`;
 const bytes = (page: DiscoverPage) => new TextEncoder().encode(JSON.stringify(page)).length;
 
-/** Pages a pass over `count` sessions with limit 100 and checks every page; returns the retained bound. */
+/** A memory filesystem that counts the directory walks started. */
+class CountedWalks extends MemoryFileSystem {
+  walks = 0;
+  override openDir(path: string): Promise<DirReader> {
+    this.walks++;
+    return super.openDir(path);
+  }
+}
+
+/** Pages a pass over `count` sessions with limit 100 and checks every page; returns the retained bound and the walks. */
 async function bigPass(count: number) {
-  const runtime = createMemoryRuntime();
+  const fs = new CountedWalks();
+  const runtime = createMemoryRuntime({ fs });
   for (let n = 0; n < count; n++) writeSession(runtime, id(n));
   const discovery = await discoveryFor(runtime);
   const pages = await discoverAll(discovery, 100);
@@ -42,15 +56,17 @@ async function bigPass(count: number) {
   });
   assert.ok(pages.every((page) => bytes(page) <= LIMITS.discover_page_bytes && page.revision === pages[0]!.revision));
   assert.equal(pages.length, 2 * Math.ceil(count / 100));
-  return discovery.retained;
+  return { retained: discovery.retained, walks: fs.walks };
 }
 
 describe("session.discover over many sessions", () => {
-  it("10,000 sessions: complete after paging, provisional flags truthful, a page holds at most its limit and one batch", async () => {
+  it("10,000 sessions: complete after paging, provisional flags truthful, a pass holds at most 1,000 ids and one batch", async () => {
     const small = await bigPass(1_000);
     const large = await bigPass(10_000);
-    assert.deepEqual(large, { candidates: 100, batch: DIRECTORY_BATCH }, "the bound the design sets");
-    assert.deepEqual(large, small, "flat: ten times the sessions, the same retained bound");
+    assert.deepEqual(large.retained, { candidates: WINDOW_IDS, leases: 0, batch: DIRECTORY_BATCH }, "the bound the design sets");
+    assert.deepEqual(large.retained, small.retained, "flat: ten times the sessions, the same retained bound");
+    // Each phase walks once per window of 1,000 ids, not once per page.
+    assert.deepEqual([small.walks, large.walks], [2, 20]);
   });
 });
 
@@ -115,14 +131,36 @@ class ChangingStorage extends MemoryFileSystem {
   }
 }
 
+describe("session.discover lease presence", () => {
+  it(`busy comes from the walk's lease names; past ${LEASE_FACTOR} × ${WINDOW_IDS} of them it is looked up per candidate, still truthful`, async () => {
+    for (const orphans of [0, LEASE_FACTOR * WINDOW_IDS]) {
+      const runtime = createMemoryRuntime();
+      for (const name of ["a", "b", "c"]) writeSession(runtime, name);
+      runtime.fs.writeFile(`${SESSIONS}/b.append.lease`, "{}", 0o600);
+      // Lease files of sessions without a history, inside the window's range.
+      for (let n = 0; n < orphans; n++) runtime.fs.writeFile(`${SESSIONS}/o${n}.writer.lease`, "{}", 0o600);
+      const discovery = await discoveryFor(runtime);
+      const pages = await discoverAll(discovery, 2);
+      const eligibility = (phase: string) => pages.filter((page) => page.phase === phase).flatMap((page) => page.sessions.map((entry) => [entry.session_id, entry.eligibility]));
+      const expected = [["a", "available"], ["b", "busy"], ["c", "available"]];
+      assert.deepEqual([eligibility("walk"), eligibility("verify")], [expected, expected], `${orphans} orphan leases`);
+      assert.ok(discovery.retained.leases <= LEASE_FACTOR * WINDOW_IDS, `${discovery.retained.leases} lease names held`);
+    }
+  });
+});
+
 describe("session.discover mutation and cursors", () => {
-  it("a candidate that vanishes between the iteration and its read makes the pass stale for good", async () => {
+  it("a candidate that vanishes between the walk and its read, in the walk's page or a later one, makes the pass stale for good", async () => {
     const fs = new ChangingStorage();
     const runtime = createMemoryRuntime({ fs });
     for (const name of ["a", "b"]) writeSession(runtime, name);
+    fs.change = { when: "end", act: () => fs.unlink(`${SESSIONS}/a.jsonl`) };
+    assert.deepEqual(await discoverNext(await discoveryFor(runtime), null, 1), { code: "stale_revision" }, "in the walk's own page");
+    writeSession(runtime, "a");
     const discovery = await discoveryFor(runtime);
     const first = await discoverNext(discovery, null, 1) as DiscoverPage;
-    fs.change = { when: "end", act: () => fs.unlink(`${SESSIONS}/b.jsonl`) };
+    // b is in the window the first page's walk kept: the second page reads it without walking again.
+    await fs.unlink(`${SESSIONS}/b.jsonl`);
     assert.deepEqual(await discoverNext(discovery, first, 1), { code: "stale_revision" });
     writeSession(runtime, "b");
     assert.deepEqual(await discoverNext(discovery, first, 1), { code: "stale_revision" }, "stale stays stale");

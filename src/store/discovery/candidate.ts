@@ -102,9 +102,14 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   // Refused on the lstat alone, as the safe reader would: never opened, so nothing is charged.
   if (!isPrivateFile(info)) return { kind: "omitted", fingerprint: identity(info) };
   const admitted = budget.admit();
+  const { signal, now, yieldEvery } = context.cooperation;
+  // Named fields, not spreads: V8's object spread here left ~1.5 KiB per history that outlived young-generation collections.
   const read = await readSessionFile(runtime.fs, candidate.path, candidate.sessionId, {
-    ...context.cooperation,
-    ...admitted,
+    signal,
+    now,
+    yieldEvery,
+    maxBytes: admitted.maxBytes,
+    maxLines: admitted.maxLines,
     lstat: info,
     buffer: context.buffer,
     closeBehind: true,

@@ -1,8 +1,9 @@
 /**
- * One page of a `session.discover` pass: a directory iteration keeping the
- * next `limit` candidate ids after the pass's position (`walk.ts`), then
- * each candidate examined in ascending order exactly as `session.list`
- * examines it (`candidate.ts`), under the page's own `discover_*` bounds.
+ * One page of a `session.discover` pass: the next `limit` candidates of the
+ * window the phase's last walk kept (`walk.ts`; a page walks first when the
+ * pass holds no window, or has examined every id of it), each examined in
+ * ascending order exactly as `session.list` examines it (`candidate.ts`),
+ * under the page's own `discover_*` bounds.
  * The page stops early, holding fewer entries, when what is left of its read
  * work would not admit a whole per-file budget, when its cooperative
  * deadline passed, or when the next entry would not fit the serialized
@@ -25,6 +26,7 @@ import { DISCOVER_BOUNDS, ScanBudget } from "./budget.ts";
 import { examine, examineContext, type ListEntry } from "./candidate.ts";
 import type { ScanContext } from "./scan.ts";
 import { walkDirectory, type WalkFailure } from "./walk.ts";
+import { type HeldWindow, idAt } from "./window.ts";
 
 /** A `session.discover` entry: a `session.list` entry and whether it awaits the verify walk. */
 export type DiscoverEntry = ListEntry & { readonly provisional: boolean };
@@ -39,9 +41,32 @@ export interface PageStart {
   readonly entryBytes: number;
   /** Whether entries are provisional (the walk phase). */
   readonly provisional: boolean;
-  /** The pass's digest so far, which every examined candidate is chained into. */
+  /** The pass's digest so far, which each page chains the candidates it examined into. */
   readonly chain: string;
+  /** The window the phase's last walk kept, from its next unexamined id; null: the page walks first. */
+  readonly window: WindowAt | null;
 }
+
+/** A held window and where in it the next id to examine starts. */
+export interface WindowAt {
+  readonly held: HeldWindow;
+  /** An offset into `held.ids`. */
+  readonly next: number;
+}
+
+/** The memory bound of one walk: the most ids and lease names its window held, and its largest batch. */
+export interface Retained {
+  readonly candidates: number;
+  readonly leases: number;
+  readonly batch: number;
+}
+
+/**
+ * Candidate ids one walk keeps: a page examines at most 100, so a walk
+ * serves ten pages or more, and a pass over N sessions iterates about
+ * 2·N²/1,000 directory entries instead of 2·N²/limit.
+ */
+export const WINDOW_IDS = 1_000;
 
 /** What a page examined. */
 export interface PageOutcome {
@@ -55,8 +80,10 @@ export interface PageOutcome {
   readonly omitted: boolean;
   readonly omittedLimit: boolean;
   readonly chain: string;
-  /** The most candidate ids and directory entries the page held at once: its memory bound. */
-  readonly retained: { readonly candidates: number; readonly batch: number };
+  /** The window for the phase's next page; null once its ids are all examined (the next page walks). */
+  readonly window: WindowAt | null;
+  /** The bound of this page's walk; null when it walked none. */
+  readonly retained: Retained | null;
 }
 
 /** Directory entries iterated between two pauses at most. */
@@ -91,25 +118,35 @@ export async function discoverPage(
   const cancelled = { ok: false, code: ErrorCode.operationCancelled } as const;
   try {
     if (signal.aborted) return cancelled;
-    const walk = await walkDirectory(runtime.fs, context.directory, start.after, start.limit, new Slicer({ signal, now, yieldEvery: pause }, {
-      count: WALK_SLICE,
-      bytes: Infinity,
-    }));
-    if (!walk.ok) return walk;
-    const candidates = walk.window.ids;
+    let at = start.window;
+    let retained: Retained | null = null;
+    if (at === null) {
+      const walk = await walkDirectory(runtime.fs, context.directory, start.after, WINDOW_IDS, new Slicer({ signal, now, yieldEvery: pause }, {
+        count: WALK_SLICE,
+        bytes: Infinity,
+      }));
+      if (!walk.ok) return walk;
+      at = { held: walk.window, next: 0 };
+      retained = walk.peak;
+    }
+    const { held } = at;
+    let next = at.next;
     const attached = context.attached();
     const examining = examineContext({ runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation });
     const slicer = new Slicer(cooperation, { count: YIELD_FILES, bytes: YIELD_BYTES });
     const entries: DiscoverEntry[] = [];
     let bytes = 0;
     let position = start.after;
-    let chain = start.chain;
+    // One hash per page, fed each examined candidate: the pass's chain moves on by a page, not by a candidate.
+    const hash = runtime.createSha256();
+    hash.update(lengthPrefixed([start.chain]));
     let omitted = false;
     let omittedLimit = false;
-    for (const sessionId of candidates) {
+    while (examined < start.limit && next < held.ids.length) {
       if (examined > 0 && (!budget.whole() || budget.expired())) break;
+      const { id: sessionId, next: after } = idAt(held, next);
       const path = joinPath(context.directory, `${sessionId}.jsonl`);
-      const busy = sessionId !== attached && await leased(runtime.fs, context.directory, sessionId);
+      const busy = sessionId !== attached && (held.leased?.has(sessionId) ?? await leased(runtime.fs, context.directory, sessionId));
       const full = budget.admit();
       const outcome = await examine(examining, { sessionId, path, busy });
       if (signal.aborted) return cancelled;
@@ -126,26 +163,28 @@ export async function discoverPage(
         fingerprint = outcome.fingerprint;
         if (outcome.kind === "omitted") omitted = true;
         if (outcome.kind === "listed") {
-          const entry: DiscoverEntry = { ...outcome.entry, provisional: start.provisional };
+          const { session_id, title, updated_at, eligibility, notices } = outcome.entry;
+          // Named fields: V8 made the spread form (`...outcome.entry`) a far larger object, which outlived young-generation collections.
+          const entry: DiscoverEntry = { session_id, title, updated_at, eligibility, notices, provisional: start.provisional };
           const size = utf8ByteCount(JSON.stringify(entry)) + (entries.length > 0 ? 1 : 0);
           if (bytes + size > start.entryBytes) break;
           bytes += size;
           entries.push(entry);
         }
       }
-      const hash = runtime.createSha256();
-      hash.update(lengthPrefixed([chain, sessionId, kind, fingerprint]));
-      chain = hash.digest();
+      hash.update(lengthPrefixed([sessionId, kind, fingerprint]));
       position = sessionId;
+      next = after;
       examined++;
       if (slicer.tick(1) && await slicer.pause()) {
         if (signal.aborted) return cancelled;
         break;
       }
     }
-    const exhausted = examined === candidates.length && !walk.window.beyond;
-    const retained = { candidates: walk.window.peak, batch: walk.largestBatch };
-    return { ok: true, entries, position, exhausted, omitted, omittedLimit, chain, retained };
+    const exhausted = next === held.ids.length && !held.beyond;
+    const window = next < held.ids.length ? { held, next } : null;
+    const chain = examined > 0 ? hash.digest() : start.chain;
+    return { ok: true, entries, position, exhausted, omitted, omittedLimit, chain, window, retained };
   } finally {
     signal.removeEventListener("abort", forward);
   }
@@ -154,7 +193,8 @@ export async function discoverPage(
 /**
  * Whether a `writer`, `active` or `append` lease file names `sessionId`:
  * the advisory presence `session.list` reads from its inventory, looked up
- * per candidate so a page never holds the directory's lease names. Anything
+ * per candidate when the walk found more lease names than its window keeps
+ * (lease files without a history). Anything
  * at a lease path but a clean `not_found` counts as present (busy is the
  * conservative answer).
  */

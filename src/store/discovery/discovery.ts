@@ -1,11 +1,13 @@
 /**
  * `session.discover` (negotiated; `docs/features/local-agent-extensions.md`):
  * bounded incremental discovery without `session.list`'s global candidate
- * ceiling. A pass holds no snapshot, only constant-size state: its
+ * ceiling. A pass holds no snapshot, only state bounded by constants: its
  * revision, the phase, the walk position (the last id handed out), the one
  * cursor it accepts next, the digest chained over every candidate examined,
- * and whether it went stale. Each page iterates the directory afresh
- * (`discover-page.ts`).
+ * whether it went stale, and the window of its last walk (at most 1,000
+ * candidate ids and the lease names among them), which serves the pages
+ * after it until they have examined every id; then the next page walks the
+ * directory afresh (`discover-page.ts`).
  *
  * The walk phase yields entries as they are validated, `provisional: true`.
  * When the walk has passed the last candidate the verify phase walks the
@@ -15,8 +17,8 @@
  * of that range the page does not repeat was excluded by the later
  * validation, reported by the range instead of silently dropped.
  * `complete` is true only on the verify page that examined the last
- * candidate. A vanished candidate or a name listed twice makes the pass
- * stale for good.
+ * candidate. A candidate that vanished after the walk that kept it, or a
+ * name listed twice, makes the pass stale for good.
  *
  * @module
  */
@@ -25,7 +27,7 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { utf8ByteCount } from "../../util/utf8.ts";
 import type { StoreResult } from "../sessions.ts";
-import { type DiscoverEntry, discoverPage } from "./discover-page.ts";
+import { type DiscoverEntry, discoverPage, type Retained, type WindowAt } from "./discover-page.ts";
 import { type ListRequest, SESSIONS_OMITTED_INVALID } from "./listing.ts";
 import type { ScanContext } from "./scan.ts";
 
@@ -56,6 +58,8 @@ interface Pass {
   cursor: string | null;
   chain: string;
   pages: number;
+  /** The window of the phase's last walk, from its next id; null when the next page walks. */
+  window: WindowAt | null;
   /** Set for good once a page saw a mutation. */
   stale: boolean;
 }
@@ -79,7 +83,7 @@ export class SessionDiscovery {
   readonly #context: ScanContext;
   #pass: Pass | null = null;
   #generation = 0;
-  #retained = { candidates: 0, batch: 0 };
+  #retained: Retained = { candidates: 0, leases: 0, batch: 0 };
 
   /** Creates the discovery of `context.directory` for this child. */
   constructor(context: ScanContext) {
@@ -87,11 +91,11 @@ export class SessionDiscovery {
   }
 
   /**
-   * The most candidate ids, and directory entries of one batch, that any
-   * page held at once since the child started: what keeps a page's memory
-   * independent of the directory's size.
+   * The most candidate ids and lease names that any walk's window held, and
+   * directory entries of one batch, since the child started: what keeps a
+   * pass's memory independent of the directory's size.
    */
-  get retained(): { readonly candidates: number; readonly batch: number } {
+  get retained(): Retained {
     return this.#retained;
   }
 
@@ -104,7 +108,7 @@ export class SessionDiscovery {
       // A fresh request ends the previous pass whatever its own outcome.
       this.#pass = null;
       const fresh = `d${(++this.#generation).toString(36)}-${this.#context.runtime.randomUUID().replaceAll("-", "")}`;
-      const pass: Pass = { revision: fresh, phase: "walk", position: null, cursor: null, chain: fresh, pages: 0, stale: false };
+      const pass: Pass = { revision: fresh, phase: "walk", position: null, cursor: null, chain: fresh, pages: 0, window: null, stale: false };
       const outcome = await this.#page(pass, limit, signal);
       if (outcome.ok) this.#pass = pass;
       return outcome;
@@ -125,19 +129,26 @@ export class SessionDiscovery {
       entryBytes: LIMITS.discover_page_bytes - FRAME_BYTES,
       provisional,
       chain: pass.chain,
+      window: pass.window,
     }, signal);
     if (!page.ok) {
       if (page.code === ErrorCode.staleRevision) pass.stale = true;
       return page;
     }
-    this.#retained = {
-      candidates: Math.max(this.#retained.candidates, page.retained.candidates),
-      batch: Math.max(this.#retained.batch, page.retained.batch),
-    };
+    const walked = page.retained;
+    if (walked !== null) {
+      const was = this.#retained;
+      this.#retained = {
+        candidates: Math.max(was.candidates, walked.candidates),
+        leases: Math.max(was.leases, walked.leases),
+        batch: Math.max(was.batch, walked.batch),
+      };
+    }
     const verifiedAfter = pass.position;
     const complete = !provisional && page.exhausted;
     pass.chain = page.chain;
     pass.pages++;
+    pass.window = page.window;
     if (page.exhausted) {
       pass.phase = "verify";
       pass.position = null;

@@ -36,7 +36,8 @@ export type InventoryResult =
   | { readonly ok: false; readonly code: typeof ErrorCode.discoveryLimit | typeof ErrorCode.discoveryUnavailable | typeof ErrorCode.staleRevision };
 
 const PRIMARY_SUFFIX = ".jsonl";
-const LEASE_NAME = /^([A-Za-z0-9_-]{1,64})\.(writer|active|append)\.lease$/;
+/** A `writer`, `active` or `append` lease file's name; the group is the session id it names. */
+export const LEASE_NAME = /^([A-Za-z0-9_-]{1,64})\.(writer|active|append)\.lease$/;
 
 /**
  * Lists `directory` once. A root that is not a private directory (a

@@ -1,8 +1,9 @@
 /**
- * One `session.discover` page's directory iteration: `$MC_HOME/sessions`
- * read through the runtime's batched directory reader, one batch of
- * {@link DIRECTORY_BATCH} entries at a time, keeping only the page's
- * {@link CandidateWindow}. Every entry counts against
+ * One `session.discover` walk: `$MC_HOME/sessions` iterated once through
+ * the runtime's batched directory reader, one batch of
+ * {@link DIRECTORY_BATCH} entries at a time, keeping only a
+ * {@link CandidateWindow} (the next candidate ids and the lease names among
+ * them), which the pass then serves pages from. Every entry counts against
  * `discover_directory_entries` (sidecars, lease files and unrelated names
  * too); the root and file-name rules are `session.list`'s (`inventory.ts`):
  * an unsafe or unlistable root, or a `.jsonl` name whose stem is not a
@@ -17,9 +18,10 @@ import { SESSION_ID_PATTERN } from "../../protocol/identity.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { DirReader, FileSystem } from "../../host/runtime.ts";
 import type { Slicer } from "../cooperative-slices.ts";
-import { CandidateWindow } from "./window.ts";
+import { LEASE_NAME } from "./inventory.ts";
+import { CandidateWindow, type HeldWindow } from "./window.ts";
 
-/** Entries asked of the reader at once: with the window, all a page holds of the directory. */
+/** Entries asked of the reader at once: with the window, all a walk holds of the directory. */
 export const DIRECTORY_BATCH = 256;
 
 /** Why a walk produced no candidates. */
@@ -31,14 +33,20 @@ export type WalkFailure =
 
 /** The outcome of {@link walkDirectory}. */
 export type WalkResult =
-  | { readonly ok: true; readonly window: CandidateWindow; readonly largestBatch: number }
+  | {
+    readonly ok: true;
+    readonly window: HeldWindow;
+    /** The most ids and lease names the window held, and the largest batch: the walk's memory bound. */
+    readonly peak: { readonly candidates: number; readonly leases: number; readonly batch: number };
+  }
   | { readonly ok: false; readonly code: WalkFailure };
 
 const PRIMARY_SUFFIX = ".jsonl";
 
 /**
  * Iterates `directory` once, keeping the `capacity` smallest candidate ids
- * after `after`; `slicer` paces the iteration and reports cancellation.
+ * after `after` and the lease names among them; `slicer` paces the
+ * iteration and reports cancellation.
  */
 export async function walkDirectory(
   fs: FileSystem,
@@ -66,12 +74,16 @@ export async function walkDirectory(
       } catch {
         return { ok: false, code: ErrorCode.discoveryUnavailable };
       }
-      if (batch.length === 0) return { ok: true, window, largestBatch };
+      if (batch.length === 0) return { ok: true, window: window.held(), peak: { ...window.peak, batch: largestBatch } };
       largestBatch = Math.max(largestBatch, batch.length);
       iterated += batch.length;
       if (iterated > LIMITS.discover_directory_entries) return { ok: false, code: ErrorCode.discoveryLimit };
       for (const { name } of batch) {
-        if (!name.endsWith(PRIMARY_SUFFIX)) continue;
+        if (!name.endsWith(PRIMARY_SUFFIX)) {
+          const lease = LEASE_NAME.exec(name);
+          if (lease !== null) window.offerLease(lease[1]!);
+          continue;
+        }
         const id = name.slice(0, -PRIMARY_SUFFIX.length);
         if (!SESSION_ID_PATTERN.test(id)) return { ok: false, code: ErrorCode.discoveryUnavailable };
         if (window.offer(id) === "duplicate") return { ok: false, code: ErrorCode.staleRevision };
