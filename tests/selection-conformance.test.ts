@@ -1,0 +1,229 @@
+// Spec sentences of "Provider/model catalog and deliberate selection" that the
+// other selection tests leave unproven: status between an attachment's commit
+// and its response, catalog observations rotating the selection revision, the
+// revisions a mutation keeps or makes stale, restoration through normal
+// admission without writing, and the failed startup's null selection.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import type { FileInfo } from "../src/host/runtime.ts";
+import { Gate, startFakeProvider } from "./support/fake-provider.ts";
+import { initLine, line, startServer } from "./support/harness.ts";
+import { request } from "./support/turns.ts";
+import { builtinsAt, call, type CatalogServer, fails, HOME, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
+
+/** A memory filesystem whose next `lstat` of one path waits at a gate. */
+class GatedFs extends MemoryFileSystem {
+  gated: { readonly path: string; readonly gate: Gate } | null = null;
+  override async lstat(path: string): Promise<FileInfo> {
+    const gated = this.gated;
+    if (gated !== null && gated.path === path) {
+      this.gated = null;
+      gated.gate.markReached();
+      await gated.gate.released;
+    }
+    return await super.lstat(path);
+  }
+}
+
+const ENABLED = ["ollama/qwen", "ollama/deep", "openai/gpt-5", "openai/gpt-5.2", "anthropic/claude-opus-4-7"];
+const sessionFile = (id: string) => `${HOME}/sessions/${id}.jsonl`;
+
+async function seedAll(fs: MemoryFileSystem, url: string) {
+  await seedCache(fs, "ollama", "openai-chat", url, [{ id: "qwen" }, { id: "deep", reasoning: true }]);
+  await seedCache(fs, "openai", "openai-responses", url, [{ id: "gpt-5" }, { id: "gpt-5.2" }]);
+  await seedCache(fs, "anthropic", "anthropic-messages", url, [{ id: "claude-opus-4-7" }]);
+}
+
+async function server(fs: MemoryFileSystem, options: { model?: string; enabled?: string[]; env?: Record<string, string>; provider?: Awaited<ReturnType<typeof startFakeProvider>> } = {}): Promise<CatalogServer> {
+  const provider = options.provider ?? (await startFakeProvider());
+  if (!fs.exists(`${HOME}/catalog/ollama.json`)) await seedAll(fs, `${provider.url}/v1`);
+  const settings = builtinsAt(provider, { model: { provider: "ollama", model: options.model ?? "qwen" }, providers: { catalog: { enabled: options.enabled ?? ENABLED } } });
+  return await startCatalogServer({ provider, fs, env: options.env ?? {}, settings });
+}
+
+/** Selects `provider`/`model` on `session` from a fresh catalog page and the current selection revision. */
+async function select(run: CatalogServer, session: string, provider: string, model: string, effort?: Record<string, unknown>) {
+  const catalog = (await ok(run, "model.catalog")).revision;
+  const selection = (await selectionOf(run)).revision;
+  return await ok(run, "selection.set", { session_id: session, selection_revision: selection, catalog_revision: catalog, provider, model, ...(effort ? { effort } : {}) });
+}
+
+describe("status between an attachment's commit and its response", () => {
+  it("session.open: session_id and selection come from the same completed attachment", async () => {
+    const fs = new GatedFs();
+    const run = await server(fs);
+    try {
+      const saved = (await ok(run, "session.create")).session_id as string;
+      await select(run, saved, "openai", "gpt-5.2", { mode: "set", value: "high" });
+      const other = (await ok(run, "session.create")).session_id as string;
+      const before = await ok(run, "status");
+      assert.deepEqual([before.session_id, before.provider], [other, "ollama"]);
+      const gate = new Gate();
+      fs.gated = { path: `${HOME}/catalog/openai.json`, gate };
+      const opened = call(run, "session.open", { session_id: saved });
+      await gate.whenReached();
+      const during = await ok(run, "status");
+      gate.release();
+      assert.deepEqual((await opened).result?.notices, []);
+      const after = await ok(run, "status");
+      assert.deepEqual([after.session_id, after.provider, after.model], [saved, "openai", "gpt-5.2"]);
+      // Either the previous attachment with its selection, or the new one with its own: never a mix.
+      const pair = [during.session_id, (during.selection as { revision: string }).revision];
+      assert.ok(
+        JSON.stringify(pair) === JSON.stringify([other, (before.selection as { revision: string }).revision]) ||
+          JSON.stringify(pair) === JSON.stringify([saved, (after.selection as { revision: string }).revision]),
+        `status during the open mixes attachments: ${JSON.stringify(during)}`,
+      );
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+});
+
+describe("status between a session.create's attachment and its response", () => {
+  it("session.create: status keeps the previous session with its selection until the new one's is in place", async () => {
+    const fs = new GatedFs();
+    const run = await server(fs);
+    try {
+      const saved = (await ok(run, "session.create")).session_id as string;
+      await select(run, saved, "openai", "gpt-5", { mode: "set", value: "low" });
+      const before = await ok(run, "status");
+      const gate = new Gate();
+      fs.gated = { path: `${HOME}/catalog/ollama.json`, gate };
+      const created = call(run, "session.create");
+      await gate.whenReached();
+      const during = await ok(run, "status");
+      gate.release();
+      const fresh = (await created).result!.session_id;
+      assert.deepEqual([during.session_id, during.selection], [before.session_id, before.selection]);
+      const after = await ok(run, "status");
+      assert.deepEqual([after.session_id, after.provider], [fresh, "ollama"]);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+});
+
+describe("catalog observations and the selection revision", () => {
+  it("a fresh page that changes the effort semantics rotates the revision, and the old one is stale_selection", async () => {
+    const fs = new MemoryFileSystem();
+    const run = await server(fs, { model: "deep" });
+    try {
+      const session = (await ok(run, "session.create")).session_id as string;
+      const start = await selectionOf(run);
+      assert.deepEqual([start.model, start.effort_support], ["deep", "supported"]);
+      const catalog = (await ok(run, "model.catalog")).revision;
+      assert.equal((await selectionOf(run)).revision, start.revision, "an unchanged observation keeps the revision");
+      await seedCache(fs, "ollama", "openai-chat", `${run.provider.url}/v1`, [{ id: "qwen" }, { id: "deep", reasoning: false }]);
+      const fresh = (await ok(run, "model.catalog")).revision;
+      const changed = await selectionOf(run);
+      assert.notEqual(changed.revision, start.revision);
+      assert.deepEqual([changed.effort_support, changed.effective_effort], ["unsupported", null]);
+      const params = { session_id: session, selection_revision: start.revision, catalog_revision: fresh, provider: "ollama", model: "qwen" };
+      assert.equal(await fails(run, "selection.set", params), "stale_selection");
+      assert.notEqual(catalog, fresh);
+      assert.equal(fs.exists(sessionFile(session)), false);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
+  it("model.catalog.status changes neither the catalog snapshot nor the selection", async () => {
+    const run = await server(new MemoryFileSystem());
+    try {
+      const first = await ok(run, "model.catalog", { limit: 1 });
+      const selection = (await selectionOf(run)).revision;
+      await ok(run, "model.catalog.status");
+      const next = await ok(run, "model.catalog", { revision: first.revision, cursor: first.next_cursor, limit: 1 });
+      assert.equal(next.revision, first.revision);
+      assert.equal((await selectionOf(run)).revision, selection);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+});
+
+describe("revisions a mutation keeps and makes stale", () => {
+  it("selection.set keeps the catalog revision pageable and makes the prior history revision stale", async () => {
+    const run = await server(new MemoryFileSystem());
+    try {
+      const settings = run.fs.contents(`${HOME}/settings.jsonc`);
+      const session = (await ok(run, "session.create")).session_id as string;
+      const first = await ok(run, "model.catalog", { limit: 1 });
+      const params = { session_id: session, catalog_revision: first.revision, provider: "openai", model: "gpt-5", effort: { mode: "set", value: "low" } };
+      const one = await ok(run, "selection.set", { ...params, selection_revision: (await selectionOf(run)).revision });
+      assert.equal(one.catalog_revision, first.revision);
+      const next = await ok(run, "model.catalog", { revision: first.revision, cursor: first.next_cursor, limit: 1 });
+      assert.equal(next.revision, first.revision, "the catalog revision survives the mutation");
+      const two = await ok(run, "selection.set", { ...params, model: "gpt-5.2", selection_revision: (await selectionOf(run)).revision });
+      assert.notEqual(two.history_revision, one.history_revision);
+      assert.equal(await fails(run, "history.page", { session_id: session, revision: one.history_revision }), "stale_revision");
+      assert.equal((await ok(run, "history.page", { session_id: session, revision: two.history_revision })).complete, true);
+      const records = new TextDecoder().decode(run.fs.contents(sessionFile(session))).trim().split("\n").map((text) => JSON.parse(text).type);
+      assert.deepEqual(records, ["session", "session_preferences", "session_preferences"]);
+      assert.deepEqual(run.fs.contents(`${HOME}/settings.jsonc`), settings, "settings are never written");
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
+  it("a secret-like provider or model is invalid_params, like every other unsafe string", async () => {
+    const run = await server(new MemoryFileSystem());
+    try {
+      const session = (await ok(run, "session.create")).session_id as string;
+      const catalog = (await ok(run, "model.catalog")).revision;
+      const selection = (await selectionOf(run)).revision;
+      const base = { session_id: session, selection_revision: selection, catalog_revision: catalog, provider: "openai", model: "gpt-5" };
+      for (const bad of [{ model: "sk-ant-api03-abcdefghijklmnop1234567890" }, { model: "Bearer abcdefgh" }, { provider: "sk-proj-abcdefghijklmnopqrstuvwxyz012345" }]) {
+        assert.equal(await fails(run, "selection.set", { ...base, ...bad }), "invalid_params", JSON.stringify(bad));
+      }
+      assert.equal(run.fs.exists(sessionFile(session)), false);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+});
+
+describe("session.open restores through normal admission, without writing", () => {
+  it("a saved choice whose provider lost its key, or that is no longer enabled, keeps the startup selection; the file is untouched", async () => {
+    const provider = await startFakeProvider();
+    const fs = new MemoryFileSystem();
+    const first = await server(fs, { provider });
+    const session = (await ok(first, "session.create")).session_id as string;
+    await select(first, session, "anthropic", "claude-opus-4-7", { mode: "set", value: "max" });
+    await stopCatalogServer(first, false);
+    const bytes = fs.contents(sessionFile(session));
+
+    for (const options of [{ env: { ANTHROPIC_API_KEY: "" } }, { enabled: ["ollama/qwen"] }]) {
+      const next = await server(fs, { provider, ...options });
+      try {
+        const opened = await ok(next, "session.open", { session_id: session });
+        assert.deepEqual(opened.notices, ["saved_selection_unavailable"], JSON.stringify(options));
+        const kept = await selectionOf(next);
+        assert.deepEqual([kept.provider, kept.model, kept.requested_effort], ["ollama", "qwen", "max"]);
+        assert.deepEqual(fs.contents(sessionFile(session)), bytes, "restoration writes nothing");
+      } finally {
+        await stopCatalogServer(next, false);
+      }
+    }
+    await provider.close();
+  });
+});
+
+describe("status.selection after a failed startup", () => {
+  it("is null, and the catalog operations answer the startup's code", async () => {
+    const run = startServer();
+    run.runtime.fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify({ providers: { catalog: { enabled: ["nowhere/x"] } } }));
+    const init = await request(run, "i1", "initialize", { required_capabilities: ["status", "model.catalog", "selection.set"] }, (id, capabilities) => initLine(id, capabilities));
+    assert.equal(init.error?.code, "configuration_invalid");
+    const status = await request(run, "s1", "status");
+    assert.equal(status.result?.state, "failed");
+    assert.equal(status.result?.selection, null);
+    run.runtime.input.push(line("c1", "model.catalog") + line("x1", "selection.set", { session_id: "a", selection_revision: "s", catalog_revision: "c", provider: "ollama", model: "qwen" }));
+    const frames = await run.waitFrames(4);
+    assert.deepEqual(frames.slice(2).map((frame) => frame.error?.code), ["configuration_invalid", "configuration_invalid"]);
+    run.runtime.input.end();
+    await run.exit;
+  });
+});
