@@ -129,6 +129,21 @@ describe("catalog observations and the selection revision", () => {
     }
   });
 
+  it("the selected provider is relevant without an enabled id: its missing cache is a notice", async () => {
+    const fs = new MemoryFileSystem();
+    const run = await server(fs, { enabled: ["openai/gpt-5"] });
+    try {
+      assert.deepEqual((await ok(run, "model.catalog")).notices, []);
+      fs.unlink(`${HOME}/catalog/ollama.json`);
+      const page = await ok(run, "model.catalog");
+      assert.deepEqual([page.notices, (page.choices as { model: string }[]).map((choice) => choice.model)], [["provider_catalog_unavailable"], ["gpt-5"]]);
+      fs.unlink(`${HOME}/catalog/anthropic.json`);
+      assert.deepEqual((await ok(run, "model.catalog")).notices, ["provider_catalog_unavailable"], "an unused provider adds nothing");
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
   it("model.catalog.status changes neither the catalog snapshot nor the selection", async () => {
     const run = await server(new MemoryFileSystem());
     try {
@@ -163,6 +178,22 @@ describe("revisions a mutation keeps and makes stale", () => {
       const records = new TextDecoder().decode(run.fs.contents(sessionFile(session))).trim().split("\n").map((text) => JSON.parse(text).type);
       assert.deepEqual(records, ["session", "session_preferences", "session_preferences"]);
       assert.deepEqual(run.fs.contents(`${HOME}/settings.jsonc`), settings, "settings are never written");
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
+  it("selection.set makes the prior discovery revision stale", async () => {
+    const run = await server(new MemoryFileSystem());
+    try {
+      const sessions = [(await ok(run, "session.create")).session_id as string];
+      await select(run, sessions[0]!, "openai", "gpt-5");
+      sessions.push((await ok(run, "session.create")).session_id as string);
+      await select(run, sessions[1]!, "openai", "gpt-5");
+      const listed = await ok(run, "session.list", { limit: 1 });
+      assert.notEqual(listed.next_cursor, null);
+      await select(run, sessions[1]!, "openai", "gpt-5.2");
+      assert.equal(await fails(run, "session.list", { revision: listed.revision, cursor: listed.next_cursor, limit: 1 }), "stale_revision");
     } finally {
       await stopCatalogServer(run);
     }
