@@ -89,6 +89,22 @@ describe("catalog bounds at their boundaries", () => {
     }
   });
 
+  it(`catalog_page_entries: an omitted limit pages ${LIMITS.catalog_page_entries} choices at most`, async () => {
+    const provider = await startFakeProvider();
+    const fs = new MemoryFileSystem();
+    const models = Array.from({ length: 150 }, (_, i) => ({ id: `m${String(i).padStart(3, "0")}` }));
+    await seedCache(fs, "ollama", "openai-chat", `${provider.url}/v1`, models);
+    const run = await startCatalogServer({ provider, fs, settings: builtinsAt(provider, { providers: { catalog: { enabled: models.map((model) => `ollama/${model.id}`) } } }) });
+    try {
+      const page = await ok(run, "model.catalog");
+      assert.deepEqual([(page.choices as unknown[]).length, page.complete], [LIMITS.catalog_page_entries, false]);
+      const rest = await ok(run, "model.catalog", { revision: page.revision, cursor: page.next_cursor });
+      assert.deepEqual([(rest.choices as unknown[]).length, rest.complete, rest.next_cursor], [50, true, null]);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
   it("catalog_scan_ms: the deadline is checked after each file; a scan past 2,000 ms is catalog_limit", async () => {
     for (const [files, expected] of [[2, true], [3, false]] as const) {
       const clock = new ManualClock();

@@ -12,12 +12,13 @@ import { initLine, line, startServer } from "./support/harness.ts";
 import { request } from "./support/turns.ts";
 import { builtinsAt, call, type CatalogServer, fails, HOME, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
 
-/** A memory filesystem whose next `lstat` of one path waits at a gate. */
+/** A memory filesystem whose next `lstat` of one path (after `skip` others of it) waits at a gate. */
 class GatedFs extends MemoryFileSystem {
-  gated: { readonly path: string; readonly gate: Gate } | null = null;
+  gated: { readonly path: string; readonly gate: Gate; skip?: number } | null = null;
   override async lstat(path: string): Promise<FileInfo> {
     const gated = this.gated;
-    if (gated !== null && gated.path === path) {
+    if (gated !== null && gated.path === path && (gated.skip ?? 0) > 0) gated.skip! -= 1;
+    else if (gated !== null && gated.path === path) {
       this.gated = null;
       gated.gate.markReached();
       await gated.gate.released;
@@ -99,6 +100,48 @@ describe("status between a session.create's attachment and its response", () => 
       assert.deepEqual([during.session_id, during.selection], [before.session_id, before.selection]);
       const after = await ok(run, "status");
       assert.deepEqual([after.session_id, after.provider], [fresh, "ollama"]);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+});
+
+describe("selection.set on the one worker", () => {
+  it("validates twice: a cache changed after the first rescan is stale_catalog; meanwhile status shows the prior selection and other work is busy", async () => {
+    const fs = new GatedFs();
+    const run = await server(fs);
+    try {
+      const session = (await ok(run, "session.create")).session_id as string;
+      const catalog = (await ok(run, "model.catalog")).revision;
+      const before = await selectionOf(run);
+      const gate = new Gate();
+      // The first rescan reads openai.json once; the second one waits here.
+      fs.gated = { path: `${HOME}/catalog/openai.json`, gate, skip: 1 };
+      const params = { session_id: session, selection_revision: before.revision, catalog_revision: catalog, provider: "openai", model: "gpt-5" };
+      const pending = call(run, "selection.set", params);
+      await gate.whenReached();
+      assert.deepEqual(await selectionOf(run), before);
+      assert.equal(await fails(run, "model.catalog"), "busy");
+      assert.equal(await fails(run, "turn.start", { session_id: session, prompt: "hi" }), "busy");
+      await seedCache(fs, "openai", "openai-responses", `${run.provider.url}/v1`, [{ id: "gpt-5" }]);
+      gate.release();
+      assert.equal((await pending).error?.code, "stale_catalog");
+      assert.equal(fs.exists(sessionFile(session)), false);
+      assert.deepEqual(await selectionOf(run), before);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
+  it("a catalog revision replaced by a fresh page is stale_catalog, for continuations and for selection.set", async () => {
+    const run = await server(new MemoryFileSystem());
+    try {
+      const session = (await ok(run, "session.create")).session_id as string;
+      const first = await ok(run, "model.catalog", { limit: 1 });
+      await ok(run, "model.catalog", { limit: 1 });
+      assert.equal(await fails(run, "model.catalog", { revision: first.revision, cursor: first.next_cursor, limit: 1 }), "stale_catalog");
+      const params = { session_id: session, selection_revision: (await selectionOf(run)).revision, catalog_revision: first.revision, provider: "openai", model: "gpt-5" };
+      assert.equal(await fails(run, "selection.set", params), "stale_catalog");
     } finally {
       await stopCatalogServer(run);
     }
