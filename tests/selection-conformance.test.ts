@@ -242,6 +242,27 @@ describe("revisions a mutation keeps and makes stale", () => {
     }
   });
 
+  it("params: each of the five required fields, the id grammars, the 256-byte names and a duplicate nested key are invalid_params", async () => {
+    const run = await server(new MemoryFileSystem());
+    try {
+      const session = (await ok(run, "session.create")).session_id as string;
+      const base: Record<string, unknown> = { session_id: session, selection_revision: (await selectionOf(run)).revision, catalog_revision: (await ok(run, "model.catalog")).revision, provider: "openai", model: "gpt-5" };
+      for (const field of Object.keys(base)) {
+        const { [field]: _, ...rest } = base;
+        assert.equal(await fails(run, "selection.set", rest), "invalid_params", `without ${field}`);
+      }
+      const wrong = [{ session_id: "a/b" }, { session_id: "s".repeat(65) }, { selection_revision: "r".repeat(65) }, { catalog_revision: "bad id" }, { provider: "p".repeat(257) }, { model: "\u00e9".repeat(129) }, { provider: null }, { effort: null }];
+      for (const bad of wrong) assert.equal(await fails(run, "selection.set", { ...base, ...bad }), "invalid_params", JSON.stringify(bad));
+      // 256 bytes exactly is a valid name: refused only because it is no choice.
+      assert.equal(await fails(run, "selection.set", { ...base, model: "\u00e9".repeat(128) }), "selection_invalid");
+      const raw = `{"protocol":"magi-code.local-agent","version":1,"id":"dup1","method":"selection.set","params":${JSON.stringify(base).slice(0, -1)},"effort":{"mode":"keep","mode":"keep"}}}\n`;
+      assert.equal((await request(run, "dup1", "selection.set", {}, () => raw)).error?.code, "invalid_params");
+      assert.equal(run.fs.exists(sessionFile(session)), false);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
   it("a secret-like provider or model is invalid_params, like every other unsafe string", async () => {
     const run = await server(new MemoryFileSystem());
     try {
