@@ -226,6 +226,19 @@ describe("revisions a mutation keeps and makes stale", () => {
     }
   });
 
+  it("a failed session.open keeps the selection and its revision", async () => {
+    const run = await server(new MemoryFileSystem());
+    try {
+      await ok(run, "session.create");
+      const before = await ok(run, "status");
+      assert.equal(await fails(run, "session.open", { session_id: "missing-session" }), "session_missing");
+      const after = await ok(run, "status");
+      assert.deepEqual([after.session_id, after.selection], [before.session_id, before.selection]);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
   it("selection.set makes the prior discovery revision stale", async () => {
     const run = await server(new MemoryFileSystem());
     try {
@@ -310,14 +323,15 @@ describe("status.selection after a failed startup", () => {
   it("is null, and the catalog operations answer the startup's code", async () => {
     const run = startServer();
     run.runtime.fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify({ providers: { catalog: { enabled: ["nowhere/x"] } } }));
+    assert.equal((await request(run, "early", "selection.set", { session_id: "a", selection_revision: "s", catalog_revision: "c", provider: "ollama", model: "qwen" })).error?.code, "not_initialized");
     const init = await request(run, "i1", "initialize", { required_capabilities: ["status", "model.catalog", "selection.set"] }, (id, capabilities) => initLine(id, capabilities));
     assert.equal(init.error?.code, "configuration_invalid");
     const status = await request(run, "s1", "status");
     assert.equal(status.result?.state, "failed");
     assert.equal(status.result?.selection, null);
     run.runtime.input.push(line("c1", "model.catalog") + line("x1", "selection.set", { session_id: "a", selection_revision: "s", catalog_revision: "c", provider: "ollama", model: "qwen" }));
-    const frames = await run.waitFrames(4);
-    assert.deepEqual(frames.slice(2).map((frame) => frame.error?.code), ["configuration_invalid", "configuration_invalid"]);
+    const frames = await run.waitFrames(5);
+    assert.deepEqual(frames.slice(3).map((frame) => frame.error?.code), ["configuration_invalid", "configuration_invalid"]);
     run.runtime.input.end();
     await run.exit;
   });
