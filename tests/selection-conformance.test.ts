@@ -10,7 +10,7 @@ import type { FileInfo } from "../src/host/runtime.ts";
 import { Gate, startFakeProvider } from "./support/fake-provider.ts";
 import { initLine, line, startServer } from "./support/harness.ts";
 import { request } from "./support/turns.ts";
-import { builtinsAt, call, type CatalogServer, fails, HOME, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
+import { builtinsAt, call, CATALOG_CAPABILITIES, type CatalogServer, fails, HOME, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
 
 /** A memory filesystem whose next `lstat` of one path (after `skip` others of it) waits at a gate. */
 class GatedFs extends MemoryFileSystem {
@@ -36,11 +36,19 @@ async function seedAll(fs: MemoryFileSystem, url: string) {
   await seedCache(fs, "anthropic", "anthropic-messages", url, [{ id: "claude-opus-4-7" }]);
 }
 
-async function server(fs: MemoryFileSystem, options: { model?: string; enabled?: string[]; env?: Record<string, string>; provider?: Awaited<ReturnType<typeof startFakeProvider>> } = {}): Promise<CatalogServer> {
+interface ServerOptions {
+  model?: string;
+  enabled?: string[];
+  env?: Record<string, string>;
+  provider?: Awaited<ReturnType<typeof startFakeProvider>>;
+  capabilities?: string[];
+}
+
+async function server(fs: MemoryFileSystem, options: ServerOptions = {}): Promise<CatalogServer> {
   const provider = options.provider ?? (await startFakeProvider());
   if (!fs.exists(`${HOME}/catalog/ollama.json`)) await seedAll(fs, `${provider.url}/v1`);
   const settings = builtinsAt(provider, { model: { provider: "ollama", model: options.model ?? "qwen" }, providers: { catalog: { enabled: options.enabled ?? ENABLED } } });
-  return await startCatalogServer({ provider, fs, env: options.env ?? {}, settings });
+  return await startCatalogServer({ provider, fs, env: options.env ?? {}, settings, capabilities: options.capabilities ?? CATALOG_CAPABILITIES });
 }
 
 /** Selects `provider`/`model` on `session` from a fresh catalog page and the current selection revision. */
@@ -128,6 +136,39 @@ describe("selection.set on the one worker", () => {
       assert.equal((await pending).error?.code, "stale_catalog");
       assert.equal(fs.exists(sessionFile(session)), false);
       assert.deepEqual(await selectionOf(run), before);
+    } finally {
+      await stopCatalogServer(run);
+    }
+  });
+
+  it("operation.cancel stops model.catalog and model.catalog.status, answering them first; selection.set is not cancellable by id", async () => {
+    const fs = new GatedFs();
+    const run = await server(fs, { capabilities: [...CATALOG_CAPABILITIES, "operation.cancel"] });
+    try {
+      const session = (await ok(run, "session.create")).session_id as string;
+      for (const method of ["model.catalog", "model.catalog.status"]) {
+        const gate = new Gate();
+        fs.gated = { path: `${HOME}/catalog/ollama.json`, gate };
+        const pending = request(run, `${method}-1`, method);
+        await gate.whenReached();
+        const cancel = await request(run, `${method}-cancel`, "operation.cancel", { id: `${method}-1` });
+        gate.release();
+        assert.deepEqual(cancel.result, { cancellation_requested: true });
+        const answer = await pending;
+        assert.equal(answer.error?.code, "operation_cancelled");
+        assert.ok((answer.seq as number) < (cancel.seq as number), "the cancelled request is answered before the cancel");
+        // The worker stays occupied until the cancelled work reaches its next check.
+        while ((await call(run, "model.catalog")).error?.code === "busy");
+      }
+      const catalog = (await ok(run, "model.catalog")).revision;
+      const gate = new Gate();
+      fs.gated = { path: `${HOME}/catalog/openai.json`, gate };
+      const params = { session_id: session, selection_revision: (await selectionOf(run)).revision, catalog_revision: catalog, provider: "openai", model: "gpt-5" };
+      const pending = request(run, "select-1", "selection.set", params);
+      await gate.whenReached();
+      assert.equal((await request(run, "select-cancel", "operation.cancel", { id: "select-1" })).error?.code, "stale_operation");
+      gate.release();
+      assert.equal((await pending).result?.durable, true);
     } finally {
       await stopCatalogServer(run);
     }
