@@ -9,7 +9,8 @@ import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { FileInfo } from "../src/host/runtime.ts";
 import { Gate, startFakeProvider } from "./support/fake-provider.ts";
 import { initLine, line, startServer } from "./support/harness.ts";
-import { request } from "./support/turns.ts";
+import { reply } from "./support/provider-scripts.ts";
+import { request, runEvents } from "./support/turns.ts";
 import { builtinsAt, call, CATALOG_CAPABILITIES, type CatalogServer, fails, HOME, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
 
 /** A memory filesystem whose next `lstat` of one path (after `skip` others of it) waits at a gate. */
@@ -357,6 +358,32 @@ describe("session.open restores through normal admission, without writing", () =
       }
     }
     await provider.close();
+  });
+});
+
+describe("turns use the restored selection", () => {
+  it("a saved effort the model no longer permits stays requested, and the turn sends no override", async () => {
+    const provider = await startFakeProvider();
+    const fs = new MemoryFileSystem();
+    const first = await server(fs, { provider });
+    const session = (await ok(first, "session.create")).session_id as string;
+    await select(first, session, "ollama", "deep", { mode: "set", value: "high" });
+    await stopCatalogServer(first, false);
+    await seedCache(fs, "ollama", "openai-chat", `${provider.url}/v1`, [{ id: "qwen" }, { id: "deep", reasoning: false }]);
+    const next = await server(fs, { provider });
+    try {
+      assert.deepEqual((await ok(next, "session.open", { session_id: session })).notices, ["saved_selection_notice"]);
+      const restored = await selectionOf(next);
+      assert.deepEqual([restored.model, restored.requested_effort, restored.effective_effort], ["deep", "high", null]);
+      provider.enqueue(reply("openai-chat", { text: ["hi"] }));
+      const started = await ok(next, "turn.start", { session_id: session, prompt: "hello" });
+      const events = await runEvents(next, started.run_id as string);
+      assert.equal((events.at(-1)!.data as { outcome: string }).outcome, "completed");
+      const body = provider.log.at(-1)!.body as Record<string, unknown>;
+      assert.deepEqual([body.model, "reasoning_effort" in body], ["deep", false]);
+    } finally {
+      await stopCatalogServer(next);
+    }
   });
 });
 
