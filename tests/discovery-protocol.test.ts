@@ -9,6 +9,8 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import type { ReadHandle } from "../src/host/runtime.ts";
 import { Gate } from "./support/fake-provider.ts";
 import { type Frame, line, type Run, startServer } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
@@ -167,4 +169,43 @@ describe("shutdown and turns around a listing", () => {
     assert.deepEqual((listed.result as { sessions: { session_id: string; eligibility: string }[] }).sessions.map((entry) => [entry.session_id, entry.eligibility]), [[sessionId, "available"]]);
     assert.equal(await stopTurnServer(server), 0);
   });
+});
+
+/** A memory filesystem whose opens of histories wait for `gate` once it is set: an OS call the scan cannot interrupt. */
+class HeldOpens extends MemoryFileSystem {
+  gate: Gate | null = null;
+  override async openRead(path: string): Promise<ReadHandle> {
+    const gate = this.gate;
+    if (gate !== null && path.endsWith(".jsonl")) {
+      gate.markReached();
+      await gate.released;
+    }
+    return await super.openRead(path);
+  }
+}
+
+describe("a listing held inside a filesystem call", () => {
+  for (const method of ["session.list", "session.discover"]) {
+    it(`${method}: status is answered, operation.cancel answers it at once, the worker stays busy until the call returns`, async () => {
+      const fs = new HeldOpens();
+      const run = startServer({ fs });
+      writeSession(run.runtime, "one");
+      assert.ok((await call(run, "init", "initialize", { required_capabilities: [...BASE, "session.discover", "operation.cancel"] })).result);
+      const gate = fs.gate = new Gate();
+      run.runtime.input.push(line("l1", method));
+      await gate.whenReached();
+      assert.equal((await call(run, "s1", "status")).result!.state, "idle");
+      assert.equal(run.frames().some((frame) => frame.id === "l1"), false, "the listing is still held");
+      assert.deepEqual((await call(run, "c1", "operation.cancel", { id: "l1" })).result, { cancellation_requested: true });
+      assert.equal((await answer(run, "l1")).error?.code, "operation_cancelled");
+      assert.equal((await call(run, "l2", "session.list")).error?.code, "busy", "the cancelled scan has not stopped yet");
+      fs.gate = null;
+      gate.release();
+      let retry: Frame;
+      for (let n = 0; (retry = await call(run, `l3-${n}`, "session.list")).error?.code === "busy"; n++) await new Promise((resolve) => setTimeout(resolve, 1));
+      assert.ok(retry.result, `after the call returned: ${retry.error?.code}`);
+      assert.deepEqual((await call(run, "bye", "shutdown")).result, { state: "stopping" });
+      assert.equal(await run.exit, 0);
+    });
+  }
 });
