@@ -77,6 +77,13 @@ describe("operation.cancel", () => {
     const bad: Record<string, unknown>[] = [{ id: "x", extra: 1 }, { id: 7 }, { id: null }, { id: "" }, { id: "x".repeat(65) }, { id: "a b" }, { ids: "x" }];
     for (const [n, params] of bad.entries()) assert.equal((await call(run, `c${n}`, "operation.cancel", params)).error?.code, "invalid_params", JSON.stringify(params));
     assert.equal((await call(run, "c-ok", "operation.cancel", { id: "x".repeat(64) })).error?.code, "stale_operation");
+    // Duplicate keys, literal or escaped, inside params of each operation.
+    const raw = (id: string, method: string, params: string) => `{"protocol":"magi-code.local-agent","version":1,"id":"${id}","method":"${method}","params":${params}}\n`;
+    run.runtime.input.push(
+      raw("dup1", "operation.cancel", '{"id":"a","id":"b"}') + raw("dup2", "session.list", '{"limit":1,"\\u006cimit":2}') +
+        raw("dup3", "session.discover", '{"revision":null,"revision":null}'),
+    );
+    for (const id of ["dup1", "dup2", "dup3"]) assert.equal((await answer(run, id)).error?.code, "invalid_params", id);
     await stop(run);
   });
 
