@@ -215,4 +215,18 @@ describe("a listing held inside a filesystem call", () => {
       assert.equal(await run.exit, 0);
     });
   }
+
+  it("EOF during a held listing answers it operation_cancelled, and the child exits 0 once the call returns", async () => {
+    const fs = new HeldOpens();
+    const run = startServer({ fs });
+    writeSession(run.runtime, "one");
+    assert.ok((await call(run, "init", "initialize", { required_capabilities: BASE })).result);
+    const gate = fs.gate = new Gate();
+    run.runtime.input.push(line("l1", "session.list"));
+    await gate.whenReached();
+    run.runtime.input.end();
+    assert.equal((await answer(run, "l1")).error?.code, "operation_cancelled");
+    gate.release();
+    assert.equal(await run.exit, 0);
+  });
 });
