@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMemoryRuntime, type MemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
-import type { FileInfo, ReadHandle } from "../src/host/runtime.ts";
+import type { DirEntry, FileInfo, ReadHandle } from "../src/host/runtime.ts";
+import { LIMITS } from "../src/protocol/limits.ts";
 import { SessionDiscovery } from "../src/store/discovery/discovery.ts";
 import { SessionListing } from "../src/store/discovery/listing.ts";
 import { type DiscoverPage, discoverAll, discoverNext } from "./support/discover.ts";
@@ -150,6 +151,12 @@ async function tree(runtime: MemoryRuntime, root: string): Promise<Record<string
 /** A memory filesystem that runs `beforeLstat(path)` ahead of each `lstat`, and reports `modes` overrides. */
 class Hooked extends MemoryFileSystem {
   beforeLstat: (path: string) => void = () => {};
+  beforeReadDir: (call: number) => void = () => {};
+  #readDirs = 0;
+  override readDir(path: string, maxEntries?: number): Promise<DirEntry[]> {
+    this.beforeReadDir(++this.#readDirs);
+    return super.readDir(path, maxEntries);
+  }
   readonly modes = new Map<string, number>();
   #mode(path: string, info: FileInfo): FileInfo {
     const mode = this.modes.get(path);
@@ -222,5 +229,19 @@ describe("a session.list continuation compares permissions and the attachment, a
     assert.deepEqual(await listing.list({ revision, cursor, limit: 1 }, never), { ok: false, code: "stale_revision" });
     attached = null;
     assert.deepEqual(await listing.list({ revision, cursor, limit: 1 }, never), { ok: false, code: "stale_revision" });
+  });
+});
+
+describe("both inventory passes enforce discovery_directory_entries", () => {
+  it("a directory that grows past the bound between the passes is discovery_limit", async () => {
+    const fs = new Hooked();
+    const runtime = createMemoryRuntime({ fs });
+    await fs.mkdir(SESSIONS, 0o700);
+    writeSession(runtime, "only");
+    for (let n = 1; n < LIMITS.discovery_directory_entries; n++) runtime.fs.writeFile(`${SESSIONS}/side${n}.meta.json`, "{}", 0o600);
+    fs.beforeReadDir = (call) => {
+      if (call === 2) runtime.fs.writeFile(`${SESSIONS}/one-more.tmp`, "", 0o600);
+    };
+    assert.deepEqual(await both(runtime).list(), { code: "discovery_limit" });
   });
 });
