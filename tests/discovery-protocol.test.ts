@@ -181,9 +181,10 @@ describe("shutdown and turns around a listing", () => {
 /** A memory filesystem whose opens of histories wait for `gate` once it is set: an OS call the scan cannot interrupt. */
 class HeldOpens extends MemoryFileSystem {
   gate: Gate | null = null;
+  held = (path: string) => path.endsWith(".jsonl");
   override async openRead(path: string): Promise<ReadHandle> {
     const gate = this.gate;
-    if (gate !== null && path.endsWith(".jsonl")) {
+    if (gate !== null && this.held(path)) {
       gate.markReached();
       await gate.released;
     }
@@ -229,4 +230,28 @@ describe("a listing held inside a filesystem call", () => {
     gate.release();
     assert.equal(await run.exit, 0);
   });
+});
+
+describe("operation.cancel of the catalog reads", () => {
+  for (const method of ["model.catalog", "model.catalog.status"]) {
+    it(`cancels a ${method} held inside a cache read: operation_cancelled first, then cancellation_requested`, async () => {
+      const fs = new HeldOpens();
+      fs.held = (path) => path.includes("/catalog/");
+      const run = startServer({ fs });
+      fs.writeFile("/home/user/.magi-code/catalog/ollama.json", "{}", 0o600);
+      const capabilities = ["model.catalog", "model.catalog.status", "operation.cancel", "status", "shutdown"];
+      assert.ok((await call(run, "init", "initialize", { required_capabilities: capabilities })).result);
+      const gate = fs.gate = new Gate();
+      run.runtime.input.push(line("m1", method));
+      await gate.whenReached();
+      const result = await call(run, "c1", "operation.cancel", { id: "m1" });
+      const cancelled = await answer(run, "m1");
+      assert.equal(cancelled.error?.code, "operation_cancelled");
+      assert.deepEqual(result.result, { cancellation_requested: true });
+      assert.ok(cancelled.seq < result.seq);
+      fs.gate = null;
+      gate.release();
+      await stop(run);
+    });
+  }
 });
