@@ -60,6 +60,16 @@ describe("negotiated session.discover and operation.cancel: params, then phase, 
     await stop(negotiated);
   });
 
+  it("a preflight-rejected initialize negotiates nothing: the corrected one's list decides", async () => {
+    const run = startServer();
+    const rejected = await call(run, "init0", "initialize", { required_capabilities: [...BASE, "session.discover", "operation.cancel", "no.such"] });
+    assert.equal(rejected.error?.code, "unsupported_capability");
+    assert.ok((await call(run, "init1", "initialize", { required_capabilities: BASE })).result);
+    assert.equal((await call(run, "d1", "session.discover")).error?.code, "unsupported_capability");
+    assert.equal((await call(run, "c1", "operation.cancel", { id: "d1" })).error?.code, "unsupported_capability");
+    await stop(run);
+  });
+
   it("after a failed startup, session.list, session.discover and operation.cancel answer the failed startup's code", async () => {
     const run = startServer();
     run.runtime.fs.writeFile("/home/user/.magi-code/settings.jsonc", '{ "model": { "provider": 7 } }');
