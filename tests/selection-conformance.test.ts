@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { FileInfo } from "../src/host/runtime.ts";
 import { Gate, startFakeProvider } from "./support/fake-provider.ts";
-import { initLine, line, startServer } from "./support/harness.ts";
+import { type Frame, initLine, line, startServer } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { request, runEvents } from "./support/turns.ts";
 import { builtinsAt, call, CATALOG_CAPABILITIES, type CatalogServer, fails, HOME, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
@@ -26,6 +26,17 @@ class GatedFs extends MemoryFileSystem {
     }
     return await super.lstat(path);
   }
+}
+
+/** Sends a request while the next `lstat` of `path` (after `skip` others) is held; returns what `meanwhile` saw and the answer. */
+async function held<T>(fs: GatedFs, path: string, send: () => Promise<Frame>, meanwhile: () => Promise<T>, skip = 0): Promise<{ answer: Frame; seen: T }> {
+  const gate = new Gate();
+  fs.gated = { path, gate, skip };
+  const pending = send();
+  await gate.whenReached();
+  const seen = await meanwhile();
+  gate.release();
+  return { answer: await pending, seen };
 }
 
 const ENABLED = ["ollama/qwen", "ollama/deep", "openai/gpt-5", "openai/gpt-5.2", "anthropic/claude-opus-4-7"];
@@ -52,6 +63,16 @@ async function server(fs: MemoryFileSystem, options: ServerOptions = {}): Promis
   return await startCatalogServer({ provider, fs, env: options.env ?? {}, settings, capabilities: options.capabilities ?? CATALOG_CAPABILITIES });
 }
 
+/** Runs `body` against a server on `fs`, stopping it afterwards. */
+async function withServer(fs: MemoryFileSystem, options: ServerOptions, body: (run: CatalogServer) => Promise<void>): Promise<void> {
+  const run = await server(fs, options);
+  try {
+    await body(run);
+  } finally {
+    await stopCatalogServer(run);
+  }
+}
+
 /** Selects `provider`/`model` on `session` from a fresh catalog page and the current selection revision. */
 async function select(run: CatalogServer, session: string, provider: string, model: string, effort?: Record<string, unknown>) {
   const catalog = (await ok(run, "model.catalog")).revision;
@@ -62,20 +83,14 @@ async function select(run: CatalogServer, session: string, provider: string, mod
 describe("status between an attachment's commit and its response", () => {
   it("session.open: session_id and selection come from the same completed attachment", async () => {
     const fs = new GatedFs();
-    const run = await server(fs);
-    try {
+    await withServer(fs, {}, async (run) => {
       const saved = (await ok(run, "session.create")).session_id as string;
       await select(run, saved, "openai", "gpt-5.2", { mode: "set", value: "high" });
       const other = (await ok(run, "session.create")).session_id as string;
       const before = await ok(run, "status");
       assert.deepEqual([before.session_id, before.provider], [other, "ollama"]);
-      const gate = new Gate();
-      fs.gated = { path: `${HOME}/catalog/openai.json`, gate };
-      const opened = call(run, "session.open", { session_id: saved });
-      await gate.whenReached();
-      const during = await ok(run, "status");
-      gate.release();
-      assert.deepEqual((await opened).result?.notices, []);
+      const { answer, seen: during } = await held(fs, `${HOME}/catalog/openai.json`, () => call(run, "session.open", { session_id: saved }), () => ok(run, "status"));
+      assert.deepEqual(answer.result?.notices, []);
       const after = await ok(run, "status");
       assert.deepEqual([after.session_id, after.provider, after.model], [saved, "openai", "gpt-5.2"]);
       // Either the previous attachment with its selection, or the new one with its own: never a mix.
@@ -85,116 +100,84 @@ describe("status between an attachment's commit and its response", () => {
           JSON.stringify(pair) === JSON.stringify([saved, (after.selection as { revision: string }).revision]),
         `status during the open mixes attachments: ${JSON.stringify(during)}`,
       );
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 });
 
 describe("status between a session.create's attachment and its response", () => {
   it("session.create: status keeps the previous session with its selection until the new one's is in place", async () => {
     const fs = new GatedFs();
-    const run = await server(fs);
-    try {
+    await withServer(fs, {}, async (run) => {
       const saved = (await ok(run, "session.create")).session_id as string;
       await select(run, saved, "openai", "gpt-5", { mode: "set", value: "low" });
       const before = await ok(run, "status");
-      const gate = new Gate();
-      fs.gated = { path: `${HOME}/catalog/ollama.json`, gate };
-      const created = call(run, "session.create");
-      await gate.whenReached();
-      const during = await ok(run, "status");
-      gate.release();
-      const fresh = (await created).result!.session_id;
+      const { answer, seen: during } = await held(fs, `${HOME}/catalog/ollama.json`, () => call(run, "session.create"), () => ok(run, "status"));
+      const fresh = answer.result!.session_id;
       assert.deepEqual([during.session_id, during.selection], [before.session_id, before.selection]);
       const after = await ok(run, "status");
       assert.deepEqual([after.session_id, after.provider], [fresh, "ollama"]);
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 });
 
 describe("selection.set on the one worker", () => {
   it("validates twice: a cache changed after the first rescan is stale_catalog; meanwhile status shows the prior selection and other work is busy", async () => {
     const fs = new GatedFs();
-    const run = await server(fs);
-    try {
+    await withServer(fs, {}, async (run) => {
       const session = (await ok(run, "session.create")).session_id as string;
       const catalog = (await ok(run, "model.catalog")).revision;
       const before = await selectionOf(run);
-      const gate = new Gate();
-      // The first rescan reads openai.json once; the second one waits here.
-      fs.gated = { path: `${HOME}/catalog/openai.json`, gate, skip: 1 };
       const params = { session_id: session, selection_revision: before.revision, catalog_revision: catalog, provider: "openai", model: "gpt-5" };
-      const pending = call(run, "selection.set", params);
-      await gate.whenReached();
-      assert.deepEqual(await selectionOf(run), before);
-      assert.equal(await fails(run, "model.catalog"), "busy");
-      assert.equal(await fails(run, "turn.start", { session_id: session, prompt: "hi" }), "busy");
-      await seedCache(fs, "openai", "openai-responses", `${run.provider.url}/v1`, [{ id: "gpt-5" }]);
-      gate.release();
-      assert.equal((await pending).error?.code, "stale_catalog");
+      // The first rescan reads openai.json once; the second one waits.
+      const { answer } = await held(fs, `${HOME}/catalog/openai.json`, () => call(run, "selection.set", params), async () => {
+        assert.deepEqual(await selectionOf(run), before);
+        assert.equal(await fails(run, "model.catalog"), "busy");
+        assert.equal(await fails(run, "turn.start", { session_id: session, prompt: "hi" }), "busy");
+        await seedCache(fs, "openai", "openai-responses", `${run.provider.url}/v1`, [{ id: "gpt-5" }]);
+      }, 1);
+      assert.equal(answer.error?.code, "stale_catalog");
       assert.equal(fs.exists(sessionFile(session)), false);
       assert.deepEqual(await selectionOf(run), before);
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 
   it("operation.cancel stops model.catalog and model.catalog.status, answering them first; selection.set is not cancellable by id", async () => {
     const fs = new GatedFs();
-    const run = await server(fs, { capabilities: [...CATALOG_CAPABILITIES, "operation.cancel"] });
-    try {
+    await withServer(fs, { capabilities: [...CATALOG_CAPABILITIES, "operation.cancel"] }, async (run) => {
       const session = (await ok(run, "session.create")).session_id as string;
       for (const method of ["model.catalog", "model.catalog.status"]) {
-        const gate = new Gate();
-        fs.gated = { path: `${HOME}/catalog/ollama.json`, gate };
-        const pending = request(run, `${method}-1`, method);
-        await gate.whenReached();
-        const cancel = await request(run, `${method}-cancel`, "operation.cancel", { id: `${method}-1` });
-        gate.release();
+        const send = () => request(run, `${method}-1`, method);
+        const { answer, seen: cancel } = await held(fs, `${HOME}/catalog/ollama.json`, send, () => request(run, `${method}-cancel`, "operation.cancel", { id: `${method}-1` }));
         assert.deepEqual(cancel.result, { cancellation_requested: true });
-        const answer = await pending;
         assert.equal(answer.error?.code, "operation_cancelled");
         assert.ok((answer.seq as number) < (cancel.seq as number), "the cancelled request is answered before the cancel");
         // The worker stays occupied until the cancelled work reaches its next check.
         while ((await call(run, "model.catalog")).error?.code === "busy");
       }
       const catalog = (await ok(run, "model.catalog")).revision;
-      const gate = new Gate();
-      fs.gated = { path: `${HOME}/catalog/openai.json`, gate };
       const params = { session_id: session, selection_revision: (await selectionOf(run)).revision, catalog_revision: catalog, provider: "openai", model: "gpt-5" };
-      const pending = request(run, "select-1", "selection.set", params);
-      await gate.whenReached();
-      assert.equal((await request(run, "select-cancel", "operation.cancel", { id: "select-1" })).error?.code, "stale_operation");
-      gate.release();
-      assert.equal((await pending).result?.durable, true);
-    } finally {
-      await stopCatalogServer(run);
-    }
+      const { answer, seen } = await held(fs, `${HOME}/catalog/openai.json`, () => request(run, "select-1", "selection.set", params), () => request(run, "select-cancel", "operation.cancel", { id: "select-1" }));
+      assert.equal(seen.error?.code, "stale_operation");
+      assert.equal(answer.result?.durable, true);
+    });
   });
 
   it("a catalog revision replaced by a fresh page is stale_catalog, for continuations and for selection.set", async () => {
-    const run = await server(new MemoryFileSystem());
-    try {
+    await withServer(new MemoryFileSystem(), {}, async (run) => {
       const session = (await ok(run, "session.create")).session_id as string;
       const first = await ok(run, "model.catalog", { limit: 1 });
       await ok(run, "model.catalog", { limit: 1 });
       assert.equal(await fails(run, "model.catalog", { revision: first.revision, cursor: first.next_cursor, limit: 1 }), "stale_catalog");
       const params = { session_id: session, selection_revision: (await selectionOf(run)).revision, catalog_revision: first.revision, provider: "openai", model: "gpt-5" };
       assert.equal(await fails(run, "selection.set", params), "stale_catalog");
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 });
 
 describe("catalog observations and the selection revision", () => {
   it("a fresh page that changes the effort semantics rotates the revision, and the old one is stale_selection", async () => {
     const fs = new MemoryFileSystem();
-    const run = await server(fs, { model: "deep" });
-    try {
+    await withServer(fs, { model: "deep" }, async (run) => {
       const session = (await ok(run, "session.create")).session_id as string;
       const start = await selectionOf(run);
       assert.deepEqual([start.model, start.effort_support], ["deep", "supported"]);
@@ -209,45 +192,36 @@ describe("catalog observations and the selection revision", () => {
       assert.equal(await fails(run, "selection.set", params), "stale_selection");
       assert.notEqual(catalog, fresh);
       assert.equal(fs.exists(sessionFile(session)), false);
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 
   it("the selected provider is relevant without an enabled id: its missing cache is a notice", async () => {
     const fs = new MemoryFileSystem();
-    const run = await server(fs, { enabled: ["openai/gpt-5"] });
-    try {
+    await withServer(fs, { enabled: ["openai/gpt-5"] }, async (run) => {
       assert.deepEqual((await ok(run, "model.catalog")).notices, []);
       fs.unlink(`${HOME}/catalog/ollama.json`);
       const page = await ok(run, "model.catalog");
       assert.deepEqual([page.notices, (page.choices as { model: string }[]).map((choice) => choice.model)], [["provider_catalog_unavailable"], ["gpt-5"]]);
       fs.unlink(`${HOME}/catalog/anthropic.json`);
       assert.deepEqual((await ok(run, "model.catalog")).notices, ["provider_catalog_unavailable"], "an unused provider adds nothing");
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 
   it("model.catalog.status changes neither the catalog snapshot nor the selection", async () => {
-    const run = await server(new MemoryFileSystem());
-    try {
+    await withServer(new MemoryFileSystem(), {}, async (run) => {
       const first = await ok(run, "model.catalog", { limit: 1 });
       const selection = (await selectionOf(run)).revision;
       await ok(run, "model.catalog.status");
       const next = await ok(run, "model.catalog", { revision: first.revision, cursor: first.next_cursor, limit: 1 });
       assert.equal(next.revision, first.revision);
       assert.equal((await selectionOf(run)).revision, selection);
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 });
 
 describe("revisions a mutation keeps and makes stale", () => {
   it("selection.set keeps the catalog revision pageable and makes the prior history revision stale", async () => {
-    const run = await server(new MemoryFileSystem());
-    try {
+    await withServer(new MemoryFileSystem(), {}, async (run) => {
       const settings = run.fs.contents(`${HOME}/settings.jsonc`);
       const session = (await ok(run, "session.create")).session_id as string;
       const first = await ok(run, "model.catalog", { limit: 1 });
@@ -263,27 +237,21 @@ describe("revisions a mutation keeps and makes stale", () => {
       const records = new TextDecoder().decode(run.fs.contents(sessionFile(session))).trim().split("\n").map((text) => JSON.parse(text).type);
       assert.deepEqual(records, ["session", "session_preferences", "session_preferences"]);
       assert.deepEqual(run.fs.contents(`${HOME}/settings.jsonc`), settings, "settings are never written");
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 
   it("a failed session.open keeps the selection and its revision", async () => {
-    const run = await server(new MemoryFileSystem());
-    try {
+    await withServer(new MemoryFileSystem(), {}, async (run) => {
       await ok(run, "session.create");
       const before = await ok(run, "status");
       assert.equal(await fails(run, "session.open", { session_id: "missing-session" }), "session_missing");
       const after = await ok(run, "status");
       assert.deepEqual([after.session_id, after.selection], [before.session_id, before.selection]);
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 
   it("selection.set makes the prior discovery revision stale", async () => {
-    const run = await server(new MemoryFileSystem());
-    try {
+    await withServer(new MemoryFileSystem(), {}, async (run) => {
       const sessions = [(await ok(run, "session.create")).session_id as string];
       await select(run, sessions[0]!, "openai", "gpt-5");
       sessions.push((await ok(run, "session.create")).session_id as string);
@@ -292,14 +260,11 @@ describe("revisions a mutation keeps and makes stale", () => {
       assert.notEqual(listed.next_cursor, null);
       await select(run, sessions[1]!, "openai", "gpt-5.2");
       assert.equal(await fails(run, "session.list", { revision: listed.revision, cursor: listed.next_cursor, limit: 1 }), "stale_revision");
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 
   it("params: each of the five required fields, the id grammars, the 256-byte names and a duplicate nested key are invalid_params", async () => {
-    const run = await server(new MemoryFileSystem());
-    try {
+    await withServer(new MemoryFileSystem(), {}, async (run) => {
       const session = (await ok(run, "session.create")).session_id as string;
       const base: Record<string, unknown> = { session_id: session, selection_revision: (await selectionOf(run)).revision, catalog_revision: (await ok(run, "model.catalog")).revision, provider: "openai", model: "gpt-5" };
       for (const field of Object.keys(base)) {
@@ -313,14 +278,11 @@ describe("revisions a mutation keeps and makes stale", () => {
       const raw = `{"protocol":"magi-code.local-agent","version":1,"id":"dup1","method":"selection.set","params":${JSON.stringify(base).slice(0, -1)},"effort":{"mode":"keep","mode":"keep"}}}\n`;
       assert.equal((await request(run, "dup1", "selection.set", {}, () => raw)).error?.code, "invalid_params");
       assert.equal(run.fs.exists(sessionFile(session)), false);
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 
   it("a secret-like provider or model is invalid_params, like every other unsafe string", async () => {
-    const run = await server(new MemoryFileSystem());
-    try {
+    await withServer(new MemoryFileSystem(), {}, async (run) => {
       const session = (await ok(run, "session.create")).session_id as string;
       const catalog = (await ok(run, "model.catalog")).revision;
       const selection = (await selectionOf(run)).revision;
@@ -329,20 +291,24 @@ describe("revisions a mutation keeps and makes stale", () => {
         assert.equal(await fails(run, "selection.set", { ...base, ...bad }), "invalid_params", JSON.stringify(bad));
       }
       assert.equal(run.fs.exists(sessionFile(session)), false);
-    } finally {
-      await stopCatalogServer(run);
-    }
+    });
   });
 });
+
+/** A durable session whose saved selection is `provider`/`model` at `effort`, written by a child that has since exited. */
+async function savedSession(fs: MemoryFileSystem, fake: Awaited<ReturnType<typeof startFakeProvider>>, provider: string, model: string, effort: string): Promise<string> {
+  const first = await server(fs, { provider: fake });
+  const session = (await ok(first, "session.create")).session_id as string;
+  await select(first, session, provider, model, { mode: "set", value: effort });
+  await stopCatalogServer(first, false);
+  return session;
+}
 
 describe("session.open restores through normal admission, without writing", () => {
   it("a saved choice whose provider lost its key, or that is no longer enabled, keeps the startup selection; the file is untouched", async () => {
     const provider = await startFakeProvider();
     const fs = new MemoryFileSystem();
-    const first = await server(fs, { provider });
-    const session = (await ok(first, "session.create")).session_id as string;
-    await select(first, session, "anthropic", "claude-opus-4-7", { mode: "set", value: "max" });
-    await stopCatalogServer(first, false);
+    const session = await savedSession(fs, provider, "anthropic", "claude-opus-4-7", "max");
     const bytes = fs.contents(sessionFile(session));
 
     for (const options of [{ env: { ANTHROPIC_API_KEY: "" } }, { enabled: ["ollama/qwen"] }]) {
@@ -365,10 +331,7 @@ describe("turns use the restored selection", () => {
   it("a saved effort the model no longer permits stays requested, and the turn sends no override", async () => {
     const provider = await startFakeProvider();
     const fs = new MemoryFileSystem();
-    const first = await server(fs, { provider });
-    const session = (await ok(first, "session.create")).session_id as string;
-    await select(first, session, "ollama", "deep", { mode: "set", value: "high" });
-    await stopCatalogServer(first, false);
+    const session = await savedSession(fs, provider, "ollama", "deep", "high");
     await seedCache(fs, "ollama", "openai-chat", `${provider.url}/v1`, [{ id: "qwen" }, { id: "deep", reasoning: false }]);
     const next = await server(fs, { provider });
     try {
