@@ -4,7 +4,7 @@
  * ceiling. A pass holds no snapshot, only state bounded by constants: its
  * revision, the phase, the walk position (the last id handed out), the one
  * cursor it accepts next, the digest chained over every candidate examined,
- * whether it went stale, and the window of its last walk (at most 1,000
+ * whether it went stale, and the window of its last walk (at most 4,000
  * candidate ids and the lease names among them), which serves the pages
  * after it until they have examined every id; then the next page walks the
  * directory afresh (`discover-page.ts`).

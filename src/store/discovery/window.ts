@@ -19,7 +19,7 @@ export const LEASE_FACTOR = 3;
 /**
  * What a walk kept, held by the pass until its pages have examined every
  * id. The ids are packed into one string, each followed by a line feed
- * (never part of a session id): held for several pages, a thousand
+ * (never part of a session id): held for many pages, thousands of
  * separate ids, each a slice keeping its directory entry's whole name,
  * outlived young-generation collections at twice the size.
  */
