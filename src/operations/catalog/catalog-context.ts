@@ -17,8 +17,8 @@ import { apiKeyFor, type Endpoint, resolveEndpoints } from "../../config/provide
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { compareUtf8 } from "../../util/utf8-order.ts";
 import { endpointFingerprint } from "../../catalog/cache-format.ts";
-import { selectionId, type SelectionIdOf } from "../../catalog/choices.ts";
-import { type DecodeMemo, type ProviderScan, scanCatalog, type ScanResult, type ScanTarget } from "../../catalog/scan.ts";
+import { type DialectScan, selectionId, type SelectionIdOf } from "../../catalog/choices.ts";
+import { type DecodeMemo, scanCatalog, type ScanResult, type ScanTarget } from "../../catalog/scan.ts";
 
 /** A scan target that remembers its endpoint's dialect, for the effort policy. */
 export interface CatalogTarget extends ScanTarget {
@@ -27,7 +27,7 @@ export interface CatalogTarget extends ScanTarget {
 
 /** A scan whose providers carry their dialect. */
 export type CatalogScan =
-  | { readonly ok: true; readonly providers: readonly (ProviderScan & { readonly api: string })[]; readonly fingerprint: string }
+  | { readonly ok: true; readonly providers: readonly DialectScan[]; readonly fingerprint: string }
   | Extract<ScanResult, { ok: false }>;
 
 /** The catalog side of one child's admitted configuration. */
