@@ -87,7 +87,8 @@ const nullable = (text: string | null): number => text === null ? 4 : jsonString
 export function cachedChoiceBytes(provider: string, model: string, name: string | null, support: EffortPolicy["support"], permitted: readonly Effort[]): number {
   let bytes = SKELETON_BYTES + SELECTION_ID_BYTES + jsonStringBytes(provider) + jsonStringBytes(model) + nullable(providerName(provider)) + nullable(name);
   bytes += jsonStringBytes(support) + Math.max(0, permitted.length - 1);
-  for (const effort of permitted) bytes += jsonStringBytes(effort);
+  // Indexed loops here and below: an interpreted `for…of` allocates a result object per step.
+  for (let index = 0; index < permitted.length; index++) bytes += jsonStringBytes(permitted[index]!);
   return bytes;
 }
 

@@ -45,7 +45,8 @@ function indexOf(enabled: readonly EnabledChoice[]): EnabledIndex {
   let index = indexes.get(enabled);
   if (index === undefined) {
     const built = new Map<string, Set<string>>();
-    for (const choice of enabled) {
+    for (let position = 0; position < enabled.length; position++) {
+      const choice = enabled[position]!;
       let models = built.get(choice.provider);
       if (models === undefined) built.set(choice.provider, models = new Set());
       models.add(choice.model);
