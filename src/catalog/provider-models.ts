@@ -33,27 +33,17 @@ export interface ProviderModels {
 
 const NONE: ProviderModels = Object.freeze({ order: Object.freeze([]), unsafe: false, bytes: 0 });
 
-/** The enabled models of each provider. */
-type EnabledIndex = ReadonlyMap<string, ReadonlySet<string>>;
-
-// Both keyed weakly by what they derive from: a child's enabled list lives as long as the child,
-// a decoded cache as long as its file is unchanged.
-const indexes = new WeakMap<readonly EnabledChoice[], EnabledIndex>();
+// Keyed weakly by the decoded cache, which lives as long as its file is unchanged.
 const derived = new WeakMap<CacheFile, { readonly enabled: readonly EnabledChoice[]; readonly api: string; readonly models: ProviderModels | null }>();
 
-function indexOf(enabled: readonly EnabledChoice[]): EnabledIndex {
-  let index = indexes.get(enabled);
-  if (index === undefined) {
-    const built = new Map<string, Set<string>>();
-    for (let position = 0; position < enabled.length; position++) {
-      const choice = enabled[position]!;
-      let models = built.get(choice.provider);
-      if (models === undefined) built.set(choice.provider, models = new Set());
-      models.add(choice.model);
-    }
-    indexes.set(enabled, index = built);
+/** The models `enabled` names for `provider`, or null for none. Built per derivation and dropped: a retained index would be a third copy of the enabled ids. */
+function wantedOf(enabled: readonly EnabledChoice[], provider: string): Set<string> | null {
+  let wanted: Set<string> | null = null;
+  for (let index = 0; index < enabled.length; index++) {
+    const choice = enabled[index]!;
+    if (choice.provider === provider) (wanted ??= new Set()).add(choice.model);
   }
-  return index;
+  return wanted;
 }
 
 function derive(cache: CacheFile, api: string, wanted: ReadonlySet<string>): ProviderModels | null {
@@ -89,8 +79,8 @@ function derive(cache: CacheFile, api: string, wanted: ReadonlySet<string>): Pro
 export function providerModels(cache: CacheFile, api: string, enabled: readonly EnabledChoice[]): ProviderModels | null {
   const known = derived.get(cache);
   if (known !== undefined && known.enabled === enabled && known.api === api) return known.models;
-  const wanted = indexOf(enabled).get(cache.provider);
-  const models = wanted === undefined ? NONE : derive(cache, api, wanted);
+  const wanted = wantedOf(enabled, cache.provider);
+  const models = wanted === null ? NONE : derive(cache, api, wanted);
   derived.set(cache, { enabled, api, models });
   return models;
 }
