@@ -9,8 +9,8 @@
  * `catalog_limit` for the whole scan: there is no partial result.
  *
  * The fingerprint covers each provider's name, state, local readiness and
- * file bytes, so a continuation that rescans can tell whether anything a
- * page or a selection depends on changed.
+ * file content (its length and SHA-256), so a continuation that rescans can
+ * tell whether anything a page or a selection depends on changed.
  *
  * @module
  */

@@ -1,8 +1,10 @@
 /**
  * `model.catalog`: cache-only pages of the admitted choices. A fresh request
- * scans the relevant providers' caches once, builds the choices and replaces
- * the child's snapshot; a continuation rescans the same caches and pages the
- * snapshot only when the fingerprint is unchanged. Nothing here fetches
+ * scans the relevant providers' caches once, admits the choices (checking
+ * every one, building none) and replaces the child's snapshot; a
+ * continuation rescans the same caches and pages the snapshot only when the
+ * fingerprint is unchanged. Each page builds the wire objects of its own
+ * choices only. Nothing here fetches
  * models, refreshes a cache, generates, runs a tool or writes settings.
  *
  * @module
