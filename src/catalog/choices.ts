@@ -28,13 +28,12 @@ import { type ProviderModels, providerModels } from "./provider-models.ts";
 import type { ProviderScan } from "./scan.ts";
 
 export type { Choice, SelectionIdOf } from "./choice.ts";
-export { selectionId } from "./choice.ts";
 
 /** A scanned provider with its endpoint's dialect, which the effort policy needs. */
 export type DialectScan = ProviderScan & { readonly api: string };
 
 /** One provider's run of consecutive choices. */
-interface Segment {
+export interface ChoiceSegment {
   readonly scan: DialectScan;
   readonly models: ProviderModels;
   /** The index of its first choice in the whole list. */
@@ -43,7 +42,7 @@ interface Segment {
 
 /** The admitted choices of one scan, in order, without their wire objects. */
 export interface AdmittedChoices {
-  readonly segments: readonly Segment[];
+  readonly segments: readonly ChoiceSegment[];
   /** How many choices there are. */
   readonly count: number;
   readonly notices: readonly string[];
@@ -101,7 +100,7 @@ export function admitChoices(scans: readonly DialectScan[], enabled: readonly En
   // One comma between consecutive choices.
   if (bytes + Math.max(0, count - 1) > LIMITS.catalog_snapshot_bytes) return { ok: false, code: ErrorCode.catalogLimit };
   admitted.sort((a, b) => compareUtf8(a.scan.name, b.scan.name));
-  const segments: Segment[] = [];
+  const segments: ChoiceSegment[] = [];
   let start = 0;
   for (const { scan, models } of admitted) {
     if (segments.length > 0 && segments[segments.length - 1]!.scan.name === scan.name) return { ok: false, code: ErrorCode.catalogUnavailable };

@@ -17,7 +17,7 @@ import { apiKeyFor, type Endpoint, resolveEndpoints } from "../../config/provide
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { compareUtf8 } from "../../util/utf8-order.ts";
 import { endpointFingerprint } from "../../catalog/cache-format.ts";
-import { selectionId, type SelectionIdOf } from "../../catalog/choices.ts";
+import { selectionId, type SelectionIdOf } from "../../catalog/choice.ts";
 import { type DecodeMemo, scanCatalog, type ScanResult, type ScanTarget } from "../../catalog/scan.ts";
 
 /** A scan target that remembers its endpoint's dialect, for the effort policy. */
