@@ -63,6 +63,19 @@ export function isIsoTimestamp(text: string): boolean {
 }
 
 /**
+ * Whether `line` holds at most `max` container openers (`{`, `[`), strings
+ * included: then `JSON.parse` can build at most `max` arrays and objects
+ * from it, however they nest. Each `indexOf` is a native search, so a line
+ * with few brackets is decided without a character loop.
+ */
+export function containersWithin(line: string, max: number): boolean {
+  let count = 0;
+  for (let at = line.indexOf("{"); at !== -1; at = line.indexOf("{", at + 1)) if (++count > max) return false;
+  for (let at = line.indexOf("["); at !== -1; at = line.indexOf("[", at + 1)) if (++count > max) return false;
+  return true;
+}
+
+/**
  * Whether `line` is a JSON text whose containers never nest: one object of
  * scalars, the shape of every record. A linear scan that skips strings, run
  * before `JSON.parse`, which would otherwise build millions of nested arrays

@@ -15,7 +15,7 @@ import { IDENTIFIER_PATTERN, PROVIDER_NAME_PATTERN, SESSION_ID_PATTERN } from ".
 import { LIMITS } from "../protocol/limits.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { isPrintable } from "../util/redaction.ts";
-import { isFlatJson, isIsoTimestamp, utf8BytesWithin } from "./record-fields.ts";
+import { containersWithin, isFlatJson, isIsoTimestamp, utf8BytesWithin } from "./record-fields.ts";
 import { EFFORTS } from "../policy/efforts.ts";
 
 /** The record format version this code reads and writes. */
@@ -256,12 +256,21 @@ export type ParsedRecord = { readonly ok: true; readonly record: SessionRecord }
 const REFUSED: ParsedRecord = Object.freeze({ ok: false });
 
 /**
+ * Openers a line may hold before it is scanned for nesting. Tool output full
+ * of code holds a bracket every ~150 characters, so most lines pass below
+ * this; a thousand containers cost microseconds to build, and the schemas,
+ * whose fields are all scalars, refuse any nesting among them.
+ */
+const UNSCANNED_CONTAINERS = 1_024;
+
+/**
  * Parses one stored line (without its LF) as a record of session
  * `sessionId`. Refuses anything that is not a JSON object, has another `v`,
  * an unknown `type`, fails its schema, or belongs to another session.
  */
 export function parseRecordLine(line: string, sessionId: string): ParsedRecord {
-  if (!isFlatJson(line)) return REFUSED;
+  // Only a line with many brackets pays for the character scan that keeps a hostile one from being built.
+  if (!containersWithin(line, UNSCANNED_CONTAINERS) && !isFlatJson(line)) return REFUSED;
   let value: unknown;
   try {
     value = JSON.parse(line);

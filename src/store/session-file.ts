@@ -17,6 +17,7 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../host/runtime.ts";
+import { type HeldFile, holdFile } from "./held-file.ts";
 import { parseRecordLine, type SessionRecord } from "./records.ts";
 import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 
@@ -55,6 +56,8 @@ export interface ReadSessionOptions extends Cooperation {
    * private, and the opened handle must be the same object.
    */
   readonly lstat?: FileInfo;
+  /** The file already opened and checked by {@link holdFile} (a listing opens the next history early); `lstat` is then unused. */
+  readonly held?: Promise<HeldFile>;
   /** A buffer shared by reads made one after another (a listing's hundreds of small files), instead of one each. */
   readonly buffer?: ReadBuffer;
   /** The handle's close is not awaited (its failure is ignored either way): a listing's next file need not wait for it. */
@@ -109,15 +112,8 @@ export type ReadSessionFailureCode =
 /** The outcome of {@link readSessionFile}. */
 export type ReadSessionResult = SessionFileSnapshot | { readonly ok: false; readonly code: ReadSessionFailureCode };
 
-/** Whether `info` may hold a history we write to: a regular file nobody else can write. */
-export function isPrivateFile(info: FileInfo): boolean {
-  return info.kind === "file" && (info.mode & 0o022) === 0;
-}
-
-/** Whether `a` and `b` describe the same filesystem object. */
-export function sameObject(a: FileInfo, b: FileInfo): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
-}
+// Re-exported: the appender and the attachment check files by the same rules.
+export { isPrivateFile, sameObject } from "./held-file.ts";
 
 const failed = (code: ReadSessionFailureCode) => ({ ok: false, code }) as const;
 
@@ -133,33 +129,23 @@ export async function readSessionFile(
   sessionId: string,
   options: ReadSessionOptions,
 ): Promise<ReadSessionResult> {
-  if (options.signal.aborted) return failed(ErrorCode.operationCancelled);
-  let before: FileInfo;
-  try {
-    before = options.lstat ?? await fs.lstat(path);
-  } catch (error) {
-    return failed(isRuntimeError(error, "not_found") ? ErrorCode.sessionMissing : ErrorCode.sessionInvalid);
+  if (options.signal.aborted) {
+    if (options.held !== undefined) releaseLater(options.held);
+    return failed(ErrorCode.operationCancelled);
   }
-  // Decided on the lstat alone, so a FIFO is never opened and cannot block us.
-  if (!isPrivateFile(before)) return failed(ErrorCode.sessionInvalid);
-  let handle: ReadHandle;
+  const opened = await (options.held ?? holdFile(fs, path, options.lstat));
+  if (!opened.ok) return opened;
+  const { handle, info } = opened;
   try {
-    handle = await fs.openRead(path);
-  } catch (error) {
-    return failed(isRuntimeError(error, "not_found") ? ErrorCode.sessionMissing : ErrorCode.sessionInvalid);
-  }
-  try {
-    const opened = await handle.stat();
-    if (!isPrivateFile(opened) || !sameObject(before, opened)) return failed(ErrorCode.sessionInvalid);
-    if (opened.size > options.maxBytes) return failed(ErrorCode.historyLimit);
-    const read = await readLines(handle, opened.size, sessionId, options);
+    if (info.size > options.maxBytes) return failed(ErrorCode.historyLimit);
+    const read = await readLines(handle, info.size, sessionId, options);
     if (!read.ok) return read;
     return {
       ok: true,
       records: read.records,
       intactLength: read.intactLength,
       torn: read.intactLength < read.length,
-      identity: { dev: opened.dev, ino: opened.ino, size: read.length, mtimeMs: opened.mtimeMs },
+      identity: { dev: info.dev, ino: info.ino, size: read.length, mtimeMs: info.mtimeMs },
       digest: read.digest,
     };
   } catch (error) {
@@ -169,6 +155,13 @@ export async function readSessionFile(
     const closed = handle.close().catch(() => {});
     if (options.closeBehind !== true) await closed;
   }
+}
+
+/** Closes the handle of a {@link holdFile} that will not be read, once it is open. */
+export function releaseLater(held: Promise<HeldFile>): void {
+  void held.then((opened) => {
+    if (opened.ok) opened.handle.close().catch(() => {});
+  });
 }
 
 type ReadLines =

@@ -14,7 +14,8 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { type FileInfo, isRuntimeError, type Runtime } from "../../host/runtime.ts";
 import { CWD_UNVERIFIED, recordedCwd } from "../attachment.ts";
 import type { Cooperation } from "../cooperative-slices.ts";
-import { isPrivateFile, ReadBuffer, readSessionFile } from "../session-file.ts";
+import { type HeldFile, holdFile, isPrivateFile } from "../held-file.ts";
+import { ReadBuffer, readSessionFile, releaseLater } from "../session-file.ts";
 import type { SessionRecord } from "../records.ts";
 import type { ScanBudget } from "./budget.ts";
 import { displayTitle, storedTitle } from "./title.ts";
@@ -71,15 +72,34 @@ export interface Candidate {
   readonly path: string;
   /** A lease file names the session and the session is not this child's attachment. */
   readonly busy: boolean;
-  /** Its `lstat`, already under way (a listing asks for the next file's while it reads this one). */
-  readonly lstat?: Promise<FileInfo>;
+  /** Its `lstat` and open, already under way (a listing starts the next file's while it reads this one). */
+  readonly ahead?: Ahead;
 }
 
-/** `path`'s `lstat` started now, for a {@link Candidate} examined later: a failure waits for its examination. */
-export function lstatAhead(runtime: Runtime, path: string): Promise<FileInfo> {
-  const info = runtime.fs.lstat(path);
-  info.catch(() => {}); // handled where it is awaited
-  return info;
+/** A candidate's `lstat` and, when that shows a private file, its checked open, started before its examination. */
+export interface Ahead {
+  readonly lstat: Promise<FileInfo>;
+  /** Refused without a handle when the `lstat` failed or showed anything but a private file. */
+  readonly held: Promise<HeldFile>;
+}
+
+const NOT_HELD: HeldFile = { ok: false, code: ErrorCode.sessionInvalid };
+
+/**
+ * `path`'s `lstat` and open started now, for a {@link Candidate} examined
+ * later: a failure waits for its examination, and one never examined is
+ * given to {@link releaseAhead}. Only a private file is opened, as the safe
+ * reader would, so a FIFO never is.
+ */
+export function startAhead(runtime: Runtime, path: string): Ahead {
+  const lstat = runtime.fs.lstat(path);
+  const held = lstat.then((info) => isPrivateFile(info) ? holdFile(runtime.fs, path, info) : NOT_HELD, () => NOT_HELD);
+  return { lstat, held };
+}
+
+/** Closes what {@link startAhead} opened for a candidate that will not be examined. */
+export function releaseAhead(ahead: Ahead): void {
+  releaseLater(ahead.held);
 }
 
 const identity = (info: FileInfo): string => `${info.kind}:${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}`;
@@ -93,7 +113,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   const { runtime, budget } = context;
   let info: FileInfo;
   try {
-    info = await (candidate.lstat ?? runtime.fs.lstat(candidate.path));
+    info = await (candidate.ahead?.lstat ?? runtime.fs.lstat(candidate.path));
   } catch (error) {
     // Listed a moment ago: a file that is gone now is a changing inventory; any other failure is unreadable.
     if (isRuntimeError(error, "not_found")) return { kind: "failed", code: ErrorCode.staleRevision };
@@ -106,6 +126,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
     ...context.cooperation,
     ...admitted,
     lstat: info,
+    ...candidate.ahead && { held: candidate.ahead.held },
     buffer: context.buffer,
     closeBehind: true,
     createSha256: () => runtime.createSha256(),

@@ -20,7 +20,7 @@ import { joinPath } from "../../util/paths.ts";
 import { Slicer } from "../cooperative-slices.ts";
 import { YIELD_BYTES } from "../session-file.ts";
 import { ScanBudget } from "./budget.ts";
-import { examine, examineContext, lstatAhead, type ExamineFailure, type ListEntry } from "./candidate.ts";
+import { type Ahead, examine, examineContext, type ExamineFailure, type ListEntry, releaseAhead, startAhead } from "./candidate.ts";
 import { takeInventory } from "./inventory.ts";
 
 /** Where and for whom a scan looks. */
@@ -73,6 +73,7 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
       if (budget.expired()) stop.abort();
     },
   };
+  let ahead: Ahead | null = null;
   const interrupted = (): ScanFailure | null =>
     signal.aborted ? ErrorCode.operationCancelled : stop.signal.aborted || budget.expired() ? ErrorCode.discoveryLimit : null;
   try {
@@ -86,18 +87,18 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     const entries: ListEntry[] = [];
     let omitted = false;
     const pathOf = (sessionId: string) => joinPath(context.directory, `${sessionId}.jsonl`);
-    let ahead = sessions.length > 0 ? lstatAhead(runtime, pathOf(sessions[0]!)) : null;
+    ahead = sessions.length > 0 ? startAhead(runtime, pathOf(sessions[0]!)) : null;
     for (const [index, sessionId] of sessions.entries()) {
       const before = interrupted();
       if (before !== null) return { ok: false, code: before };
-      // The next history's lstat runs while this one is read: one round trip fewer to wait for per file.
-      const lstat = ahead!;
-      ahead = index + 1 < sessions.length ? lstatAhead(runtime, pathOf(sessions[index + 1]!)) : null;
+      // The next history's lstat and open run while this one is read: its examination waits only for its read.
+      const current = ahead!;
+      ahead = index + 1 < sessions.length ? startAhead(runtime, pathOf(sessions[index + 1]!)) : null;
       const examined = await examine(examining, {
         sessionId,
         path: pathOf(sessionId),
         busy: leased.has(sessionId) && sessionId !== attached,
-        lstat,
+        ahead: current,
       });
       if (examined.kind === "failed") return { ok: false, code: interrupted() ?? examined.code };
       parts.push(sessionId, examined.kind, examined.fingerprint);
@@ -119,6 +120,8 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     hash.update(lengthPrefixed(parts));
     return { ok: true, entries, omitted, fingerprint: hash.digest() };
   } finally {
+    // A scan that ended early leaves the next history open.
+    if (ahead !== null) releaseAhead(ahead);
     signal.removeEventListener("abort", forward);
   }
 }
