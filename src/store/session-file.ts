@@ -60,6 +60,12 @@ export interface ReadSessionOptions extends Cooperation {
   readonly held?: Promise<HeldFile>;
   /** A buffer shared by reads made one after another (a listing's hundreds of small files), instead of one each. */
   readonly buffer?: ReadBuffer;
+  /**
+   * Sees every valid record as it is parsed and says whether to keep it: a
+   * listing needs a few of a history's records, and records let go at once
+   * never survive into the old generation. By default every one is kept.
+   */
+  readonly retain?: (record: SessionRecord) => boolean;
   /** The handle's close is not awaited (its failure is ignored either way): a listing's next file need not wait for it. */
   readonly closeBehind?: boolean;
 }
@@ -90,8 +96,10 @@ export interface FileIdentity {
 /** A successfully read history. */
 export interface SessionFileSnapshot {
   readonly ok: true;
-  /** The records of every complete line, in order; the first, if any, is a `session` record. */
+  /** The records of every complete line in order (those `retain` kept, if given); the first line's is a `session` record. */
   readonly records: SessionRecord[];
+  /** Complete lines read, each one a valid record. */
+  readonly lines: number;
   /** Bytes up to and including the last LF. */
   readonly intactLength: number;
   /** Whether bytes without a final LF follow the intact prefix. */
@@ -143,6 +151,7 @@ export async function readSessionFile(
     return {
       ok: true,
       records: read.records,
+      lines: read.lines,
       intactLength: read.intactLength,
       torn: read.intactLength < read.length,
       identity: { dev: info.dev, ino: info.ino, size: read.length, mtimeMs: info.mtimeMs },
@@ -165,7 +174,14 @@ export function releaseLater(held: Promise<HeldFile>): void {
 }
 
 type ReadLines =
-  | { readonly ok: true; readonly records: SessionRecord[]; readonly intactLength: number; readonly length: number; readonly digest: string }
+  | {
+    readonly ok: true;
+    readonly records: SessionRecord[];
+    readonly lines: number;
+    readonly intactLength: number;
+    readonly length: number;
+    readonly digest: string;
+  }
   | { readonly ok: false; readonly code: ReadSessionFailureCode };
 
 /**
@@ -191,6 +207,7 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
   const chunkBytes = Math.min(READ_CHUNK_BYTES, options.maxBytes + 1, Math.max(size + 1, 65_536));
   const chunk = options.buffer?.take(chunkBytes) ?? new Uint8Array(chunkBytes);
   const pending = new PendingLine(options.maxBytes + 1);
+  const retain = options.retain;
   let records: SessionRecord[] = [];
   let invalid = false;
   let length = 0;
@@ -215,11 +232,11 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
           pending.append(line);
           line = pending.view();
         }
-        const record = parseLine(decoder, line, sessionId, records.length === 0);
+        const record = parseLine(decoder, line, sessionId, lines === 1);
         if (record === null) {
           invalid = true;
           records = []; // Nothing of a refused file is returned: let it go now.
-        } else records.push(record);
+        } else if (retain === undefined || retain(record)) records.push(record);
       }
       pending.clear();
       const lineBytes = offset + end + 1 - intactLength; // the whole line, however many chunks it spans
@@ -235,7 +252,7 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
     if (count < asked) break;
   }
   if (invalid) return failed(ErrorCode.sessionInvalid);
-  return { ok: true, records, intactLength, length, digest: hash.digest() };
+  return { ok: true, records, lines, intactLength, length, digest: hash.digest() };
 }
 
 /** Decodes and parses one line; null when it is not a valid record in its place. */

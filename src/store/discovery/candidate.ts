@@ -16,7 +16,6 @@ import { CWD_UNVERIFIED, recordedCwd } from "../attachment.ts";
 import type { Cooperation } from "../cooperative-slices.ts";
 import { type HeldFile, holdFile, isPrivateFile } from "../held-file.ts";
 import { ReadBuffer, readSessionFile, releaseLater } from "../session-file.ts";
-import type { SessionRecord } from "../records.ts";
 import type { ScanBudget } from "./budget.ts";
 import { displayTitle, storedTitle } from "./title.ts";
 
@@ -122,6 +121,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   // Refused on the lstat alone, as the safe reader would: never opened, so nothing is charged.
   if (!isPrivateFile(info)) return { kind: "omitted", fingerprint: identity(info) };
   const admitted = budget.admit();
+  let latest: string | null = null;
   const read = await readSessionFile(runtime.fs, candidate.path, candidate.sessionId, {
     ...context.cooperation,
     ...admitted,
@@ -130,6 +130,11 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
     buffer: context.buffer,
     closeBehind: true,
     createSha256: () => runtime.createSha256(),
+    // The entry needs only the greatest `at` (the stored form compares in time order as text), the cwds and the titles.
+    retain: (record) => {
+      if (latest === null || record.at > latest) latest = record.at;
+      return record.type === "session" || record.type === "session_title" || record.type === "compaction";
+    },
   });
   if (!read.ok) {
     switch (read.code) {
@@ -144,7 +149,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
         return { kind: "omitted", fingerprint: identity(info) };
     }
   }
-  budget.charge(read.identity.size, read.records.length);
+  budget.charge(read.identity.size, read.lines);
   const fingerprint = `${identity(info)}:${read.identity.size}:${read.digest}`;
   const cwd = await recordedCwd({ runtime: resolvingOnce(context), cwd: context.cwd }, read.records);
   if (!cwd.ok) return { kind: "excluded", fingerprint };
@@ -152,21 +157,11 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   const entry: ListEntry = {
     session_id: candidate.sessionId,
     title: displayTitle(storedTitle(read.records), context.secrets),
-    updated_at: latestAt(read.records),
+    updated_at: latest,
     eligibility: candidate.busy ? ErrorCode.busy : unverified ? "cwd_unverified" : "available",
     notices: cwd.notices,
   };
   return { kind: "listed", entry, fingerprint };
-}
-
-/**
- * The greatest durable timestamp: every intact record's `at` (the stored
- * form compares in time order as text), or null for an empty history.
- */
-function latestAt(records: readonly SessionRecord[]): string | null {
-  let latest: string | null = null;
-  for (const record of records) if (latest === null || record.at > latest) latest = record.at;
-  return latest;
 }
 
 /** `context.runtime` with `realpath` answered from `context.canonical`: a listing's histories mostly record the same cwd. */
