@@ -69,6 +69,7 @@ export function isIsoTimestamp(text: string): boolean {
  * with few brackets is decided without a character loop.
  */
 export function containersWithin(line: string, max: number): boolean {
+  if (line.length <= max) return true; // cannot hold more openers than characters
   let count = 0;
   for (let at = line.indexOf("{"); at !== -1; at = line.indexOf("{", at + 1)) if (++count > max) return false;
   for (let at = line.indexOf("["); at !== -1; at = line.indexOf("[", at + 1)) if (++count > max) return false;
