@@ -18,11 +18,10 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../host/runtime.ts";
 import { type HeldFile, holdFile } from "./held-file.ts";
+import { PendingLine, READ_CHUNK_BYTES, type ReadBuffer } from "./read-buffers.ts";
 import { parseRecordLine, type SessionRecord } from "./records.ts";
 import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 
-/** Most bytes requested per read call, and so the most file bytes held at once (besides one unfinished line). */
-export const READ_CHUNK_BYTES = 1_048_576;
 /**
  * Bytes parsed between two pauses at most, however fast the clock says the
  * work went. The reader used to make two passes yielding every 4 MiB each;
@@ -56,8 +55,8 @@ export interface ReadSessionOptions extends Cooperation {
    * private, and the opened handle must be the same object.
    */
   readonly lstat?: FileInfo;
-  /** The file already opened and checked by {@link holdFile} (a listing opens the next history early); `lstat` is then unused. */
-  readonly held?: Promise<HeldFile>;
+  /** The file already opened, checked and maybe read into by {@link readAhead} (a listing prepares the next history early); `lstat` is then unused. */
+  readonly prepared?: Promise<Prepared>;
   /** A buffer shared by reads made one after another (a listing's hundreds of small files), instead of one each. */
   readonly buffer?: ReadBuffer;
   /**
@@ -68,17 +67,6 @@ export interface ReadSessionOptions extends Cooperation {
   readonly retain?: (record: SessionRecord) => boolean;
   /** The handle's close is not awaited (its failure is ignored either way): a listing's next file need not wait for it. */
   readonly closeBehind?: boolean;
-}
-
-/** The read chunk that sequential {@link readSessionFile} calls share: grown on demand, never shrunk. */
-export class ReadBuffer {
-  #bytes = new Uint8Array(0);
-
-  /** `length` bytes of it (the earlier contents are not kept). */
-  take(length: number): Uint8Array {
-    if (this.#bytes.length < length) this.#bytes = new Uint8Array(length);
-    return this.#bytes.subarray(0, length);
-  }
 }
 
 /** The identity and length of the file a snapshot was read from. */
@@ -120,8 +108,9 @@ export type ReadSessionFailureCode =
 /** The outcome of {@link readSessionFile}. */
 export type ReadSessionResult = SessionFileSnapshot | { readonly ok: false; readonly code: ReadSessionFailureCode };
 
-// Re-exported: the appender and the attachment check files by the same rules.
+// Re-exported: the appender and the attachment check files by the same rules, and tests bound reads by the chunk.
 export { isPrivateFile, sameObject } from "./held-file.ts";
+export { READ_CHUNK_BYTES } from "./read-buffers.ts";
 
 const failed = (code: ReadSessionFailureCode) => ({ ok: false, code }) as const;
 
@@ -138,15 +127,15 @@ export async function readSessionFile(
   options: ReadSessionOptions,
 ): Promise<ReadSessionResult> {
   if (options.signal.aborted) {
-    if (options.held !== undefined) releaseLater(options.held);
+    if (options.prepared !== undefined) releaseLater(options.prepared);
     return failed(ErrorCode.operationCancelled);
   }
-  const opened = await (options.held ?? holdFile(fs, path, options.lstat));
+  const { held: opened, first } = await (options.prepared ?? holdFile(fs, path, options.lstat).then(unread));
   if (!opened.ok) return opened;
   const { handle, info } = opened;
   try {
     if (info.size > options.maxBytes) return failed(ErrorCode.historyLimit);
-    const read = await readLines(handle, info.size, sessionId, options);
+    const read = await readLines(handle, info.size, sessionId, options, first);
     if (!read.ok) return read;
     return {
       ok: true,
@@ -166,10 +155,46 @@ export async function readSessionFile(
   }
 }
 
-/** Closes the handle of a {@link holdFile} that will not be read, once it is open. */
-export function releaseLater(held: Promise<HeldFile>): void {
-  void held.then((opened) => {
-    if (opened.ok) opened.handle.close().catch(() => {});
+/** A held file and, when it was read ahead, its first read. */
+export interface Prepared {
+  readonly held: HeldFile;
+  readonly first: FirstRead | null;
+}
+
+/** The first read of a history, made before its examination: `count` bytes at offset 0 of `buffer`, of `asked`. */
+export interface FirstRead {
+  readonly buffer: ReadBuffer;
+  readonly asked: number;
+  readonly count: number;
+}
+
+const unread = (held: HeldFile): Prepared => ({ held, first: null });
+
+/** The most bytes the first read under `maxBytes` asks for. Small files get a small buffer; fstat may under-report, so never below 64 KiB. */
+const firstAsked = (size: number, maxBytes: number): number => Math.min(READ_CHUNK_BYTES, maxBytes + 1, Math.max(size + 1, 65_536));
+
+/**
+ * Makes the first read of `held` into `buffer` now, as {@link readSessionFile}
+ * would under `maxBytes`. The reader uses it only when its own bound asks
+ * for the same bytes, so a bound passed here that is at most the file's own
+ * admission never reads more than the read may.
+ */
+export function readAhead(held: Promise<HeldFile>, buffer: ReadBuffer, maxBytes: number): Promise<Prepared> {
+  return held.then(async (opened) => {
+    if (!opened.ok || opened.info.size > maxBytes) return unread(opened);
+    const asked = firstAsked(opened.info.size, maxBytes);
+    try {
+      return { held: opened, first: { buffer, asked, count: await opened.handle.read(buffer.take(asked), 0) } };
+    } catch {
+      return unread(opened); // the reader reads again and meets the failure itself
+    }
+  });
+}
+
+/** Closes a prepared file that will not be read, once its first read is over. */
+export function releaseLater(prepared: Promise<Prepared>): void {
+  void prepared.then(({ held }) => {
+    if (held.ok) held.handle.close().catch(() => {});
   });
 }
 
@@ -198,13 +223,18 @@ type ReadLines =
  * a file both corrupt and too large is `history_limit`, as when the whole file
  * was read before any line was parsed.
  */
-async function readLines(handle: ReadHandle, size: number, sessionId: string, options: ReadSessionOptions): Promise<ReadLines> {
+async function readLines(
+  handle: ReadHandle,
+  size: number,
+  sessionId: string,
+  options: ReadSessionOptions,
+  first: FirstRead | null,
+): Promise<ReadLines> {
   // ignoreBOM keeps a BOM in the text, where JSON.parse refuses it: we never write one.
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   const hash = options.createSha256();
   const slicer = new Slicer(options, { count: YIELD_LINES, bytes: YIELD_BYTES });
-  // Small files get a small buffer; fstat may under-report, so never below 64 KiB.
-  const chunkBytes = Math.min(READ_CHUNK_BYTES, options.maxBytes + 1, Math.max(size + 1, 65_536));
+  const chunkBytes = firstAsked(size, options.maxBytes);
   const chunk = options.buffer?.take(chunkBytes) ?? new Uint8Array(chunkBytes);
   const pending = new PendingLine(options.maxBytes + 1);
   const retain = options.retain;
@@ -215,7 +245,9 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
   let intactLength = 0;
   for (;;) {
     const asked = Math.min(chunk.length, options.maxBytes + 1 - length);
-    const count = await handle.read(chunk.subarray(0, asked), length);
+    const count = length === 0 && first?.asked === asked && first.buffer === options.buffer
+      ? first.count
+      : await handle.read(chunk.subarray(0, asked), length);
     if (count === 0) break;
     const offset = length;
     length += count;
@@ -267,42 +299,4 @@ function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8A
   // `session` opens the file and nothing else may: a second one would be a splice of two histories.
   if (!parsed.ok || (parsed.record.type === "session") !== first) return null;
   return parsed.record;
-}
-
-/**
- * The bytes of a line begun in an earlier chunk (the read buffer is reused,
- * so they must be copied). Capacity doubles, so a line spanning many chunks
- * costs linear copying, and never exceeds `limit`, the most bytes a read may
- * hold.
- */
-class PendingLine {
-  readonly #limit: number;
-  #bytes = new Uint8Array(0);
-  /** Bytes held. */
-  length = 0;
-
-  constructor(limit: number) {
-    this.#limit = limit;
-  }
-
-  append(part: Uint8Array): void {
-    const needed = this.length + part.length;
-    if (needed > this.#bytes.length) {
-      const grown = new Uint8Array(Math.min(this.#limit, Math.max(needed, this.#bytes.length * 2)));
-      grown.set(this.view());
-      this.#bytes = grown;
-    }
-    this.#bytes.set(part, this.length);
-    this.length = needed;
-  }
-
-  view(): Uint8Array {
-    return this.#bytes.subarray(0, this.length);
-  }
-
-  clear(): void {
-    this.length = 0;
-    // One huge line must not pin its buffer for the rest of the read.
-    if (this.#bytes.length > READ_CHUNK_BYTES) this.#bytes = new Uint8Array(0);
-  }
 }

@@ -15,7 +15,8 @@ import { type FileInfo, isRuntimeError, type Runtime } from "../../host/runtime.
 import { CWD_UNVERIFIED, recordedCwd } from "../attachment.ts";
 import type { Cooperation } from "../cooperative-slices.ts";
 import { type HeldFile, holdFile, isPrivateFile } from "../held-file.ts";
-import { ReadBuffer, readSessionFile, releaseLater } from "../session-file.ts";
+import { ReadBuffer } from "../read-buffers.ts";
+import { type Prepared, readAhead, readSessionFile, releaseLater } from "../session-file.ts";
 import type { ScanBudget } from "./budget.ts";
 import { displayTitle, storedTitle } from "./title.ts";
 
@@ -75,30 +76,33 @@ export interface Candidate {
   readonly ahead?: Ahead;
 }
 
-/** A candidate's `lstat` and, when that shows a private file, its checked open, started before its examination. */
+/** A candidate's `lstat` and, when that shows a private file, its checked open and first read, started before its examination. */
 export interface Ahead {
   readonly lstat: Promise<FileInfo>;
   /** Refused without a handle when the `lstat` failed or showed anything but a private file. */
-  readonly held: Promise<HeldFile>;
+  readonly prepared: Promise<Prepared>;
+  /** Where the first read went: not the buffer of the examination running meanwhile. */
+  readonly buffer: ReadBuffer;
 }
 
 const NOT_HELD: HeldFile = { ok: false, code: ErrorCode.sessionInvalid };
 
 /**
- * `path`'s `lstat` and open started now, for a {@link Candidate} examined
- * later: a failure waits for its examination, and one never examined is
- * given to {@link releaseAhead}. Only a private file is opened, as the safe
- * reader would, so a FIFO never is.
+ * `path`'s `lstat`, open and first read (into `buffer`, under `maxBytes`, at
+ * most what its examination will be admitted) started now, for a
+ * {@link Candidate} examined later: a failure waits for its examination, and
+ * one never examined is given to {@link releaseAhead}. Only a private file is
+ * opened, as the safe reader would, so a FIFO never is.
  */
-export function startAhead(runtime: Runtime, path: string): Ahead {
+export function startAhead(runtime: Runtime, path: string, buffer: ReadBuffer, maxBytes: number): Ahead {
   const lstat = runtime.fs.lstat(path);
   const held = lstat.then((info) => isPrivateFile(info) ? holdFile(runtime.fs, path, info) : NOT_HELD, () => NOT_HELD);
-  return { lstat, held };
+  return { lstat, prepared: readAhead(held, buffer, maxBytes), buffer };
 }
 
 /** Closes what {@link startAhead} opened for a candidate that will not be examined. */
 export function releaseAhead(ahead: Ahead): void {
-  releaseLater(ahead.held);
+  releaseLater(ahead.prepared);
 }
 
 const identity = (info: FileInfo): string => `${info.kind}:${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}`;
@@ -126,8 +130,8 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
     ...context.cooperation,
     ...admitted,
     lstat: info,
-    ...candidate.ahead && { held: candidate.ahead.held },
-    buffer: context.buffer,
+    ...candidate.ahead && { prepared: candidate.ahead.prepared },
+    buffer: candidate.ahead?.buffer ?? context.buffer,
     closeBehind: true,
     createSha256: () => runtime.createSha256(),
     // The entry needs only the greatest `at` (the stored form compares in time order as text), the cwds and the titles.

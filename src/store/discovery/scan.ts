@@ -18,6 +18,7 @@ import type { Runtime } from "../../host/runtime.ts";
 import { lengthPrefixed } from "../../util/digest.ts";
 import { joinPath } from "../../util/paths.ts";
 import { Slicer } from "../cooperative-slices.ts";
+import { ReadBuffer } from "../read-buffers.ts";
 import { YIELD_BYTES } from "../session-file.ts";
 import { ScanBudget } from "./budget.ts";
 import { type Ahead, examine, examineContext, type ExamineFailure, type ListEntry, releaseAhead, startAhead } from "./candidate.ts";
@@ -87,13 +88,16 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     const entries: ListEntry[] = [];
     let omitted = false;
     const pathOf = (sessionId: string) => joinPath(context.directory, `${sessionId}.jsonl`);
-    ahead = sessions.length > 0 ? startAhead(runtime, pathOf(sessions[0]!)) : null;
+    // Two buffers: the next history is read ahead into one while this one is parsed from the other.
+    const buffers = [examining.buffer, new ReadBuffer()] as const;
+    ahead = sessions.length > 0 ? startAhead(runtime, pathOf(sessions[0]!), buffers[0], budget.admit().maxBytes) : null;
     for (const [index, sessionId] of sessions.entries()) {
       const before = interrupted();
       if (before !== null) return { ok: false, code: before };
-      // The next history's lstat and open run while this one is read: its examination waits only for its read.
+      // The next history's lstat, open and first read run while this one is parsed: its examination waits for none of them.
       const current = ahead!;
-      ahead = index + 1 < sessions.length ? startAhead(runtime, pathOf(sessions[index + 1]!)) : null;
+      const next = index + 1;
+      ahead = next < sessions.length ? startAhead(runtime, pathOf(sessions[next]!), buffers[next % 2]!, budget.afterNext()) : null;
       const examined = await examine(examining, {
         sessionId,
         path: pathOf(sessionId),
