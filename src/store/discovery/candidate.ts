@@ -83,6 +83,8 @@ export interface Ahead {
   readonly prepared: Promise<Prepared>;
   /** Where the first read went: not the buffer of the examination running meanwhile. */
   readonly buffer: ReadBuffer;
+  /** Whether `prepared` had settled by the last turn of the loop: awaiting it then gives the loop no turn. */
+  settled(): boolean;
 }
 
 const NOT_HELD: HeldFile = { ok: false, code: ErrorCode.sessionInvalid };
@@ -97,7 +99,10 @@ const NOT_HELD: HeldFile = { ok: false, code: ErrorCode.sessionInvalid };
 export function startAhead(runtime: Runtime, path: string, buffer: ReadBuffer, maxBytes: number): Ahead {
   const lstat = runtime.fs.lstat(path);
   const held = lstat.then((info) => isPrivateFile(info) ? holdFile(runtime.fs, path, info) : NOT_HELD, () => NOT_HELD);
-  return { lstat, prepared: readAhead(held, buffer, maxBytes), buffer };
+  const prepared = readAhead(held, buffer, maxBytes);
+  let settled = false;
+  void prepared.then(() => settled = true);
+  return { lstat, prepared, buffer, settled: () => settled };
 }
 
 /** Closes what {@link startAhead} opened for a candidate that will not be examined. */

@@ -96,6 +96,7 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
       if (before !== null) return { ok: false, code: before };
       // The next history's lstat, open and first read run while this one is parsed: its examination waits for none of them.
       const current = ahead!;
+      const waits = !current.settled();
       const next = index + 1;
       ahead = next < sessions.length ? startAhead(runtime, pathOf(sessions[next]!), buffers[next % 2]!, budget.afterNext()) : null;
       const examined = await examine(examining, {
@@ -110,8 +111,8 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
       if (examined.kind === "listed" && entries.push(examined.entry) > LIMITS.discovery_sessions) {
         return { ok: false, code: ErrorCode.discoveryLimit };
       }
-      // An examination ends on platform I/O (the file's lstat, close or cwd realpath), a turn of the loop like a pause.
-      slicer.turned();
+      // Waiting for a history's platform I/O is a turn of the loop like a pause; one already read ahead gave none.
+      if (waits) slicer.turned();
       if (slicer.tick(1) && await slicer.pause()) return { ok: false, code: interrupted() ?? ErrorCode.operationCancelled };
     }
     const second = await takeInventory(runtime.fs, context.directory);
