@@ -53,6 +53,9 @@ export type ScanResult =
   }
   | { readonly ok: false; readonly code: ScanFailure };
 
+/** Histories whose lstat, open and first read run ahead of the one examined. */
+const READ_AHEAD = 3;
+
 /** Histories examined between two pauses at most, however fast the clock says the work went. */
 const YIELD_FILES = 64;
 
@@ -74,7 +77,7 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
       if (budget.expired()) stop.abort();
     },
   };
-  let ahead: Ahead | null = null;
+  const aheads: Ahead[] = [];
   const interrupted = (): ScanFailure | null =>
     signal.aborted ? ErrorCode.operationCancelled : stop.signal.aborted || budget.expired() ? ErrorCode.discoveryLimit : null;
   try {
@@ -88,17 +91,18 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     const entries: ListEntry[] = [];
     let omitted = false;
     const pathOf = (sessionId: string) => joinPath(context.directory, `${sessionId}.jsonl`);
-    // Two buffers: the next history is read ahead into one while this one is parsed from the other.
-    const buffers = [examining.buffer, new ReadBuffer()] as const;
-    ahead = sessions.length > 0 ? startAhead(runtime, pathOf(sessions[0]!), buffers[0], budget.admit().maxBytes) : null;
+    // The next histories are read ahead, each into its own buffer, while this one is parsed from another.
+    const buffers = [examining.buffer, ...Array.from({ length: READ_AHEAD }, () => new ReadBuffer())];
+    const startFor = (index: number, skipped: number): Ahead =>
+      startAhead(runtime, pathOf(sessions[index]!), buffers[index % buffers.length]!, budget.after(skipped));
+    for (let index = 0; index < Math.min(READ_AHEAD, sessions.length); index++) aheads.push(startFor(index, index));
     for (const [index, sessionId] of sessions.entries()) {
       const before = interrupted();
       if (before !== null) return { ok: false, code: before };
-      // The next history's lstat, open and first read run while this one is parsed: its examination waits for none of them.
-      const current = ahead!;
+      // Each loop turn moves every history ahead one step (lstat, open, fstat, read): its examination need not wait for them.
+      const current = aheads.shift()!;
       const waits = !current.settled();
-      const next = index + 1;
-      ahead = next < sessions.length ? startAhead(runtime, pathOf(sessions[next]!), buffers[next % 2]!, budget.afterNext()) : null;
+      if (index + READ_AHEAD < sessions.length) aheads.push(startFor(index + READ_AHEAD, READ_AHEAD));
       const examined = await examine(examining, {
         sessionId,
         path: pathOf(sessionId),
@@ -125,8 +129,8 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     hash.update(lengthPrefixed(parts));
     return { ok: true, entries, omitted, fingerprint: hash.digest() };
   } finally {
-    // A scan that ended early leaves the next history open.
-    if (ahead !== null) releaseAhead(ahead);
+    // A scan that ended early leaves the next histories open.
+    for (const ahead of aheads) releaseAhead(ahead);
     signal.removeEventListener("abort", forward);
   }
 }
