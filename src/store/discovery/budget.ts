@@ -79,8 +79,8 @@ export class ScanBudget {
   }
 
   /**
-   * The least {@link admit} can give the file `skipped` files after the next
-   * one, however those are charged (each never more than it was admitted):
+   * The least {@link admit} can give the file after the next `skipped`
+   * ones, however those are charged (each never more than it was admitted):
    * what may be read ahead for it while they are examined.
    */
   after(skipped: number): number {

@@ -79,35 +79,46 @@ export interface Candidate {
 /** A candidate's `lstat` and, when that shows a private file, its checked open and first read, started before its examination. */
 export interface Ahead {
   readonly lstat: Promise<FileInfo>;
-  /** Refused without a handle when the `lstat` failed or showed anything but a private file. */
-  readonly prepared: Promise<Prepared>;
-  /** Where the first read went: not the buffer of the examination running meanwhile. */
+  /** Where the first read goes: not the buffer of an examination running meanwhile. */
   readonly buffer: ReadBuffer;
-  /** Whether `prepared` had settled by the last turn of the loop: awaiting it then gives the loop no turn. */
+  /**
+   * The file opened and maybe read: the first call starts the first read
+   * under `maxBytes` (at most what the examination will be admitted), later
+   * ones return the same. Refused without a handle when the `lstat` failed
+   * or showed anything but a private file.
+   */
+  prepare(maxBytes: number): Promise<Prepared>;
+  /** Whether the prepared file had settled by the last turn of the loop: awaiting it then gives the loop no turn. */
   settled(): boolean;
 }
 
 const NOT_HELD: HeldFile = { ok: false, code: ErrorCode.sessionInvalid };
 
 /**
- * `path`'s `lstat`, open and first read (into `buffer`, under `maxBytes`, at
- * most what its examination will be admitted) started now, for a
- * {@link Candidate} examined later: a failure waits for its examination, and
- * one never examined is given to {@link releaseAhead}. Only a private file is
- * opened, as the safe reader would, so a FIFO never is.
+ * `path`'s `lstat` and open started now, for a {@link Candidate} examined
+ * later (its first read starts at {@link Ahead.prepare}, when the bound it
+ * may read under is closest to its own): a failure waits for its
+ * examination, and one never examined is given to {@link releaseAhead}. Only
+ * a private file is opened, as the safe reader would, so a FIFO never is.
  */
-export function startAhead(runtime: Runtime, path: string, buffer: ReadBuffer, maxBytes: number): Ahead {
+export function startAhead(runtime: Runtime, path: string, buffer: ReadBuffer): Ahead {
   const lstat = runtime.fs.lstat(path);
   const held = lstat.then((info) => isPrivateFile(info) ? holdFile(runtime.fs, path, info) : NOT_HELD, () => NOT_HELD);
-  const prepared = readAhead(held, buffer, maxBytes);
+  let prepared: Promise<Prepared> | null = null;
   let settled = false;
-  void prepared.then(() => settled = true);
-  return { lstat, prepared, buffer, settled: () => settled };
+  const prepare = (maxBytes: number): Promise<Prepared> => {
+    if (prepared === null) {
+      prepared = readAhead(held, buffer, maxBytes);
+      void prepared.then(() => settled = true);
+    }
+    return prepared;
+  };
+  return { lstat, buffer, prepare, settled: () => settled };
 }
 
 /** Closes what {@link startAhead} opened for a candidate that will not be examined. */
 export function releaseAhead(ahead: Ahead): void {
-  releaseLater(ahead.prepared);
+  releaseLater(ahead.prepare(0)); // a zero bound reads nothing ahead
 }
 
 const identity = (info: FileInfo): string => `${info.kind}:${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}`;
@@ -135,7 +146,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
     ...context.cooperation,
     ...admitted,
     lstat: info,
-    ...candidate.ahead && { prepared: candidate.ahead.prepared },
+    ...candidate.ahead && { prepared: candidate.ahead.prepare(admitted.maxBytes) },
     buffer: candidate.ahead?.buffer ?? context.buffer,
     closeBehind: true,
     createSha256: () => runtime.createSha256(),

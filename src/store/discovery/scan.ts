@@ -53,7 +53,7 @@ export type ScanResult =
   }
   | { readonly ok: false; readonly code: ScanFailure };
 
-/** Histories whose lstat, open and first read run ahead of the one examined. */
+/** Histories whose lstat and open run ahead of the one examined (the next one's first read, too). */
 const READ_AHEAD = 3;
 
 /** Histories examined between two pauses at most, however fast the clock says the work went. */
@@ -91,18 +91,19 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     const entries: ListEntry[] = [];
     let omitted = false;
     const pathOf = (sessionId: string) => joinPath(context.directory, `${sessionId}.jsonl`);
-    // The next histories are read ahead, each into its own buffer, while this one is parsed from another.
-    const buffers = [examining.buffer, ...Array.from({ length: READ_AHEAD }, () => new ReadBuffer())];
-    const startFor = (index: number, skipped: number): Ahead =>
-      startAhead(runtime, pathOf(sessions[index]!), buffers[index % buffers.length]!, budget.after(skipped));
-    for (let index = 0; index < Math.min(READ_AHEAD, sessions.length); index++) aheads.push(startFor(index, index));
+    // Two buffers: the next history is read ahead into one while this one is parsed from the other.
+    const buffers = [examining.buffer, new ReadBuffer()] as const;
+    const startFor = (index: number): Ahead => startAhead(runtime, pathOf(sessions[index]!), buffers[index % 2]!);
+    for (let index = 0; index < Math.min(READ_AHEAD, sessions.length); index++) aheads.push(startFor(index));
     for (const [index, sessionId] of sessions.entries()) {
       const before = interrupted();
       if (before !== null) return { ok: false, code: before };
-      // Each loop turn moves every history ahead one step (lstat, open, fstat, read): its examination need not wait for them.
+      // Each loop turn moves every history ahead one step (lstat, open, fstat): its examination need not wait for them.
       const current = aheads.shift()!;
       const waits = !current.settled();
-      if (index + READ_AHEAD < sessions.length) aheads.push(startFor(index + READ_AHEAD, READ_AHEAD));
+      if (index + READ_AHEAD < sessions.length) aheads.push(startFor(index + READ_AHEAD));
+      // The next history's first read runs while this one is parsed, under the least bound it can be admitted after it.
+      aheads[0]?.prepare(budget.after(1));
       const examined = await examine(examining, {
         sessionId,
         path: pathOf(sessionId),
