@@ -79,12 +79,12 @@ export class ScanBudget {
   }
 
   /**
-   * The least {@link admit} can give the file after the next `skipped`
-   * ones, however those are charged (each never more than it was admitted):
-   * what may be read ahead for it while they are examined.
+   * The least {@link admit} can give the file after the next one, however
+   * the next one is charged (never more than it was admitted): what may be
+   * read ahead for that file while the next one is examined.
    */
-  after(skipped: number): number {
-    return Math.max(0, Math.min(this.#bounds.sessionBytes, this.#bytes - skipped * this.admit().maxBytes));
+  afterNext(): number {
+    return Math.min(this.#bounds.sessionBytes, this.#bytes - this.admit().maxBytes);
   }
 
   /** Whether what is left still admits a whole per-file budget (a `session.discover` page stops before it does not). */

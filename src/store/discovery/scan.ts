@@ -103,7 +103,7 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
       const waits = !current.settled();
       if (index + READ_AHEAD < sessions.length) aheads.push(startFor(index + READ_AHEAD));
       // The next history's first read runs while this one is parsed, under the least bound it can be admitted after it.
-      aheads[0]?.prepare(budget.after(1));
+      aheads[0]?.prepare(budget.afterNext());
       const examined = await examine(examining, {
         sessionId,
         path: pathOf(sessionId),
