@@ -16,7 +16,11 @@ import { isIsoTimestamp, utf8BytesWithin } from "./record-fields.ts";
 /** The schema of one string field. */
 export type StringField = v.CustomSchema<string, v.ErrorMessage<v.CustomIssue> | undefined>;
 
-/** A string that `accepts`, as one schema. */
+/**
+ * A string that `accepts`, as one schema. Its closures share one call site,
+ * which sees every `accepts`: the fields every record has get their own
+ * checks below, so each call site stays monomorphic.
+ */
 export const stringWhere = (accepts: (text: string) => boolean, message: string): StringField =>
   v.custom<string>((input) => typeof input === "string" && accepts(input), message);
 
@@ -30,7 +34,7 @@ export const withinNameBytes: (text: string) => boolean = bytesWithin(1, LIMITS.
  * `YYYY-MM-DDTHH:MM:SS.sssZ` naming a real instant (no `02-30`, no hour 24):
  * exactly the form `Date.prototype.toISOString` writes for years 0–9999.
  */
-export const TimestampSchema: StringField = stringWhere(isIsoTimestamp, "Invalid timestamp");
+export const TimestampSchema: StringField = v.custom<string>((input) => typeof input === "string" && isIsoTimestamp(input), "Invalid timestamp");
 
 const withinIdBytes = bytesWithin(1, LIMITS.activity_id_bytes);
 /**
@@ -38,14 +42,17 @@ const withinIdBytes = bytesWithin(1, LIMITS.activity_id_bytes);
  * well-formed and printable. 1,024 bytes is the widest id bound the protocol
  * publishes.
  */
-export const IdSchema: StringField = stringWhere((text) => withinIdBytes(text) && isPrintable(text), "Invalid id");
+export const IdSchema: StringField = v.custom<string>(
+  (input) => typeof input === "string" && withinIdBytes(input) && isPrintable(input),
+  "Invalid id",
+);
 
 // Every record of a file names the same session: the last id that matched is
 // remembered, so the pattern runs about once per file, not once per line.
 let matchedSessionId = "";
 const isSessionId = (text: string): boolean => text === matchedSessionId || (SESSION_ID_PATTERN.test(text) && (matchedSessionId = text, true));
 /** A session id by the wire grammar. */
-export const SessionIdSchema: StringField = stringWhere(isSessionId, "Invalid session id");
+export const SessionIdSchema: StringField = v.custom<string>((input) => typeof input === "string" && isSessionId(input), "Invalid session id");
 
 /** Whether `text` is a diagnostic or error code by the identifier grammar. */
 export const isIdentifier = (text: string): boolean => IDENTIFIER_PATTERN.test(text);
