@@ -1,9 +1,13 @@
 /**
  * The buffers of a streaming history read: the read chunk sequential reads
- * share, and the copy of a line that spans chunks.
+ * share, the copy of a line that spans chunks, and a history's first read
+ * made ahead of its parse (a listing reads the next history while it parses
+ * this one).
  *
  * @module
  */
+
+import type { HeldFile } from "./held-file.ts";
 
 /** Most bytes requested per read call, and so the most file bytes held at once (besides one unfinished line). */
 export const READ_CHUNK_BYTES = 1_048_576;
@@ -54,4 +58,47 @@ export class PendingLine {
     // One huge line must not pin its buffer for the rest of the read.
     if (this.#bytes.length > READ_CHUNK_BYTES) this.#bytes = new Uint8Array(0);
   }
+}
+
+/** A held file and, when it was read ahead, its first read. */
+export interface Prepared {
+  readonly held: HeldFile;
+  readonly first: FirstRead | null;
+}
+
+/** The first read of a history, made before its examination: `count` bytes at offset 0 of `buffer`, of `asked`. */
+export interface FirstRead {
+  readonly buffer: ReadBuffer;
+  readonly asked: number;
+  readonly count: number;
+}
+
+export const unread = (held: HeldFile): Prepared => ({ held, first: null });
+
+/** The most bytes the first read under `maxBytes` asks for. Small files get a small buffer; fstat may under-report, so never below 64 KiB. */
+export const firstAsked = (size: number, maxBytes: number): number => Math.min(READ_CHUNK_BYTES, maxBytes + 1, Math.max(size + 1, 65_536));
+
+/**
+ * Makes the first read of `held` into `buffer` now, as the safe reader
+ * would under `maxBytes`. The reader uses it only when its own bound asks
+ * for the same bytes, so a bound passed here that is at most the file's own
+ * admission never reads more than the read may.
+ */
+export function readAhead(held: Promise<HeldFile>, buffer: ReadBuffer, maxBytes: number): Promise<Prepared> {
+  return held.then(async (opened) => {
+    if (!opened.ok || opened.info.size > maxBytes) return unread(opened);
+    const asked = firstAsked(opened.info.size, maxBytes);
+    try {
+      return { held: opened, first: { buffer, asked, count: await opened.handle.read(buffer.take(asked), 0) } };
+    } catch {
+      return unread(opened); // the reader reads again and meets the failure itself
+    }
+  });
+}
+
+/** Closes a prepared file that will not be read, once its first read is over. */
+export function releaseLater(prepared: Promise<Prepared>): void {
+  void prepared.then(({ held }) => {
+    if (held.ok) held.handle.close().catch(() => {});
+  });
 }

@@ -18,7 +18,7 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../host/runtime.ts";
 import { type HeldFile, holdFile } from "./held-file.ts";
-import { PendingLine, READ_CHUNK_BYTES, type ReadBuffer } from "./read-buffers.ts";
+import { type FirstRead, firstAsked, PendingLine, type Prepared, type ReadBuffer, releaseLater, unread } from "./read-buffers.ts";
 import { parseRecordLine, type SessionRecord } from "./records.ts";
 import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 
@@ -55,7 +55,7 @@ export interface ReadSessionOptions extends Cooperation {
    * private, and the opened handle must be the same object.
    */
   readonly lstat?: FileInfo;
-  /** The file already opened, checked and maybe read into by {@link readAhead} (a listing prepares the next history early); `lstat` is then unused. */
+  /** The file already opened, checked and maybe read into by `readAhead` of `read-buffers.ts` (a listing prepares the next history early); `lstat` is then unused. */
   readonly prepared?: Promise<Prepared>;
   /** A buffer shared by reads made one after another (a listing's hundreds of small files), instead of one each. */
   readonly buffer?: ReadBuffer;
@@ -153,49 +153,6 @@ export async function readSessionFile(
     const closed = handle.close().catch(() => {});
     if (options.closeBehind !== true) await closed;
   }
-}
-
-/** A held file and, when it was read ahead, its first read. */
-export interface Prepared {
-  readonly held: HeldFile;
-  readonly first: FirstRead | null;
-}
-
-/** The first read of a history, made before its examination: `count` bytes at offset 0 of `buffer`, of `asked`. */
-export interface FirstRead {
-  readonly buffer: ReadBuffer;
-  readonly asked: number;
-  readonly count: number;
-}
-
-const unread = (held: HeldFile): Prepared => ({ held, first: null });
-
-/** The most bytes the first read under `maxBytes` asks for. Small files get a small buffer; fstat may under-report, so never below 64 KiB. */
-const firstAsked = (size: number, maxBytes: number): number => Math.min(READ_CHUNK_BYTES, maxBytes + 1, Math.max(size + 1, 65_536));
-
-/**
- * Makes the first read of `held` into `buffer` now, as {@link readSessionFile}
- * would under `maxBytes`. The reader uses it only when its own bound asks
- * for the same bytes, so a bound passed here that is at most the file's own
- * admission never reads more than the read may.
- */
-export function readAhead(held: Promise<HeldFile>, buffer: ReadBuffer, maxBytes: number): Promise<Prepared> {
-  return held.then(async (opened) => {
-    if (!opened.ok || opened.info.size > maxBytes) return unread(opened);
-    const asked = firstAsked(opened.info.size, maxBytes);
-    try {
-      return { held: opened, first: { buffer, asked, count: await opened.handle.read(buffer.take(asked), 0) } };
-    } catch {
-      return unread(opened); // the reader reads again and meets the failure itself
-    }
-  });
-}
-
-/** Closes a prepared file that will not be read, once its first read is over. */
-export function releaseLater(prepared: Promise<Prepared>): void {
-  void prepared.then(({ held }) => {
-    if (held.ok) held.handle.close().catch(() => {});
-  });
 }
 
 type ReadLines =

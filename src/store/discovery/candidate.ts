@@ -15,8 +15,8 @@ import { type FileInfo, isRuntimeError, type Runtime } from "../../host/runtime.
 import { CWD_UNVERIFIED, recordedCwd } from "../attachment.ts";
 import type { Cooperation } from "../cooperative-slices.ts";
 import { type HeldFile, holdFile, isPrivateFile } from "../held-file.ts";
-import { ReadBuffer } from "../read-buffers.ts";
-import { type Prepared, readAhead, readSessionFile, releaseLater } from "../session-file.ts";
+import { type Prepared, readAhead, ReadBuffer, releaseLater } from "../read-buffers.ts";
+import { readSessionFile } from "../session-file.ts";
 import type { ScanBudget } from "./budget.ts";
 import { displayTitle, storedTitle } from "./title.ts";
 
