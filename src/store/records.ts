@@ -243,17 +243,22 @@ const UNSCANNED_CONTAINERS = 1_024;
  * an unknown `type`, fails its schema, or belongs to another session.
  */
 export function parseRecordLine(line: string, sessionId: string): ParsedRecord {
+  const record = recordOfLine(line, sessionId);
+  return record === null ? REFUSED : { ok: true, record };
+}
+
+/** {@link parseRecordLine} without its result object: the reader calls it for every line of every history. */
+export function recordOfLine(line: string, sessionId: string): SessionRecord | null {
   // Only a line with many brackets pays for the character scan that keeps a hostile one from being built.
-  if (!containersWithin(line, UNSCANNED_CONTAINERS) && !isFlatJson(line)) return REFUSED;
+  if (!containersWithin(line, UNSCANNED_CONTAINERS) && !isFlatJson(line)) return null;
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
-    return REFUSED;
+    return null;
   }
   const record = checkRecord(value);
-  if (record === null || record.session_id !== sessionId) return REFUSED;
-  return { ok: true, record };
+  return record === null || record.session_id !== sessionId ? null : record;
 }
 
 const encoder = new TextEncoder();

@@ -19,7 +19,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../host/runtime.ts";
 import { type HeldFile, holdFile } from "./held-file.ts";
 import { type FirstRead, firstAsked, PendingLine, type Prepared, type ReadBuffer, releaseLater, unread } from "./read-buffers.ts";
-import { parseRecordLine, type SessionRecord } from "./records.ts";
+import { recordOfLine, type SessionRecord } from "./records.ts";
 import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 
 /**
@@ -252,8 +252,7 @@ function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8A
   } catch {
     return null;
   }
-  const parsed = parseRecordLine(text, sessionId);
+  const record = recordOfLine(text, sessionId);
   // `session` opens the file and nothing else may: a second one would be a splice of two histories.
-  if (!parsed.ok || (parsed.record.type === "session") !== first) return null;
-  return parsed.record;
+  return record === null || (record.type === "session") !== first ? null : record;
 }
