@@ -15,7 +15,7 @@
  */
 
 import { lengthPrefixed, sha256Hex } from "../../util/digest.ts";
-import type { Choice } from "../../catalog/choices.ts";
+import type { AdmittedChoices } from "../../catalog/choices.ts";
 
 /** One catalog snapshot. */
 export interface CatalogSnapshot {
@@ -23,8 +23,8 @@ export interface CatalogSnapshot {
   /** The providers the snapshot scanned, in scan order; continuations rescan exactly these. */
   readonly providers: readonly string[];
   readonly fingerprint: string;
-  readonly choices: readonly Choice[];
-  readonly notices: readonly string[];
+  /** The admitted choices; a page builds the wire objects of its own range only. */
+  readonly choices: AdmittedChoices;
 }
 
 /** Holds the child's current snapshot and whether it is still valid. */
@@ -47,11 +47,6 @@ export class CatalogSnapshots {
     return this.#valid && this.#current?.revision === revision ? this.#current : null;
   }
 
-  /** The last snapshot installed, valid or not: its content may be reused by a fresh one with the same fingerprint. */
-  get last(): CatalogSnapshot | null {
-    return this.#current;
-  }
-
   /** Makes the current snapshot stale for good. */
   invalidate(): void {
     this.#valid = false;
@@ -72,6 +67,6 @@ export async function decodeCursor(snapshot: CatalogSnapshot, cursor: string): P
   const match = /^p([0-9a-z]{1,8})-([0-9a-f]{24})$/.exec(cursor);
   if (match === null) return null;
   const offset = parseInt(match[1]!, 36);
-  if (offset <= 0 || offset >= snapshot.choices.length) return null;
+  if (offset <= 0 || offset >= snapshot.choices.count) return null;
   return match[2] === await tag(snapshot.revision, offset) ? offset : null;
 }
