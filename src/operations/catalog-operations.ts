@@ -40,7 +40,7 @@ export class CatalogOperations {
     const { selection } = snapshot;
     this.#deps = {
       context: new CatalogContext(runtime, snapshot),
-      snapshots: new CatalogSnapshots(),
+      snapshots: new CatalogSnapshots(runtime),
       selection: new SelectionState(runtime, {
         provider: selection.provider,
         model: selection.model,

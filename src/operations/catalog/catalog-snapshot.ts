@@ -7,15 +7,17 @@
  * revision, because the invalid flag is never cleared, only replaced.
  *
  * Revisions and cursors are opaque, child-scoped and at most 64 bytes:
- * `c<generation>-<32 hex of the fingerprint>` and `p<offset>-<24 hex>`, the cursor's tag a hash
- * of revision and offset so a cursor of another revision or a tampered one
- * is refused.
+ * `c<generation>-<32 hex>` (a SHA-256 of a random per-child scope and the
+ * fingerprint, so two children over the same caches never issue each other's
+ * revisions) and `p<offset>-<24 hex>`, the cursor's tag a hash of revision
+ * and offset so a cursor of another revision or a tampered one is refused.
  *
  * @module
  */
 
 import { lengthPrefixed, sha256Hex } from "../../util/digest.ts";
 import type { AdmittedChoices } from "../../catalog/choices.ts";
+import type { Runtime } from "../../host/runtime.ts";
 
 /** One catalog snapshot. */
 export interface CatalogSnapshot {
@@ -29,14 +31,24 @@ export interface CatalogSnapshot {
 
 /** Holds the child's current snapshot and whether it is still valid. */
 export class CatalogSnapshots {
+  readonly #runtime: Runtime;
+  readonly #scope: string;
   #current: CatalogSnapshot | null = null;
   #valid = false;
   #generation = 0;
 
+  /** Scopes every revision it issues to this child (the spec scopes all ephemeral identifiers to the instance). */
+  constructor(runtime: Runtime) {
+    this.#runtime = runtime;
+    this.#scope = runtime.randomUUID();
+  }
+
   /** Installs a fresh snapshot with a new revision, replacing (and so invalidating) the previous one. */
   replace(snapshot: Omit<CatalogSnapshot, "revision">): CatalogSnapshot {
-    // The generation makes every snapshot's revision new in this child; the fingerprint names its content.
-    const revision = `c${(++this.#generation).toString(36)}-${snapshot.fingerprint.slice(0, 32)}`;
+    // The generation makes every snapshot's revision new in this child; the scope keeps it out of every other child.
+    const hash = this.#runtime.createSha256();
+    hash.update(lengthPrefixed(["magi-code.catalog-revision.v2", this.#scope, snapshot.fingerprint]));
+    const revision = `c${(++this.#generation).toString(36)}-${hash.digest().slice(0, 32)}`;
     this.#current = { ...snapshot, revision };
     this.#valid = true;
     return this.#current;
