@@ -12,7 +12,7 @@
 import fc from "fast-check";
 import { LIMITS } from "../protocol/limits.ts";
 import { type FieldKind, SET_EFFORT_VALUES } from "./fields.ts";
-import { prompt } from "./text.ts";
+import { hasNonSpace, prompt, WHITE_SPACE } from "./text.ts";
 
 /** A defective field value: what it is and the JSON text sent for it (a JS value cannot hold a duplicate key). */
 export interface Defect {
@@ -174,7 +174,8 @@ export function defectsOf(kind: FieldKind, nullable: boolean): fc.Arbitrary<Defe
       return fc.constantFrom(...BAD_LIMITS);
     case "prompt":
       return fc.oneof(
-        prompt().filter((sample) => !sample.valid).map((sample) => defect(`prompt of ${new TextEncoder().encode(sample.text).length} bytes, ${/\S/u.test(sample.text) ? "over the bound" : "blank"}`, sample.text)),
+        prompt().filter((sample) => !sample.valid).map((sample) => defect(`prompt of ${new TextEncoder().encode(sample.text).length} bytes, ${hasNonSpace(sample.text) ? "over the bound" : "blank"}`, sample.text)),
+        fc.constantFrom(...WHITE_SPACE, WHITE_SPACE.join("")).map((text) => defect(`blank prompt ${JSON.stringify(text)} (Unicode White_Space only)`, text)),
         fc.constantFrom(...WRONG_TYPES, NULL),
       );
     case "allow":

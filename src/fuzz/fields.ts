@@ -10,7 +10,7 @@
 import fc from "fast-check";
 import { LIMITS } from "../protocol/limits.ts";
 import type { WireMethod } from "./methods.ts";
-import { identifier, prompt } from "./text.ts";
+import { identifier, INVISIBLE_NON_SPACE, prompt } from "./text.ts";
 
 /**
  * What a params field holds, which decides its valid values and its
@@ -151,7 +151,7 @@ export function validValue(kind: FieldKind, methods: readonly string[]): fc.Arbi
     case "limit":
       return fc.oneof(fc.constantFrom(1, LIMITS.discovery_page_entries), fc.integer({ min: 1, max: LIMITS.discovery_page_entries }));
     case "prompt":
-      return prompt().filter((sample) => sample.valid).map((sample) => sample.text);
+      return fc.oneof(prompt().filter((sample) => sample.valid).map((sample) => sample.text), fc.constantFrom(...INVISIBLE_NON_SPACE, "\u0085a"));
     case "allow":
       return fc.boolean();
     case "name":

@@ -16,7 +16,7 @@ import { frameText } from "./report.ts";
 import { identifier } from "./text.ts";
 
 export { type AnswerFrame, expectAnswer, type ExpectedAnswer, frameText } from "./report.ts";
-export { identifier, type Prompt, prompt } from "./text.ts";
+export { hasNonSpace, identifier, INVISIBLE_NON_SPACE, type Prompt, prompt, WHITE_SPACE } from "./text.ts";
 export { admissionCode, type ChildPhase, type NegotiationCall, negotiationCall } from "./admission.ts";
 export { type Defect, effortDefects } from "./defects.ts";
 export { capabilityList, effortRequest, type FieldKind, type FieldSpec, isPaged, PARAMS_FIELDS, selectionName, SET_EFFORT_VALUES, sessionId } from "./fields.ts";

@@ -23,6 +23,30 @@ export function identifier(): fc.Arbitrary<string> {
   );
 }
 
+/**
+ * Whether `text` holds a character outside Unicode's White_Space property,
+ * the spec's "non-whitespace". Not JavaScript's `\S`: `\s` leaves out
+ * U+0085 (NEL, which is White_Space) and takes in U+FEFF (which is not).
+ */
+export function hasNonSpace(text: string): boolean {
+  return /\P{White_Space}/u.test(text);
+}
+
+/**
+ * Every Unicode White_Space character: a prompt of only these is blank,
+ * hence `invalid_params`.
+ */
+export const WHITE_SPACE: readonly string[] = Object.freeze([
+  ..."\t\n\u000b\u000c\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000",
+]);
+
+/**
+ * Prompts made only of characters that look empty but are not White_Space
+ * (byte order mark, zero-width space, Mongolian vowel separator, word
+ * joiner): the spec's "non-whitespace" admits them.
+ */
+export const INVISIBLE_NON_SPACE: readonly string[] = Object.freeze(["\ufeff", "\u200b", "\u180e", "\u2060", " \ufeff "]);
+
 /** A `turn.start` prompt and whether the spec admits it (at most `prompt_bytes` UTF-8 bytes, not all whitespace). */
 export interface Prompt {
   readonly text: string;
@@ -49,6 +73,6 @@ export function prompt(): fc.Arbitrary<Prompt> {
   const blank = fc.string({ unit: fc.constantFrom(" ", "\n", "\t", "\r", "\u00a0", "\u3000"), minLength: 0, maxLength: 32 });
   return fc.oneof(near, small, blank).map((text) => ({
     text,
-    valid: encoder.encode(text).length <= limit && /\S/u.test(text),
+    valid: encoder.encode(text).length <= limit && hasNonSpace(text),
   }));
 }
