@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { ManualClock } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import {
   admissionCode,
@@ -37,11 +38,15 @@ const decoder = new TextDecoder();
 const NOWHERE = "http://127.0.0.1:9/v1";
 const SETTINGS = { model: { provider: "ollama", model: "qwen" }, providers: { endpoints: { ollama: { base_url: NOWHERE } }, catalog: { enabled: ["ollama/qwen"] } } };
 
-/** A child that negotiated `required`, with a `qwen` cache and the settings above; not initialized when `required` is null. */
+/**
+ * A child that negotiated `required`, with a `qwen` cache and the settings
+ * above; not initialized when `required` is null. Its clock is manual, so no
+ * lease heartbeat rewrites a file while a property compares trees.
+ */
 async function child(required: readonly string[] | null, fs = new MemoryFileSystem()): Promise<Run> {
   fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify(SETTINGS), 0o600);
   await seedCache(fs, "ollama", "openai-chat", NOWHERE, [{ id: "qwen" }]);
-  const run = startServer({ fs, env: { HOME: "/home/user", MC_HOME: HOME } });
+  const run = startServer({ fs, env: { HOME: "/home/user", MC_HOME: HOME }, clock: new ManualClock() });
   if (required !== null) {
     const init = await callRaw(run, "initialize", JSON.stringify({ required_capabilities: required }));
     assert.ok(init.result, `initialize succeeded: ${JSON.stringify(init.error)}`);
