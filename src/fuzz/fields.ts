@@ -10,7 +10,7 @@
 import fc from "fast-check";
 import { LIMITS } from "../protocol/limits.ts";
 import type { WireMethod } from "./methods.ts";
-import { identifier, INVISIBLE_NON_SPACE, prompt } from "./text.ts";
+import { boundedId, identifier, INVISIBLE_NON_SPACE, prompt } from "./text.ts";
 
 /**
  * What a params field holds, which decides its valid values and its
@@ -77,12 +77,7 @@ const SESSION_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
  * never holds `.`, so a fuzzer can tell the two grammars apart.
  */
 export function sessionId(): fc.Arbitrary<string> {
-  const char = fc.constantFrom(...SESSION_CHARS);
-  return fc.oneof(
-    fc.string({ unit: char, minLength: 1, maxLength: 12 }),
-    fc.string({ unit: char, minLength: 13, maxLength: 62 }),
-    fc.string({ unit: char, minLength: 63, maxLength: LIMITS.identifier_bytes }),
-  );
+  return boundedId(SESSION_CHARS);
 }
 
 /** Repeats `unit` until the text has exactly `bytes` UTF-8 bytes (every unit here is 1 byte or divides the rest). */

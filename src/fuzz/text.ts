@@ -13,14 +13,19 @@ import { LIMITS } from "../protocol/limits.ts";
 const encoder = new TextEncoder();
 const IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
 
-/** An identifier in the wire grammar: 1–64 bytes of `[A-Za-z0-9._-]`, every length, with 1, 63 and 64 favoured. */
-export function identifier(): fc.Arbitrary<string> {
-  const char = fc.constantFrom(...IDENT_CHARS);
+/** Strings over `chars` of every length up to the 64-byte id bound, with 1–12, 63 and 64 favoured: the id grammars' edges. */
+export function boundedId(chars: string): fc.Arbitrary<string> {
+  const char = fc.constantFrom(...chars);
   return fc.oneof(
     fc.string({ unit: char, minLength: 1, maxLength: 12 }),
-    fc.string({ unit: char, minLength: 13, maxLength: 62 }),
-    fc.string({ unit: char, minLength: 63, maxLength: 64 }),
+    fc.string({ unit: char, minLength: 13, maxLength: LIMITS.identifier_bytes - 2 }),
+    fc.string({ unit: char, minLength: LIMITS.identifier_bytes - 1, maxLength: LIMITS.identifier_bytes }),
   );
+}
+
+/** An identifier in the wire grammar: 1–64 bytes of `[A-Za-z0-9._-]`, every length, with 1, 63 and 64 favoured. */
+export function identifier(): fc.Arbitrary<string> {
+  return boundedId(IDENT_CHARS);
 }
 
 /**
