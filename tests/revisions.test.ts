@@ -39,7 +39,13 @@ describe("revisions name one projection of one session", () => {
   it("one session extended by two different turns of equal length gets two revisions", async () => {
     const a = await turnRevision("answer one", "shared", { "shared.jsonl": "" });
     const b = await turnRevision("answer two", "shared", { "shared.jsonl": "" });
-    assert.equal(a.opened, b.opened, "the same bytes opened alike");
+    assert.notEqual(a.revision, b.revision);
+  });
+
+  it("two children opening the same bytes get different revisions (each child scopes its own)", async () => {
+    const a = await turnRevision("answer", "shared", { "shared.jsonl": "" });
+    const b = await turnRevision("answer", "shared", { "shared.jsonl": "" });
+    assert.notEqual(a.opened, b.opened);
     assert.notEqual(a.revision, b.revision);
   });
 });

@@ -57,6 +57,8 @@ export interface Attachment {
 /** What loading and extending need from the store. */
 export interface AttachmentContext {
   readonly runtime: Runtime;
+  /** This child's instance id: the spec scopes every revision to its child. */
+  readonly instanceId: string;
   /** The child's canonical cwd, which every recorded cwd must equal. */
   readonly cwd: string;
   /** Secret values to redact from projections. */
@@ -101,7 +103,7 @@ export async function loadAttachment(
     durable: true,
     lease: null,
     snapshot: projected.ok ? projected.snapshot : null,
-    revision: revisionId({ digest: revisionDigest(runtime.createSha256(), sessionId, "read", read.digest), generation: context.nextGeneration() }),
+    revision: revisionId({ digest: revisionDigest(runtime.createSha256(), { instanceId: context.instanceId, sessionId }, "read", read.digest), generation: context.nextGeneration() }),
     file: read.identity,
     intactLength: read.intactLength,
     lines: read.records.length,
@@ -147,7 +149,7 @@ export async function extendAttachment(
     if (line === null) return null;
     appended.update(line);
   }
-  const digest = revisionDigest(context.runtime.createSha256(), attachment.sessionId, "extended", attachment.revision, String(info.size), appended.digest());
+  const digest = revisionDigest(context.runtime.createSha256(), { instanceId: context.instanceId, sessionId: attachment.sessionId }, "extended", attachment.revision, String(info.size), appended.digest());
   return {
     sessionId: attachment.sessionId,
     durable: true,
@@ -164,14 +166,20 @@ export async function extendAttachment(
 }
 
 /**
- * The digest part of a revision: the session id, how the snapshot was made
- * (`lazy`, `read`, `extended`) and what names its content, hashed together,
- * so two sessions never share a revision even when their files are alike
- * (two empty files, or two equally long first turns in two children).
+ * The digest part of a revision: the child's instance id, the session id,
+ * how the snapshot was made (`lazy`, `read`, `extended`) and what names its
+ * content, hashed together, so two sessions never share a revision even
+ * when their files are alike (two empty files, or two equally long first
+ * turns), and two children never issue each other's revisions of one file.
  */
-export function revisionDigest(hash: Sha256, sessionId: string, made: "lazy" | "read" | "extended", ...content: string[]): string {
+export function revisionDigest(
+  hash: Sha256,
+  scope: { readonly instanceId: string; readonly sessionId: string },
+  made: "lazy" | "read" | "extended",
+  ...content: string[]
+): string {
   // The runtime's hash, not Web Crypto: it answers at once, with no extra trip through the event loop.
-  hash.update(lengthPrefixed(["magi-code.revision.v2", sessionId, made, ...content]));
+  hash.update(lengthPrefixed(["magi-code.revision.v3", scope.instanceId, scope.sessionId, made, ...content]));
   return hash.digest();
 }
 

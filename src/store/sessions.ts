@@ -65,6 +65,7 @@ export class SessionStore {
     this.#directory = joinPath(context.home, "sessions");
     this.#attachmentContext = {
       runtime: context.runtime,
+      instanceId: context.instanceId,
       cwd: context.cwd,
       secrets: context.secrets,
       nextGeneration: () => ++this.#generation,
@@ -85,7 +86,7 @@ export class SessionStore {
   async create(): Promise<StoreResult<MethodResult<"session.create">>> {
     const runtime = this.#context.runtime;
     const sessionId = uuid7(runtime.wallNow(), runtime.randomUUID());
-    const revision = revisionId({ digest: revisionDigest(runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
+    const revision = revisionId({ digest: revisionDigest(runtime.createSha256(), { instanceId: this.#context.instanceId, sessionId }, "lazy"), generation: ++this.#generation });
     await this.#replace({
       sessionId,
       durable: false,
@@ -110,7 +111,7 @@ export class SessionStore {
   async open(sessionId: string, signal: AbortSignal, commit: () => void = () => {}): Promise<StoreResult<MethodResult<"session.open">>> {
     const current = this.#attachment;
     if (current !== null && current.sessionId === sessionId && !current.durable) {
-      const revision = revisionId({ digest: revisionDigest(this.#context.runtime.createSha256(), sessionId, "lazy"), generation: ++this.#generation });
+      const revision = revisionId({ digest: revisionDigest(this.#context.runtime.createSha256(), { instanceId: this.#context.instanceId, sessionId }, "lazy"), generation: ++this.#generation });
       this.#attachment = { ...current, revision, stale: false };
       return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
     }

@@ -49,6 +49,8 @@ export interface TurnServerOptions extends MemoryRuntimeOptions {
   readonly provider?: FakeProvider;
   /** The model id (default one per API). */
   readonly model?: string;
+  /** The capabilities `initialize` requires (default {@link TURN_CAPABILITIES}). */
+  readonly capabilities?: readonly string[];
 }
 
 /** Starts a fake provider and a server whose selected provider speaks `api` to it, then initializes. */
@@ -66,7 +68,7 @@ export async function startTurnServer(api: ProviderApi, options: TurnServerOptio
   const env = { HOME: "/home/user", OPENAI_API_KEY: "sk-test-openai-0123456789abcdef", ANTHROPIC_API_KEY: "sk-ant-test-0123456789abcdef", ...options.env };
   // Through the runtime's own HTTP client (node:http on Node, the Deno runtime's fetch on Deno), not a test client.
   const run = startServer({ fetch: runtimeFetch, ...options, fs, env });
-  const frames = await request(run, "init", "initialize", { required_capabilities: TURN_CAPABILITIES }, initLine);
+  const frames = await request(run, "init", "initialize", { required_capabilities: options.capabilities ?? TURN_CAPABILITIES }, initLine);
   assert.ok(frames.result, `initialize succeeded: ${JSON.stringify(frames.error)}`);
   return { ...run, provider };
 }

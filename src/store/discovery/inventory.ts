@@ -42,8 +42,10 @@ const LEASE_NAME = /^([A-Za-z0-9_-]{1,64})\.(writer|active|append)\.lease$/;
  * Lists `directory` once. A root that is not a private directory (a
  * symlink, a file, group- or world-writable) or cannot be listed is
  * `discovery_unavailable`; more entries than the bound is `discovery_limit`;
- * a name listed twice (the directory changed while it was read) is
- * `stale_revision`.
+ * a primary name listed twice (the directory changed while it was read) is
+ * `stale_revision`. A lease name listed twice is not: a heartbeat renames a
+ * new file over the lease, which a directory read may then return twice, and
+ * a renewal alone must never invalidate.
  */
 export async function takeInventory(fs: FileSystem, directory: string): Promise<InventoryResult> {
   let entries;
@@ -56,7 +58,7 @@ export async function takeInventory(fs: FileSystem, directory: string): Promise<
   }
   if (entries.length > LIMITS.discovery_directory_entries) return { ok: false, code: ErrorCode.discoveryLimit };
   const sessions: string[] = [];
-  const leases: string[] = [];
+  const leases = new Set<string>();
   const leased = new Set<string>();
   for (const { name } of entries) {
     if (name.endsWith(PRIMARY_SUFFIX)) {
@@ -67,14 +69,11 @@ export async function takeInventory(fs: FileSystem, directory: string): Promise<
     }
     const lease = LEASE_NAME.exec(name);
     if (lease !== null) {
-      leases.push(name);
+      leases.add(name);
       leased.add(lease[1]!);
     }
   }
   sessions.sort();
-  leases.sort();
-  if (sessions.some((id, index) => id === sessions[index - 1]) || leases.some((name, index) => name === leases[index - 1])) {
-    return { ok: false, code: ErrorCode.staleRevision };
-  }
-  return { ok: true, inventory: { sessions, leased, key: JSON.stringify([sessions, leases]) } };
+  if (sessions.some((id, index) => id === sessions[index - 1])) return { ok: false, code: ErrorCode.staleRevision };
+  return { ok: true, inventory: { sessions, leased, key: JSON.stringify([sessions, [...leases].sort()]) } };
 }

@@ -91,7 +91,8 @@ export class SessionListing {
     const scan = await scanSessions(this.#context, signal);
     if (!scan.ok) return scan;
     const snapshot: ListingSnapshot = {
-      revision: `l${(++this.#generation).toString(36)}-${scan.fingerprint.slice(0, 40)}`,
+      // Random, not the fingerprint: two children listing one directory must not accept each other's revisions.
+      revision: `l${(++this.#generation).toString(36)}-${this.#context.runtime.randomUUID().replaceAll("-", "")}`,
       entries: scan.entries,
       notices: scan.omitted ? [SESSIONS_OMITTED_INVALID] : [],
       fingerprint: scan.fingerprint,
