@@ -17,6 +17,7 @@ import fc from "fast-check";
 import { encodeCache, endpointFingerprint } from "../src/catalog/cache-format.ts";
 import { invalidCall, type ParamsContext, WIRE_METHODS } from "../src/fuzz/mod.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
+import { LEASE_NAME } from "./support/params-child.ts";
 import { launchers } from "./support/processes.ts";
 import { WireClient } from "./support/wire-client.ts";
 
@@ -28,16 +29,18 @@ const NOWHERE = "http://127.0.0.1:9/v1";
 
 /**
  * Every path under `path` with its mode, size, mtime, inode and content
- * digest. A lease file is compared by name only: its heartbeat (every 15 s)
- * may rewrite it while the property runs, which is not a write of a request.
+ * digest. Leases are compared as `fsTree` compares them (see
+ * tests/support/params-child.ts): a heartbeat every 15 s may rewrite one
+ * while the property runs, which is no write of a request.
  */
 function tree(path: string): string[] {
+  if (LEASE_NAME.test(path)) return path.endsWith(".lease") ? [path] : [];
   const info = lstatSync(path);
-  if (path.endsWith(".lease")) return [path];
-  const line = `${path} ${info.mode.toString(8)} ${info.size} ${info.mtimeMs} ${info.ino}`;
+  const children = info.isDirectory() ? readdirSync(path).sort() : [];
+  const leased = children.some((name) => LEASE_NAME.test(name));
+  const line = `${path} ${info.mode.toString(8)} ${leased ? "" : `${info.size} ${info.mtimeMs}`} ${info.ino}`;
   if (info.isFile()) return [`${line} ${createHash("sha256").update(readFileSync(path)).digest("hex")}`];
-  if (!info.isDirectory()) return [line];
-  return [line, ...readdirSync(path).sort().flatMap((name) => tree(join(path, name)))];
+  return [line, ...children.flatMap((name) => tree(join(path, name)))];
 }
 
 describe("the params kit against a spawned child", () => {

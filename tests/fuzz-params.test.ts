@@ -10,7 +10,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { ManualClock } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import {
   admissionCode,
@@ -38,15 +37,11 @@ const decoder = new TextDecoder();
 const NOWHERE = "http://127.0.0.1:9/v1";
 const SETTINGS = { model: { provider: "ollama", model: "qwen" }, providers: { endpoints: { ollama: { base_url: NOWHERE } }, catalog: { enabled: ["ollama/qwen"] } } };
 
-/**
- * A child that negotiated `required`, with a `qwen` cache and the settings
- * above; not initialized when `required` is null. Its clock is manual, so no
- * lease heartbeat rewrites a file while a property compares trees.
- */
+/** A child that negotiated `required`, with a `qwen` cache and the settings above; not initialized when `required` is null. */
 async function child(required: readonly string[] | null, fs = new MemoryFileSystem()): Promise<Run> {
   fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify(SETTINGS), 0o600);
   await seedCache(fs, "ollama", "openai-chat", NOWHERE, [{ id: "qwen" }]);
-  const run = startServer({ fs, env: { HOME: "/home/user", MC_HOME: HOME }, clock: new ManualClock() });
+  const run = startServer({ fs, env: { HOME: "/home/user", MC_HOME: HOME } });
   if (required !== null) {
     const init = await callRaw(run, "initialize", JSON.stringify({ required_capabilities: required }));
     assert.ok(init.result, `initialize succeeded: ${JSON.stringify(init.error)}`);
@@ -201,19 +196,21 @@ describe("the params kit", () => {
   });
 
   it("valid selection.set params with the live session, catalog and selection revision are applied or effort_unsupported, never invalid_params", async () => {
-    const { run, context } = await attached();
-    await served(run, async () => {
-      const { selection_revision: _, ...fixed } = context;
-      await fc.assert(
-        fc.asyncProperty(validParams("selection.set", fixed), async (params) => {
-          const revision = ((await result(run, "status")).selection as { revision: string }).revision;
-          const frame = await callRaw(run, "selection.set", JSON.stringify({ ...params, selection_revision: revision }));
-          // qwen's effort policy is unknown: it permits only default, so an explicit set is refused, not normalised.
-          const effort = params.effort as { mode: string } | undefined;
-          assert.equal(codeOf(frame), effort?.mode === "set" ? "effort_unsupported" : "a result", JSON.stringify(params));
-        }),
-        { numRuns: fuzzRuns(40, 8) },
-      );
+    await inChunks(fuzzRuns(40, 8), 2, async (numRuns) => {
+      const { run, context } = await attached();
+      await served(run, async () => {
+        const { selection_revision: _, ...fixed } = context;
+        await fc.assert(
+          fc.asyncProperty(validParams("selection.set", fixed), async (params) => {
+            const revision = ((await result(run, "status")).selection as { revision: string }).revision;
+            const frame = await callRaw(run, "selection.set", JSON.stringify({ ...params, selection_revision: revision }));
+            // qwen's effort policy is unknown: it permits only default, so an explicit set is refused, not normalised.
+            const effort = params.effort as { mode: string } | undefined;
+            assert.equal(codeOf(frame), effort?.mode === "set" ? "effort_unsupported" : "a result", JSON.stringify(params));
+          }),
+          { numRuns },
+        );
+      });
     });
   });
 

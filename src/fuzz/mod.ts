@@ -2,8 +2,10 @@
  * fast-check arbitraries for fuzzing a magi-code child (or any implementation
  * of magi-code.local-agent version 1): valid request frames, invalid frames
  * labelled with the error code the spec demands, and arbitrary chunkings of a
- * byte stream. Published as the `magi-code/fuzz` subpath; `fast-check` is a
- * peer dependency. See `docs/fuzzing.md`.
+ * byte stream (this file); valid and invalid params for each of the sixteen
+ * methods and the admission order that decides a request's code (the files
+ * re-exported below). Published as the `magi-code/fuzz` subpath; `fast-check`
+ * is a peer dependency. See `docs/fuzzing.md`.
  *
  * @module
  */

@@ -27,21 +27,30 @@ export function callRaw(run: Run, method: string, json: string): Promise<Frame> 
   return request(run, id, method, {}, () => decoder.decode(paramsFrameBytes(id, method, json)));
 }
 
+/** A lease file or a heartbeat's temporary copy of one (`<id>.<kind>.lease`, `<id>.<kind>.lease.<instance>.tmp`). */
+export const LEASE_NAME = /\.lease(\.[^/]+\.tmp)?$/;
+
 /**
  * Every node under `/` with its kind, mode, size, mtime, inode and (for
  * files) a SHA-256 of its contents: equal trees mean nothing was created,
- * removed, renamed, rewritten or touched.
+ * removed, renamed, rewritten or touched. Leases are the exception: a
+ * heartbeat (every 15 s, on the real clock these servers run on; a manual
+ * clock would also stop the readers' yields) may rewrite one while a
+ * property runs, which is no write of a request. So a lease counts by its
+ * name, its temporary copy not at all, and the directory holding leases
+ * without its size and mtime.
  */
 export async function fsTree(fs: MemoryFileSystem, path = "/"): Promise<string[]> {
+  if (LEASE_NAME.test(path)) return path.endsWith(".lease") ? [path] : [];
   const info = await fs.lstat(path);
-  let line = `${path} ${info.kind} ${info.mode.toString(8)} ${info.size} ${info.mtimeMs} ${info.ino}`;
+  const children = info.kind === "directory" ? (await fs.readDir(path)).map((entry) => entry.name).sort() : [];
+  const leased = children.some((name) => LEASE_NAME.test(name));
+  let line = `${path} ${info.kind} ${info.mode.toString(8)} ${leased ? "" : `${info.size} ${info.mtimeMs}`} ${info.ino}`;
   if (info.kind === "file") {
     const hash = createSha256();
     hash.update(fs.contents(path) ?? new Uint8Array());
     line += ` ${hash.digest()}`;
   }
-  if (info.kind !== "directory") return [line];
-  const children = (await fs.readDir(path)).map((entry) => entry.name).sort();
   const nested = await Promise.all(children.map((name) => fsTree(fs, joinPath(path, name))));
   return [line, ...nested.flat()];
 }
