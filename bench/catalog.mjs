@@ -4,7 +4,7 @@
 // models each, 2,048 in all, every one enabled. Prints figures; never asserts
 // a timing. See bench/README.md.
 //
-//   node bench/catalog.mjs [--runs N] [--pages N] [--selects N] [--per-provider N] [--runtimes node,deno] [--quick]
+//   node bench/catalog.mjs [--runs N] [--pages N] [--selects N] [--per-provider N] [--runtimes node,deno] [--quick] [--json FILE]
 //
 // Per run: a fresh MC_HOME with the settings and the 32 cache files (written
 // in the cache format through dist/src/catalog/cache-format.js, so run
@@ -17,7 +17,8 @@
 // after the last request, over its VmRSS one second after `initialize` (after the background warm-up;
 // that VmRSS is the "idle RSS" column); "after 1st page" is what pages 2..N added to the first page's
 // peak, the per-page retention. Targets (issue 10): first page
-// <= 100 ms median, RSS growth <= 10 MiB.
+// <= 100 ms median, RSS growth <= 10 MiB. --json writes every run's figures (times in ms, memory
+// in KiB) and the other-processes load, for medians over several interleaved invocations.
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { childEnv, foreignCpu, foreignCpuNote, freshDirs, launchers, median, mib, ms, parseFlags, procMemory, readLines, requestLine, spawnChild, table } from "./lib.mjs";
@@ -116,10 +117,12 @@ async function once(launcher) {
 
 const rows = [["runtime", "cold first page", "first page (median)", "entries", "selection.set (median)", "idle RSS", "RSS growth (pages)", "after 1st page", "RSS growth (all)"]];
 const ranges = [];
+const perRun = {};
 const monitor = foreignCpu();
 for (const launcher of launchers(flags).filter((entry) => wanted.has(entry.name))) {
   const results = [];
   for (let i = 0; i < runs; i++) results.push(await once(launcher));
+  perRun[launcher.name] = results;
   rows.push([
     launcher.name,
     ms(median(results.map((result) => result.cold))),
@@ -134,4 +137,6 @@ for (const launcher of launchers(flags).filter((entry) => wanted.has(entry.name)
   const growths = results.map((result) => result.growth).filter((value) => value !== null).sort((a, b) => a - b);
   if (growths.length > 0) ranges.push(`${launcher.name}: page growth per run ${growths.map((kib) => mib(kib)).join(", ")}`);
 }
-process.stdout.write(`model.catalog with ${PROVIDERS * PER_PROVIDER} cached models across ${PROVIDERS} providers\n${table(rows)}\n${ranges.join("\n")}\n${foreignCpuNote(monitor.stop())}\n`);
+const foreignCores = monitor.stop();
+process.stdout.write(`model.catalog with ${PROVIDERS * PER_PROVIDER} cached models across ${PROVIDERS} providers\n${table(rows)}\n${ranges.join("\n")}\n${foreignCpuNote(foreignCores)}\n`);
+if (typeof flags.json === "string") writeFileSync(flags.json, JSON.stringify({ models: PROVIDERS * PER_PROVIDER, pages, selects, foreignCores, runs: perRun }, null, 2));

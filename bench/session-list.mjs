@@ -8,12 +8,16 @@
 // One temp MC_HOME per runtime, seeded once with realistic histories
 // (tests/support/seed.ts, compiled) recorded for the child's cwd; one child;
 // then --runs fresh listings (limit 100), one after another, each a full
-// bounded scan. Times are from `session.list` written to the arrival of its
-// response; status latency is per ping, over all runs.
+// bounded scan. The child's first listing (cold code, as a client's first
+// listing meets it) is reported apart from the median of the later ones.
+// Times are from `session.list` written to the arrival of its response;
+// child CPU is the child's (all threads, status pings included) over the
+// same span, which other load disturbs far less; status latency is per
+// ping, over all runs.
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { childEnv, freshDirs, launchers, median, ms, parseFlags, readLines, requestLine, ROOT, spawnChild, table, within } from "./lib.mjs";
-import { foreignCpu, foreignCpuNote } from "./lib.mjs";
+import { foreignCpu, foreignCpuNote, processCpuMs } from "./lib.mjs";
 
 const flags = parseFlags(process.argv.slice(2), []);
 const runs = Number(flags.runs ?? 7);
@@ -67,9 +71,12 @@ async function bench(launcher) {
     child.stdin.write(requestLine(id, "status", {}));
   }, intervalMs);
   const times = [];
+  const cpu = [];
   let listed = null;
   for (let run = 0; run < runs; run++) {
+    const before = processCpuMs(child.pid);
     const reply = await call("session.list", { limit: 100 });
+    cpu.push(processCpuMs(child.pid) - before);
     if (reply.frame.error) throw new Error(`session.list: ${reply.frame.error.code} after ${reply.ms.toFixed(0)} ms (${seeded.bytes} bytes, ${seeded.lines} lines)`);
     listed = reply.frame.result.sessions.length;
     times.push(reply.ms);
@@ -80,11 +87,11 @@ async function bench(launcher) {
   child.stdin.write(requestLine("bye", "shutdown", {}));
   await within(exited, 5_000);
   dirs.remove();
-  return { runtime: launcher.name, ...seeded, listed, times, statuses: latencies.length, statusWorst: Math.max(...latencies) };
+  return { runtime: launcher.name, ...seeded, listed, times, cpu, statuses: latencies.length, statusWorst: Math.max(...latencies) };
 }
 
 const monitor = foreignCpu();
-const rows = [["runtime", "sessions", "MiB", "lines", "first page median", "min", "max", "status worst", "pings"]];
+const rows = [["runtime", "sessions", "MiB", "lines", "first listing", "later median", "min", "max", "child CPU first / later", "status worst", "pings"]];
 for (const launcher of launchers(flags).filter((candidate) => only === null || only.has(candidate.name))) {
   const result = await bench(launcher);
   rows.push([
@@ -92,13 +99,15 @@ for (const launcher of launchers(flags).filter((candidate) => only === null || o
     `${count} (${result.listed} on page 1)`,
     (result.bytes / 1_048_576).toFixed(1),
     String(result.lines),
-    ms(median(result.times)),
-    ms(Math.min(...result.times)),
-    ms(Math.max(...result.times)),
+    ms(result.times[0]),
+    ms(median(result.times.slice(1))),
+    ms(Math.min(...result.times.slice(1))),
+    ms(Math.max(...result.times.slice(1))),
+    `${ms(result.cpu[0])} / ${ms(median(result.cpu.slice(1)))}`,
     ms(result.statusWorst),
     String(result.statuses),
   ]);
 }
 console.log(table(rows));
 console.log(foreignCpuNote(monitor.stop()));
-console.log(`targets: first page ≤ ${TARGETS.firstPageMs} ms median, status ≤ ${TARGETS.statusMs} ms throughout`);
+console.log(`targets: first page ≤ ${TARGETS.firstPageMs} ms (claimed on the first listing), status ≤ ${TARGETS.statusMs} ms throughout`);

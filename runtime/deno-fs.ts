@@ -104,11 +104,6 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   }
 }
 
-async function readAt(file: Deno.FsFile, buffer: Uint8Array, position: number): Promise<number> {
-  await file.seek(position, Deno.SeekMode.Start);
-  return (await file.read(buffer)) ?? 0;
-}
-
 /**
  * A listing over `Deno.readDir`'s iterator, handed out in batches. Since
  * Deno 2.9 (denoland/deno#35130) the iterator reads the open directory one
@@ -174,9 +169,19 @@ export const denoFileSystem: FileSystem = {
   openRead: (path) =>
     guard("open", async (): Promise<ReadHandle> => {
       const file = await openChecked(path, { read: true }, false);
+      // Where the file's offset is: a read that continues where the last one ended needs no seek first.
+      let offset: number | null = 0;
+      const read = async (buffer: Uint8Array, position: number): Promise<number> => {
+        const there = offset === position;
+        offset = null; // unknown until this read succeeds
+        if (!there) await file.seek(position, Deno.SeekMode.Start);
+        const count = (await file.read(buffer)) ?? 0;
+        offset = position + count;
+        return count;
+      };
       return {
         stat: () => guard("fstat", async () => fileInfo(await file.stat())),
-        read: (buffer, position) => guard("read", () => readAt(file, buffer, position)),
+        read: (buffer, position) => guard("read", () => read(buffer, position)),
         close: () => guard("close", () => Promise.resolve(file.close())),
       };
     }),

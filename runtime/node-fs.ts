@@ -87,6 +87,46 @@ async function openRegular(path: string): Promise<fsp.FileHandle> {
   return handle;
 }
 
+/** A callback-form `fs` call as a promise. */
+function settle<T>(start: (done: (error: NodeJS.ErrnoException | null, value: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => start((error, value) => error === null ? resolve(value) : reject(error)));
+}
+
+/**
+ * A read handle over a bare descriptor and the callback forms of `fs`: a
+ * listing opens, describes, reads and closes hundreds of histories, and a
+ * `FileHandle` costs a promise-wrapped request and its own bookkeeping per
+ * call. Once closed the descriptor is never used again, so a number the
+ * kernel has reused for another file cannot be read or closed by mistake.
+ */
+async function openReadHandle(path: string): Promise<ReadHandle> {
+  // O_NONBLOCK so a FIFO planted at `path` cannot hang the open; O_NOFOLLOW refuses a final symlink.
+  const fd = await settle<number>((done) => fs.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, done));
+  let closed = false;
+  const open = (operation: string): number => {
+    if (closed) throw new RuntimeError("closed", operation);
+    return fd;
+  };
+  const close = (): Promise<void> => {
+    if (closed) return Promise.resolve();
+    closed = true;
+    return settle<void>((done) => fs.close(fd, (error) => done(error ?? null, undefined)));
+  };
+  const stat = async (): Promise<FileInfo> => fileInfo(await settle<fs.Stats>((done) => fs.fstat(open("fstat"), done)));
+  try {
+    if ((await stat()).kind !== "file") throw new RuntimeError("not_file", "open");
+  } catch (error) {
+    await close().catch(() => {});
+    throw error;
+  }
+  return {
+    stat: () => guard("fstat", stat),
+    read: (buffer, position) =>
+      guard("read", () => settle<number>((done) => fs.read(open("read"), buffer, 0, buffer.length, position, done))),
+    close: () => guard("close", close),
+  };
+}
+
 /**
  * `mkdir -p` with a bounded walk up the path. Node's own `recursive: true`
  * retries for ever where mkdir keeps failing with ENOENT under an existing
@@ -189,16 +229,7 @@ export const nodeFileSystem: FileSystem = {
         await handle.close();
       }
     }),
-  openRead: (path) =>
-    guard("open", async (): Promise<ReadHandle> => {
-      const handle = await openRegular(path);
-      return {
-        stat: () => guard("fstat", async () => fileInfo(await handle.stat())),
-        read: (buffer, position) =>
-          guard("read", async () => (await handle.read(buffer, 0, buffer.length, position)).bytesRead),
-        close: () => guard("close", () => handle.close()),
-      };
-    }),
+  openRead: (path) => guard("open", () => openReadHandle(path)),
   createExclusive: (path, bytes, mode) =>
     guard("create", async () => {
       const handle = await fsp.open(path, "wx", mode);

@@ -30,7 +30,7 @@ describe("catalog cache format", () => {
     fc.assert(fc.property(cache, (c) => assert.deepEqual(decodeCache(encodeCache(c), c.provider), { ok: true, cache: c })), { numRuns: fuzzRuns(300) });
   });
 
-  it("refuses another provider's file, unknown fields, duplicate keys, other versions; bounds are problems of their own", () => {
+  it("refuses another provider's file, unknown fields, duplicate keys, other versions, any other spelling of the text; bounds are problems of their own", () => {
     const good = { provider: "p", endpoint: "a".repeat(64), refreshedAt: "2026-12-01T10:00:00.000Z", models: [{ id: "m", name: null, reasoning: null }] };
     const text = new TextDecoder().decode(encodeCache(good));
     const bytes = (value: string) => new TextEncoder().encode(value);
@@ -39,6 +39,9 @@ describe("catalog cache format", () => {
     assert.deepEqual(decodeCache(bytes(text.replace('"v":1', '"v":1,"extra":0')), "p"), { ok: false, problem: "invalid" });
     assert.deepEqual(decodeCache(bytes(text.replace('"v":1', '"v":1,"v":1')), "p"), { ok: false, problem: "invalid" });
     assert.deepEqual(decodeCache(encodeCache({ ...good, models: [good.models[0]!, good.models[0]!] }), "p"), { ok: false, problem: "duplicate" });
+    for (const variant of [text.replace('"v":1', '"v": 1'), text.trimEnd(), `${text}\n`, text.replace('"id":"m"', '"id":"\\u006d"'), text.replace('"v":1', '"v":1.0'), text.replace('"id":"m","name":null', '"name":null,"id":"m"'), text.replace('"id":"m"', '"id":"\\ud800"')]) {
+      assert.deepEqual(decodeCache(bytes(variant), "p"), { ok: false, problem: "invalid" }, `only the writer's exact text: ${variant}`);
+    }
     const long = { id: "x".repeat(LIMITS.catalog_string_bytes + 1), name: null, reasoning: null };
     assert.deepEqual(decodeCache(encodeCache({ ...good, models: [long] }), "p"), { ok: false, problem: "overlong" });
     const many = Array.from({ length: LIMITS.catalog_models + 1 }, (_, i) => ({ id: `m${i}`, name: null, reasoning: null }));

@@ -6,6 +6,7 @@ import { once } from "node:events";
 import { after, describe, it } from "node:test";
 import { collect, type Launcher, launchers, type Spawned, spawnDirect, spawnFifo, spawnPipeline } from "./support/processes.ts";
 import { guarded } from "./support/hang-guard.ts";
+import { withoutChildScope } from "./support/child-scope.ts";
 
 const home = mkdtempSync(join(tmpdir(), "magi-e2e-"));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -24,10 +25,6 @@ function parseFrames(text: string): Frame[] {
   return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
 }
 
-/** Replaces what legitimately differs between children so two transcripts can be compared. */
-function normalize(frames: Frame[]): unknown[] {
-  return frames.map((frame) => ({ ...frame, instance_id: "<instance>" }));
-}
 
 /**
  * Sends `count` status requests as a bounded client does (the spec leaves
@@ -101,7 +98,7 @@ for (const [transport, spawner] of spawners) {
           ["x1", "stopping"],
         ]);
         assert.equal(new Set(frames.map((f) => f.instance_id)).size, 1);
-        transcripts.push(normalize(frames));
+        transcripts.push(withoutChildScope(frames));
       }
       for (const transcript of transcripts.slice(1)) assert.deepEqual(transcript, transcripts[0]);
     });
@@ -167,7 +164,7 @@ describe("end to end through a shell pipeline (cat | magi-code | cat)", () => {
       assert.equal(code, 0, `${launcher.name} exits 0`);
       assert.equal(stderr, "");
       assert.deepEqual(frames.map((f) => f.seq), [1, 2, 3, 4, 5]);
-      transcripts.push(normalize(frames));
+      transcripts.push(withoutChildScope(frames));
     }
     for (const transcript of transcripts.slice(1)) assert.deepEqual(transcript, transcripts[0]);
   });

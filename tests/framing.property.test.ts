@@ -17,6 +17,7 @@ import { fuzzRuns } from "./support/fuzz-runs.ts";
 import type { Frame } from "./support/harness.ts";
 import { startTapped } from "./support/wire.ts";
 import { concatBytes } from "./support/records.ts";
+import { withoutChildScope } from "./support/child-scope.ts";
 
 const encoder = new TextEncoder();
 const LIMIT = LIMITS.input_frame_bytes;
@@ -35,10 +36,6 @@ function statusLine(id: string): string {
 /** What a test compares: the error code, or the `state` of a result. */
 function outcome(frame: Frame): [string | null | undefined, string] {
   return [frame.id, frame.error?.code ?? `result:${String(frame.result?.state)}`];
-}
-
-function withoutInstance(frames: readonly Frame[]): Frame[] {
-  return frames.map((frame) => ({ ...frame, instance_id: "<instance>" }));
 }
 
 interface Served {
@@ -179,7 +176,7 @@ describe("framing: split invariance", () => {
           assert.equal(whole.code, 0);
           assert.equal(split.code, 0);
           assert.deepEqual(whole.frames.map(outcome), expected);
-          assert.deepEqual(withoutInstance(split.frames), withoutInstance(whole.frames));
+          assert.deepEqual(withoutChildScope(split.frames), withoutChildScope(whole.frames));
         },
       ),
       { numRuns: fuzzRuns(150, 2) },
@@ -238,7 +235,7 @@ describe("framing: split invariance", () => {
             }
           });
           assert.equal(split.code, 0);
-          assert.deepEqual(withoutInstance(split.frames), withoutInstance(whole.frames));
+          assert.deepEqual(withoutChildScope(split.frames), withoutChildScope(whole.frames));
         },
       ),
       { numRuns: fuzzRuns(150, 3) },
@@ -396,7 +393,7 @@ describe("framing: the 65,536-byte input bound", () => {
           const split = await serve(chunks, false);
           const expected = length > LIMIT ? [[null, "frame_too_large"]] : [["big", "not_initialized"], ["after", "not_initialized"]];
           assert.deepEqual(whole.frames.map(outcome), expected);
-          assert.deepEqual(withoutInstance(split.frames), withoutInstance(whole.frames));
+          assert.deepEqual(withoutChildScope(split.frames), withoutChildScope(whole.frames));
           assert.equal(split.code, 0);
         },
       ),

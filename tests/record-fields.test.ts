@@ -71,6 +71,20 @@ describe("record checks", () => {
     );
   });
 
+  it("isIsoTimestamp() answers the same after a valid timestamp of the same day (the day it proved is remembered)", () => {
+    const instantArb = fc.integer({ min: Date.parse("0000-01-01T00:00:00.000Z"), max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) });
+    fc.assert(
+      fc.property(instantArb, fc.oneof(nearTimestampArb, mutatedTimestampArb, fc.string({ maxLength: 30 })), (time, other) => {
+        const proven = new Date(time).toISOString();
+        assert.equal(isIsoTimestamp(proven), true);
+        const sameDay = proven.slice(0, 11) + other.slice(11);
+        assert.equal(isIsoTimestamp(sameDay), roundTrips(sameDay), sameDay);
+        assert.equal(isIsoTimestamp(other), roundTrips(other), other);
+      }),
+      { numRuns: fuzzRuns(5_000) },
+    );
+  });
+
   it("isIsoTimestamp() accepts what toISOString writes for any instant in years 0–9999", () => {
     fc.assert(
       // Date.UTC maps years 0–99 to 1900–1999, so the first instant is parsed instead.

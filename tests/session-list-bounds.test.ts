@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMemoryRuntime, ManualClock, type MemoryRuntime } from "../runtime/memory.ts";
+import type { FileSystem } from "../src/host/runtime.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { listingFor, SESSIONS, sizedText, writeSession } from "./support/listing.ts";
+import { SessionListing } from "../src/store/discovery/listing.ts";
+import { CWD, listingFor, SESSIONS, sizedText, writeSession } from "./support/listing.ts";
 import { driven, SlowStorage } from "./support/slow-storage.ts";
 
 const never = new AbortController().signal;
@@ -16,6 +18,34 @@ async function listed(runtime: MemoryRuntime, limit = 100): Promise<{ code: stri
 }
 
 const id = (n: number) => `s${String(n).padStart(4, "0")}`;
+
+/** A listing over `runtime` whose reads are watched: how far into each history they asked, and handles opened and closed. */
+async function spiedReads(runtime: MemoryRuntime) {
+  const furthest = new Map<string, number>();
+  let opened = 0;
+  let closed = 0;
+  const openRead: FileSystem["openRead"] = async (path) => {
+    const handle = await runtime.fs.openRead(path);
+    opened++;
+    const name = path.slice(SESSIONS.length + 1, -".jsonl".length);
+    return {
+      stat: () => handle.stat(),
+      close: () => (closed++, handle.close()),
+      read: (buffer, position) => {
+        furthest.set(name, Math.max(furthest.get(name) ?? 0, position + buffer.length));
+        return handle.read(buffer, position);
+      },
+    };
+  };
+  // The memory file system keeps private state: every other call goes to it, bound.
+  const fs = new Proxy(runtime.fs, {
+    get: (target, key, receiver) => key === "openRead" ? openRead : Reflect.get(target, key, receiver)?.bind?.(target),
+  });
+  await runtime.fs.mkdir(SESSIONS, 0o700);
+  const spied = Object.create(runtime, { fs: { value: fs } }) as MemoryRuntime;
+  const listing = new SessionListing({ runtime: spied, directory: SESSIONS, cwd: CWD, secrets: [], attached: () => null });
+  return { listing, furthest, opened: () => opened, closed: () => closed };
+}
 
 describe("session.list bounds, at and around each value", () => {
   it(`lists ${LIMITS.discovery_sessions} sessions; one more listed is discovery_limit, excluded ones do not count`, async () => {
@@ -75,6 +105,40 @@ describe("session.list bounds, at and around each value", () => {
     assert.equal((await listed(runtime) as { count: number }).count, 1, "7 × 8 MiB charged leaves 8 MiB");
     runtime.fs.writeFile(`${SESSIONS}/bad7.jsonl`, "{broken\n", 0o600);
     assert.deepEqual(await listed(runtime), { code: "discovery_limit" }, "8 × 8 MiB charged leaves nothing for good.jsonl");
+  });
+
+  it("histories read ahead never ask for more than their own admission and one byte", async () => {
+    const runtime = createMemoryRuntime();
+    const sizes = new Map<string, number>();
+    const store = (name: string, text: string) => {
+      runtime.fs.writeFile(`${SESSIONS}/${name}.jsonl`, text, 0o600);
+      sizes.set(name, text.length);
+    };
+    for (let n = 0; n < 6; n++) store(id(n), sizedText(id(n), 8 * MiB, 2));
+    store(id(6), "{broken\n"); // charged its whole 8 MiB
+    store(id(7), sizedText(id(7), 8 * MiB - 1_000, 2));
+    store(id(8), sizedText(id(8), 500, 2)); // admitted the last 1,000 bytes
+    const spy = await spiedReads(runtime);
+    const outcome = await spy.listing.list({}, never);
+    assert.equal(outcome.ok && outcome.result.sessions.length, 8, JSON.stringify(outcome).slice(0, 200));
+    let left = LIMITS.discovery_scan_bytes;
+    for (const [name, size] of sizes) {
+      const admitted = Math.min(LIMITS.discovery_session_bytes, left);
+      assert.ok((spy.furthest.get(name) ?? 0) <= admitted + 1, `${name} read to ${spy.furthest.get(name)} of ${admitted} admitted`);
+      left -= name === id(6) ? admitted : size;
+    }
+  });
+
+  it("a listing that ends early closes the histories it opened ahead", async () => {
+    const runtime = createMemoryRuntime();
+    for (let n = 0; n < 10; n++) writeSession(runtime, id(n));
+    runtime.fs.writeFile(`${SESSIONS}/${id(3)}.jsonl`, sizedText(id(3), 8 * MiB + 1, 2), 0o600);
+    const spy = await spiedReads(runtime);
+    assert.deepEqual(await spy.listing.list({}, never), { ok: false, code: "discovery_limit" });
+    // Closes behind and releases run after the answer: give them a few turns.
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.ok(spy.opened() > 4, `${spy.opened()} opened`);
+    assert.equal(spy.closed(), spy.opened());
   });
 
   it(`pages fit ${LIMITS.discovery_page_bytes} serialized bytes, holding fewer than the limit when titles are long`, async () => {

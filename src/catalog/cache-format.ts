@@ -19,11 +19,10 @@
 
 import * as v from "valibot";
 import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
-import { parseFrame } from "../protocol/json.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { exactObject } from "../util/exact-object.ts";
-import { utf8ByteCount } from "../util/utf8.ts";
+import { hasLoneSurrogate, utf8ByteCount } from "../util/utf8.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 
 /** The cache format version this code reads and writes. */
@@ -62,11 +61,17 @@ export type DecodeProblem =
 /** The outcome of {@link decodeCache}. */
 export type DecodeResult = { readonly ok: true; readonly cache: CacheFile } | { readonly ok: false; readonly problem: DecodeProblem };
 
+const INVALID: DecodeResult = Object.freeze({ ok: false, problem: "invalid" });
+
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+// `JSON.parse` builds the tree natively; what it tolerates (duplicate keys, whitespace, other
+// escapes or number forms) cannot survive the comparison with the writer's own text, and
+// what that comparison cannot see (a lone surrogate escape) is checked per string.
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 // The envelope goes through valibot; the up to 2,048 model entries are checked by hand
-// (`modelOf`), which allocates nothing beyond the decoded model itself: a page rescans
-// every relevant cache, and a schema pass per entry was most of a cold page's garbage.
+// (`modelOf`), which allocates nothing beyond the decoded model itself.
 const CacheSchema = exactObject({
   v: v.literal(CACHE_VERSION),
   provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)),
@@ -75,19 +80,19 @@ const CacheSchema = exactObject({
   models: v.array(v.unknown()),
 });
 
-const MODEL_KEYS = new Set(["id", "name", "reasoning"]);
-
-/** One stored model entry, exactly `{ id, name, reasoning }`, or null. Strings are bounded later, so an overlong id is told apart from damage. */
+/** One stored model entry with the right field types, or null. Extra fields are refused by the text comparison; strings are bounded later, so an overlong id is told apart from damage. */
 function modelOf(entry: unknown): CachedModel | null {
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return null;
-  const record = entry as Record<string, unknown>;
-  const keys = Object.keys(record);
-  if (keys.length !== 3 || !keys.every((key) => MODEL_KEYS.has(key))) return null;
-  const { id, name, reasoning } = record;
-  if (typeof id !== "string" || id === "") return null;
-  if (name !== null && typeof name !== "string") return null;
+  if (typeof entry !== "object" || entry === null) return null;
+  const { id, name, reasoning } = entry as Record<string, unknown>;
+  if (typeof id !== "string" || id === "" || hasLoneSurrogate(id)) return null;
+  if (name !== null && (typeof name !== "string" || hasLoneSurrogate(name))) return null;
   if (reasoning !== null && typeof reasoning !== "boolean") return null;
   return { id, name, reasoning };
+}
+
+/** The JSON text the writer stores for a cache whose models are exactly `{ id, name, reasoning }` objects. */
+function cacheText(provider: string, endpoint: string, refreshedAt: string, models: readonly CachedModel[]): string {
+  return JSON.stringify({ v: CACHE_VERSION, provider, endpoint, refreshed_at: refreshedAt, models });
 }
 
 /** The fingerprint a cache of an endpoint with `api` at `baseUrl` carries. */
@@ -99,7 +104,8 @@ export async function endpointFingerprint(api: string, baseUrl: string): Promise
 export function checkModels(models: readonly CachedModel[]): DecodeProblem | null {
   if (models.length > LIMITS.catalog_models) return "too_many";
   const ids = new Set<string>();
-  for (const model of models) {
+  for (let index = 0; index < models.length; index++) {
+    const model = models[index]!;
     if (utf8ByteCount(model.id) > LIMITS.catalog_string_bytes) return "overlong";
     if (model.name !== null && utf8ByteCount(model.name) > LIMITS.catalog_string_bytes) return "overlong";
     if (ids.has(model.id)) return "duplicate";
@@ -109,22 +115,31 @@ export function checkModels(models: readonly CachedModel[]): DecodeProblem | nul
 }
 
 /**
- * Decodes the bytes of `provider`'s cache file. The strict parser refuses
- * duplicate keys and nesting beyond the format's four levels, and the
- * schema refuses unknown fields.
+ * Decodes the bytes of `provider`'s cache file. Only what {@link encodeCache}
+ * writes is accepted: the text must be exactly the writer's for the decoded
+ * content (so no duplicate key, unknown field, whitespace or other spelling
+ * passes), with no lone surrogate in any string.
  */
 export function decodeCache(bytes: Uint8Array, provider: string): DecodeResult {
-  const parsed = parseFrame(bytes, 4);
-  if (!parsed.ok || parsed.duplicate !== null) return { ok: false, problem: "invalid" };
-  const checked = v.safeParse(CacheSchema, parsed.value);
-  if (!checked.success || checked.output.provider !== provider) return { ok: false, problem: "invalid" };
+  let text: string;
+  let parsed: unknown;
+  try {
+    text = decoder.decode(bytes);
+    parsed = JSON.parse(text);
+  } catch {
+    return INVALID;
+  }
+  const checked = v.safeParse(CacheSchema, parsed);
+  if (!checked.success || checked.output.provider !== provider) return INVALID;
   const output = checked.output;
   const models: CachedModel[] = [];
-  for (const entry of output.models) {
-    const model = modelOf(entry);
-    if (model === null) return { ok: false, problem: "invalid" };
+  for (let index = 0; index < output.models.length; index++) {
+    const model = modelOf(output.models[index]);
+    if (model === null) return INVALID;
     models.push(model);
   }
+  const written = cacheText(output.provider, output.endpoint, output.refreshed_at, models);
+  if (text.length !== written.length + 1 || !text.startsWith(written) || !text.endsWith("\n")) return INVALID;
   const problem = checkModels(models);
   if (problem !== null) return { ok: false, problem };
   return { ok: true, cache: { provider: output.provider, endpoint: output.endpoint, refreshedAt: output.refreshed_at, models } };
@@ -133,6 +148,5 @@ export function decodeCache(bytes: Uint8Array, provider: string): DecodeResult {
 /** Encodes a cache for writing; the decoder reads back exactly `cache`. */
 export function encodeCache(cache: CacheFile): Uint8Array {
   const models = cache.models.map((model) => ({ id: model.id, name: model.name, reasoning: model.reasoning }));
-  const json = JSON.stringify({ v: CACHE_VERSION, provider: cache.provider, endpoint: cache.endpoint, refreshed_at: cache.refreshedAt, models });
-  return new TextEncoder().encode(`${json}\n`);
+  return new TextEncoder().encode(`${cacheText(cache.provider, cache.endpoint, cache.refreshedAt, models)}\n`);
 }

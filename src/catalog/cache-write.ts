@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Runtime } from "../host/runtime.ts";
+import { isRuntimeError, type Runtime, RuntimeErrorCode } from "../host/runtime.ts";
 import { joinPath } from "../util/paths.ts";
 import { CATALOG_DIRECTORY, cachePath } from "./cache-read.ts";
 
@@ -35,8 +35,14 @@ export async function writeCache(
   const temporary = joinPath(directory, `.${provider}.json.${runtime.randomUUID()}.tmp`);
   try {
     await runtime.fs.mkdir(directory, 0o700);
-    await runtime.fs.createExclusive(temporary, bytes, 0o600);
   } catch {
+    return { ok: false };
+  }
+  try {
+    await runtime.fs.createExclusive(temporary, bytes, 0o600);
+  } catch (error) {
+    // A short write (a full disk) leaves a prefix under this attempt's own random name.
+    if (!isRuntimeError(error, RuntimeErrorCode.exists)) await runtime.fs.unlink(temporary).catch(() => undefined);
     return { ok: false };
   }
   try {

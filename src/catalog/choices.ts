@@ -9,61 +9,55 @@
  * unreadable or unsafe relevant cache, or a duplicate, fails the whole
  * operation rather than silently shrinking the list.
  *
+ * Admitting the choices ({@link admitChoices}) checks all of that and the
+ * snapshot byte bound over every choice, but builds none: the result is one
+ * index per provider. Wire choices are built only for the range a page
+ * returns ({@link choicesIn}), so a 2,048-choice catalog builds 100 per page.
+ *
  * @module
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { Notice } from "../protocol/notices.ts";
-import type { Sha256 } from "../host/runtime.ts";
-import { lengthPrefixed } from "../util/digest.ts";
-import { isSafeDisplayName } from "../util/redaction.ts";
 import { compareUtf8 } from "../util/utf8-order.ts";
-import { utf8ByteCount } from "../util/utf8.ts";
-import { effortPolicy } from "../policy/effort-policy.ts";
-import type { Effort } from "../policy/efforts.ts";
+import { jsonStringBytes } from "../util/utf8.ts";
 import type { EnabledChoice } from "../config/catalog-settings.ts";
+import { type Choice, choiceOf, type SelectionIdOf } from "./choice.ts";
+import { type ProviderModels, providerModels } from "./provider-models.ts";
 import type { ProviderScan } from "./scan.ts";
 
-/** One `model.catalog` choice, exactly as the wire carries it. */
-export interface Choice {
-  readonly [key: string]: string | null | readonly string[];
-  readonly selection_id: string;
-  readonly provider: string;
-  readonly model: string;
-  readonly provider_name: string | null;
-  readonly model_name: string | null;
-  readonly availability: "available" | "authentication_unavailable";
-  readonly effort_support: "supported" | "unsupported" | "unknown";
-  readonly permitted_efforts: readonly Effort[];
+export type { Choice, SelectionIdOf } from "./choice.ts";
+
+/** A scanned provider with its endpoint's dialect, which the effort policy needs. */
+export type DialectScan = ProviderScan & { readonly api: string };
+
+/** One provider's run of consecutive choices. */
+export interface ChoiceSegment {
+  readonly scan: DialectScan;
+  readonly models: ProviderModels;
+  /** The index of its first choice in the whole list. */
+  readonly start: number;
 }
+
+/** The admitted choices of one scan, in order, without their wire objects. */
+export interface AdmittedChoices {
+  readonly segments: readonly ChoiceSegment[];
+  /** How many choices there are. */
+  readonly count: number;
+  readonly notices: readonly string[];
+}
+
+type Failure = { readonly ok: false; readonly code: typeof ErrorCode.catalogLimit | typeof ErrorCode.catalogUnavailable };
+
+/** The outcome of {@link admitChoices}. */
+export type AdmitResult = ({ readonly ok: true } & AdmittedChoices) | Failure;
 
 /** The outcome of {@link buildChoices}. */
-export type ChoicesResult =
-  | { readonly ok: true; readonly choices: readonly Choice[]; readonly notices: readonly string[] }
-  | { readonly ok: false; readonly code: typeof ErrorCode.catalogLimit | typeof ErrorCode.catalogUnavailable };
-
-/** Display names of the built-in providers; configured endpoints have none (null on the wire). */
-const PROVIDER_NAMES: Readonly<Record<string, string>> = { openai: "OpenAI", anthropic: "Anthropic", ollama: "Ollama" };
-
-/** Computes selection ids; a context memoizes them, since a tuple's id never changes. */
-export type SelectionIdOf = (provider: string, model: string) => string;
-
-/**
- * The stable opaque id of a provider/model tuple: the hex SHA-256 of
- * `magi-code.selection.v1`, provider and model, length-prefixed; 64 ASCII
- * bytes with no credential in it. Synchronous (the runtime's incremental
- * hash): a full catalog computes 2,048 of them, and a WebCrypto promise each
- * cost a page most of its time.
- */
-export function selectionId(createSha256: () => Sha256, provider: string, model: string): string {
-  const hash = createSha256();
-  hash.update(lengthPrefixed(["magi-code.selection.v1", provider, model]));
-  return hash.digest();
-}
+export type ChoicesResult = { readonly ok: true; readonly choices: readonly Choice[]; readonly notices: readonly string[] } | Failure;
 
 /** Whether a scanned state lets the provider contribute choices, or which code fails the operation. */
-export function stateProblem(scan: ProviderScan): "notice" | "ok" | typeof ErrorCode.catalogLimit | typeof ErrorCode.catalogUnavailable {
+export function stateProblem(scan: ProviderScan): "notice" | "ok" | Failure["code"] {
   switch (scan.state) {
     case "ready":
       return "ok";
@@ -79,22 +73,15 @@ export function stateProblem(scan: ProviderScan): "notice" | "ok" | typeof Error
 }
 
 /**
- * Builds the choices of `scans` (the relevant providers, each with its
- * endpoint `api`), admitting only `enabled` ids, with ids from `selectionIdOf`. Fails with `catalog_limit`
- * when the serialized choices exceed `catalog_snapshot_bytes`.
+ * Admits the choices of `scans` (the relevant providers), only `enabled`
+ * ids. Fails with `catalog_limit` when the serialized choices would exceed
+ * `catalog_snapshot_bytes`.
  */
-export function buildChoices(
-  scans: readonly (ProviderScan & { readonly api: string })[],
-  enabled: readonly EnabledChoice[],
-  selectionIdOf: SelectionIdOf,
-): ChoicesResult {
-  const wanted = new Map<string, Set<string>>();
-  for (const choice of enabled) {
-    if (!wanted.has(choice.provider)) wanted.set(choice.provider, new Set());
-    wanted.get(choice.provider)!.add(choice.model);
-  }
+export function admitChoices(scans: readonly DialectScan[], enabled: readonly EnabledChoice[]): AdmitResult {
   const notices = new Set<string>();
-  const choices: Choice[] = [];
+  const admitted: { scan: DialectScan; models: ProviderModels }[] = [];
+  let count = 0;
+  let bytes = 2;
   for (const scan of scans) {
     const problem = stateProblem(scan);
     if (problem === "notice") notices.add(Notice.providerCatalogUnavailable);
@@ -102,35 +89,45 @@ export function buildChoices(
       if (problem === "notice") continue;
       return { ok: false, code: problem };
     }
-    const models = wanted.get(scan.name);
-    if (models === undefined) continue;
-    for (const model of scan.cache!.models) {
-      if (!models.has(model.id)) continue;
-      if (!isSafeDisplayName(scan.name) || !isSafeDisplayName(model.id)) {
-        notices.add(Notice.catalogEntriesOmittedUnsafe);
-        continue;
-      }
-      const policy = effortPolicy(scan.api, model.id, model.reasoning);
-      choices.push({
-        selection_id: selectionIdOf(scan.name, model.id),
-        provider: scan.name,
-        model: model.id,
-        provider_name: Object.hasOwn(PROVIDER_NAMES, scan.name) ? PROVIDER_NAMES[scan.name]! : null,
-        model_name: model.name !== null && isSafeDisplayName(model.name) ? model.name : null,
-        availability: scan.authAvailable ? "available" : "authentication_unavailable",
-        effort_support: policy.support,
-        permitted_efforts: policy.permitted,
-      });
+    const models = providerModels(scan.cache!, scan.api, enabled);
+    if (models === null) return { ok: false, code: ErrorCode.catalogUnavailable };
+    if (models.unsafe) notices.add(Notice.catalogEntriesOmittedUnsafe);
+    if (models.order.length === 0) continue;
+    admitted.push({ scan, models });
+    count += models.order.length;
+    bytes += models.bytes + models.order.length * jsonStringBytes(scan.authAvailable ? "available" : "authentication_unavailable");
+  }
+  // One comma between consecutive choices.
+  if (bytes + Math.max(0, count - 1) > LIMITS.catalog_snapshot_bytes) return { ok: false, code: ErrorCode.catalogLimit };
+  admitted.sort((a, b) => compareUtf8(a.scan.name, b.scan.name));
+  const segments: ChoiceSegment[] = [];
+  let start = 0;
+  for (const { scan, models } of admitted) {
+    if (segments.length > 0 && segments[segments.length - 1]!.scan.name === scan.name) return { ok: false, code: ErrorCode.catalogUnavailable };
+    segments.push({ scan, models, start });
+    start += models.order.length;
+  }
+  return { ok: true, segments, count, notices: [...notices] };
+}
+
+/** The wire choices `from` (inclusive) `to` (exclusive) of `admitted`. */
+export function choicesIn(admitted: AdmittedChoices, from: number, to: number, selectionIdOf: SelectionIdOf): Choice[] {
+  const choices: Choice[] = [];
+  for (const { scan, models, start } of admitted.segments) {
+    const end = start + models.order.length;
+    if (end <= from) continue;
+    if (start >= to) break;
+    const cached = scan.cache!.models;
+    for (let index = Math.max(from, start); index < Math.min(to, end); index++) {
+      choices.push(choiceOf(scan.name, scan.api, cached[models.order[index - start]!]!, scan.authAvailable, selectionIdOf));
     }
   }
-  choices.sort((a, b) => compareUtf8(a.provider, b.provider) || compareUtf8(a.model, b.model));
-  let bytes = 2;
-  for (let index = 0; index < choices.length; index++) {
-    if (index > 0 && choices[index - 1]!.provider === choices[index]!.provider && choices[index - 1]!.model === choices[index]!.model) {
-      return { ok: false, code: ErrorCode.catalogUnavailable };
-    }
-    bytes += utf8ByteCount(JSON.stringify(choices[index])) + (index > 0 ? 1 : 0);
-    if (bytes > LIMITS.catalog_snapshot_bytes) return { ok: false, code: ErrorCode.catalogLimit };
-  }
-  return { ok: true, choices, notices: [...notices] };
+  return choices;
+}
+
+/** Every admitted choice of `scans`, built (see {@link admitChoices}). */
+export function buildChoices(scans: readonly DialectScan[], enabled: readonly EnabledChoice[], selectionIdOf: SelectionIdOf): ChoicesResult {
+  const admitted = admitChoices(scans, enabled);
+  if (!admitted.ok) return admitted;
+  return { ok: true, choices: choicesIn(admitted, 0, admitted.count, selectionIdOf), notices: admitted.notices };
 }

@@ -23,7 +23,7 @@ import type { JsonValue } from "../protocol/json-value.ts";
 import { parseFrame } from "../protocol/json.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { concatBytes } from "../util/bytes.ts";
-import { isPrintable } from "../util/redaction.ts";
+import { isPrintable, isSafeDisplayName } from "../util/redaction.ts";
 import type { Endpoint } from "../config/providers.ts";
 import { type CachedModel, checkModels } from "./cache-format.ts";
 
@@ -85,7 +85,8 @@ async function readBody(response: HttpResponse, max: number): Promise<Uint8Array
 function modelOf(entry: JsonValue): CachedModel | null {
   if (!isRecord(entry) || typeof entry.id !== "string" || entry.id === "" || !isPrintable(entry.id)) return null;
   const named = typeof entry.display_name === "string" ? entry.display_name : typeof entry.name === "string" ? entry.name : null;
-  const name = named !== null && isPrintable(named) && named !== "" ? named : null;
+  // A display name is decoration: an unsafe or overlong one becomes null (the spec's rule for names), never a failed refresh.
+  const name = named !== null && isSafeDisplayName(named) ? named : null;
   const parameters = entry.supported_parameters;
   const reasoning = Array.isArray(parameters)
     ? parameters.some((parameter) => parameter === "reasoning" || parameter === "reasoning_effort")

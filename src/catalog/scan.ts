@@ -9,8 +9,8 @@
  * `catalog_limit` for the whole scan: there is no partial result.
  *
  * The fingerprint covers each provider's name, state, local readiness and
- * file bytes, so a continuation that rescans can tell whether anything a
- * page or a selection depends on changed.
+ * file content (its length and SHA-256), so a continuation that rescans can
+ * tell whether anything a page or a selection depends on changed.
  *
  * @module
  */
@@ -55,9 +55,9 @@ export interface ProviderScan extends ScanTarget {
   readonly cache: CacheFile | null;
 }
 
-/** The outcome of {@link scanCatalog}. */
-export type ScanResult =
-  | { readonly ok: true; readonly providers: readonly ProviderScan[]; readonly fingerprint: string }
+/** The outcome of {@link scanCatalog} over targets of type `T`. */
+export type ScanResult<T extends ScanTarget = ScanTarget> =
+  | { readonly ok: true; readonly providers: readonly (ProviderScan & T)[]; readonly fingerprint: string }
   | { readonly ok: false; readonly code: typeof ErrorCode.catalogLimit | typeof ErrorCode.operationCancelled };
 
 const LIMIT = { ok: false, code: ErrorCode.catalogLimit } as const;
@@ -72,24 +72,27 @@ function stateOf(read: Awaited<ReturnType<typeof readCache>>, target: ScanTarget
 }
 
 /**
- * Decoded caches by provider, keyed by the file's digest and the endpoint
- * fingerprint: an unchanged file is not parsed again. Every page rescans,
- * and re-decoding 2,048 models each time cost most of a page's allocations.
+ * The last scan result of each provider, with what it was made of: the
+ * target object and the file's digest (or the read's kind when there were
+ * no bytes). A rescan that finds both unchanged reuses the result as is, so
+ * an unchanged file is neither parsed nor given new objects: every page
+ * rescans, and re-decoding 2,048 models each time cost most of a page's
+ * allocations.
  */
-export type DecodeMemo = Map<string, { readonly key: string; readonly state: CacheState; readonly cache: CacheFile | null }>;
+export type DecodeMemo<T extends ScanTarget = ScanTarget> = Map<string, { readonly target: T; readonly content: string; readonly scan: ProviderScan & T }>;
 
 /** Scans `targets` (in the order given) under `home`; honours `signal` between files. */
-export async function scanCatalog(
+export async function scanCatalog<T extends ScanTarget>(
   runtime: Runtime,
   home: string,
-  targets: readonly ScanTarget[],
+  targets: readonly T[],
   signal: AbortSignal,
-  memo: DecodeMemo = new Map(),
-): Promise<ScanResult> {
+  memo: DecodeMemo<T> = new Map(),
+): Promise<ScanResult<T>> {
   if (targets.length > LIMITS.catalog_providers) return LIMIT;
   const started = runtime.monotonicNow();
   const hash = runtime.createSha256();
-  const providers: ProviderScan[] = [];
+  const providers: (ProviderScan & T)[] = [];
   let bytes = 0;
   let models = 0;
   for (const target of targets) {
@@ -97,26 +100,27 @@ export async function scanCatalog(
     const read = await readCache(runtime.fs, home, target.name);
     if (signal.aborted) return CANCELLED;
     if (runtime.monotonicNow() - started > LIMITS.catalog_scan_ms) return LIMIT;
+    let content: string = read.kind;
     if (read.kind === "bytes") {
       bytes += read.bytes.length;
       if (bytes > LIMITS.catalog_scan_bytes) return LIMIT;
-    }
-    let decoded: { state: CacheState; cache: CacheFile | null };
-    if (read.kind === "bytes") {
       const digest = runtime.createSha256();
       digest.update(read.bytes);
-      const key = `${target.endpoint}:${digest.digest()}`;
-      const known = memo.get(target.name);
-      decoded = known !== undefined && known.key === key ? known : stateOf(read, target);
-      memo.set(target.name, { key, ...decoded });
-    } else decoded = stateOf(read, target);
-    const { state, cache } = decoded;
-    models += cache?.models.length ?? 0;
+      content = digest.digest();
+    }
+    const known = memo.get(target.name);
+    let scan: ProviderScan & T;
+    if (known !== undefined && known.target === target && known.content === content) scan = known.scan;
+    else {
+      scan = { ...target, ...stateOf(read, target) };
+      memo.set(target.name, { target, content, scan });
+    }
+    models += scan.cache?.models.length ?? 0;
     if (models > LIMITS.catalog_models) return LIMIT;
     const length = read.kind === "bytes" ? read.bytes.length : -1;
-    hash.update(lengthPrefixed([target.name, target.endpoint, state, String(target.authAvailable), String(length)]));
-    if (read.kind === "bytes") hash.update(read.bytes);
-    providers.push({ ...target, state, cache });
+    // The content digest stands for the bytes: a change to either is a change to it.
+    hash.update(lengthPrefixed([target.name, target.endpoint, scan.state, String(target.authAvailable), String(length), content]));
+    providers.push(scan);
   }
   return { ok: true, providers, fingerprint: hash.digest() };
 }

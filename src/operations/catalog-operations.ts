@@ -14,7 +14,7 @@ import type { Runtime } from "../host/runtime.ts";
 import type { MethodParams } from "../protocol/methods.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
 import type { RunConfig } from "../runner/run-config.ts";
-import type { SessionStore } from "../store/sessions.ts";
+import type { SessionStore, StoreResult } from "../store/sessions.ts";
 import type { SessionWorker } from "./sessions/session-worker.ts";
 import { setSelection, type SelectionDeps } from "./selection/selection-set.ts";
 import { type SelectionObject, SelectionState } from "./catalog/selection-state.ts";
@@ -30,6 +30,9 @@ import { modelRefresh } from "./catalog/model-refresh.ts";
 export class CatalogOperations {
   readonly #sessions: SessionWorker;
   readonly #deps: SelectionDeps;
+  // The store names a new attachment as soon as it commits, but its selection is restored only
+  // afterwards; status names this session, which changes together with the selection.
+  #attached: string | null = null;
 
   /** Binds the operations to `snapshot`, the session `store` and the worker they run on. */
   constructor(runtime: Runtime, snapshot: StartupSnapshot, store: SessionStore, sessions: SessionWorker) {
@@ -37,7 +40,7 @@ export class CatalogOperations {
     const { selection } = snapshot;
     this.#deps = {
       context: new CatalogContext(runtime, snapshot),
-      snapshots: new CatalogSnapshots(),
+      snapshots: new CatalogSnapshots(runtime),
       selection: new SelectionState(runtime, {
         provider: selection.provider,
         model: selection.model,
@@ -52,6 +55,11 @@ export class CatalogOperations {
   /** The `status.selection` object. */
   get selection(): SelectionObject {
     return this.#deps.selection.render();
+  }
+
+  /** The session of the last completed attachment (`session.create` / `session.open` with its selection), as `status` names it. */
+  get sessionId(): string | null {
+    return this.#attached;
   }
 
   /** The current provider and model, as `status` names them. */
@@ -82,13 +90,19 @@ export class CatalogOperations {
 
   /** `session.create`, then the startup selection with a fresh revision. */
   create(id: string): void {
-    this.#sessions.run(id, async (store, signal) => await attachSelection(this.#deps, await store.create(), signal), false);
+    this.#sessions.run(id, async (store, signal) => this.#completed(store, await attachSelection(this.#deps, await store.create(), signal)), false);
   }
 
   /** `session.open`, then the saved selection restored (or the startup one kept). */
   open(id: string, params: MethodParams<"session.open">): void {
     // Past the open's commit (the attachment replaced) the selection restore runs to completion: no longer cancellable by id.
-    this.#sessions.run(id, async (store, signal, commit) => await attachSelection(this.#deps, await store.open(params.session_id, signal, commit), signal));
+    this.#sessions.run(id, async (store, signal, commit) => this.#completed(store, await attachSelection(this.#deps, await store.open(params.session_id, signal, commit), signal)));
+  }
+
+  /** Records a completed attachment: its session and its (already replaced) selection now show together. */
+  #completed(store: SessionStore, attached: StoreResult): StoreResult {
+    if (attached.ok) this.#attached = store.sessionId;
+    return attached;
   }
 
   /** The configuration of the next run: `base` with the current selection. */

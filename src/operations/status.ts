@@ -90,7 +90,8 @@ export class StatusView {
     const status = this.#rendered.status;
     const workers = this.#workers();
     if (workers === null || phase.kind !== "ready") return status;
-    const sessionId = workers.sessions.sessionId;
+    // The last completed attachment's session, so it always names the session the selection belongs to.
+    const sessionId = workers.catalog.sessionId;
     const runId = workers.turns.runId;
     const running = runId === null ? {} : { state: "running", run_id: runId } as const;
     // The effective provider and model follow the selection; it reflects the last completed attachment or mutation.

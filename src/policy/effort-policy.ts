@@ -99,7 +99,11 @@ function claudePolicy(model: string): EffortPolicy {
 }
 
 function openAiPolicy(model: string, distinct: ReadonlySet<Effort>): EffortPolicy | null {
-  const row = OPENAI_ROWS.find((candidate) => candidate.pattern.test(model));
+  // A loop, not `find` with a closure: a catalog asks for 2,048 policies at once.
+  let row: OpenAiRow | undefined;
+  for (let index = 0; index < OPENAI_ROWS.length && row === undefined; index++) {
+    if (OPENAI_ROWS[index]!.pattern.test(model)) row = OPENAI_ROWS[index];
+  }
   if (row === undefined) return null;
   if (row.levels === null) return UNSUPPORTED;
   return supported(...row.levels.filter((level) => distinct.has(level)));

@@ -12,7 +12,7 @@
 import * as v from "valibot";
 import { exactObject } from "../util/exact-object.ts";
 import type { Exact, Lit, OneOf, Pattern, Str } from "../util/schema-types.ts";
-import { isPrintable } from "../util/redaction.ts";
+import { isSafeDisplayName } from "../util/redaction.ts";
 import { IDENTIFIER_PATTERN, PROVIDER_NAME_PATTERN, SESSION_ID_PATTERN } from "./identity.ts";
 import { LIMITS } from "./limits.ts";
 import { type PagedParams, pagedParams } from "./schemas.ts";
@@ -31,10 +31,15 @@ export const ModelRefreshParamsSchema: Exact<{ provider: Pattern }> = exactObjec
 /** The output of {@link ModelRefreshParamsSchema}. */
 export type ModelRefreshParams = v.InferOutput<typeof ModelRefreshParamsSchema>;
 
-/** A provider or model as `selection.set` submits it: 1-256 UTF-8 bytes, no controls, well-formed. */
+/**
+ * A provider or model as `selection.set` submits it: 1-256 UTF-8 bytes, no
+ * controls, well-formed, not shaped like a credential. The spec makes unsafe
+ * strings `invalid_params`, and unsafe is what the catalog omits as
+ * `catalog_entries_omitted_unsafe`, so no string refused here is ever a choice.
+ */
 const NameSchema: v.SchemaWithPipe<
   readonly [Str, v.MinLengthAction<string, 1, undefined>, v.MaxBytesAction<string, typeof LIMITS.name_bytes, undefined>, v.CheckAction<string, undefined>]
-> = v.pipe(v.string(), v.minLength(1), v.maxBytes(LIMITS.name_bytes), v.check(isPrintable));
+> = v.pipe(v.string(), v.minLength(1), v.maxBytes(LIMITS.name_bytes), v.check(isSafeDisplayName));
 
 /** The explicit efforts `{ "mode": "set" }` takes; `default` is a mode of its own. */
 export const SET_EFFORTS: readonly ["low", "medium", "high", "xhigh", "max"] = ["low", "medium", "high", "xhigh", "max"] as const;

@@ -11,44 +11,22 @@
  */
 
 import * as v from "valibot";
-import { IDENTIFIER_PATTERN, PROVIDER_NAME_PATTERN, SESSION_ID_PATTERN } from "../protocol/identity.ts";
+import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { isPrintable } from "../util/redaction.ts";
-import { isFlatJson, isIsoTimestamp, utf8BytesWithin } from "./record-fields.ts";
+import { containersWithin, isFlatJson } from "./record-fields.ts";
+import { bytesWithin, CountSchema, IdSchema, isIdentifier, SessionIdSchema, stringWhere, TextSchema, TimestampSchema, withinNameBytes } from "./record-field-schemas.ts";
 import { EFFORTS } from "../policy/efforts.ts";
 
 /** The record format version this code reads and writes. */
 export const RECORD_VERSION = 1;
 
-
-/**
- * `YYYY-MM-DDTHH:MM:SS.sssZ` naming a real instant (no `02-30`, no hour 24):
- * exactly the form `Date.prototype.toISOString` writes for years 0–9999.
- */
-const TimestampSchema = v.pipe(v.string(), v.check(isIsoTimestamp, "Invalid timestamp"));
-
-/** A string of `min`–`max` UTF-8 bytes (valibot's byte actions encode every string to count it). */
-const bytesWithin = (min: number, max: number) => v.check((text: string) => utf8BytesWithin(text, min, max), "Invalid bytes");
-
-// Ids end up compared and echoed, so unlike free text they must be well-formed
-// and printable. 1,024 bytes is the widest id bound the protocol publishes.
-const IdSchema = v.pipe(
-  v.string(),
-  bytesWithin(1, LIMITS.activity_id_bytes),
-  v.check(isPrintable),
-);
-
-// Free text stays arbitrary: legacy files may hold lone surrogates, which
-// JSON.parse accepts as `\ud800` escapes and projection later sanitises.
-const TextSchema = v.string();
-const CountSchema = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
-
 function common<const T extends string>(type: T) {
   return {
     v: v.literal(RECORD_VERSION),
     type: v.literal(type),
-    session_id: v.pipe(v.string(), v.regex(SESSION_ID_PATTERN)),
+    session_id: SessionIdSchema,
     at: TimestampSchema,
   };
 }
@@ -62,17 +40,13 @@ const SESSION = {
   // Absoluteness and canonical form are checked against the child's cwd on
   // open (`cwd_mismatch`), not here; a NUL can never be part of a path. An
   // empty cwd records none: the spec checks only every nonempty one.
-  cwd: v.exactOptional(v.pipe(v.string(), v.check((path) => !path.includes("\u0000")))),
+  cwd: v.exactOptional(stringWhere((path) => !path.includes("\u0000"), "Invalid cwd")),
   created_at: TimestampSchema,
 };
 const SESSION_PREFERENCES = {
   ...common("session_preferences"),
-  provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)),
-  model: v.pipe(
-    v.string(),
-    bytesWithin(1, LIMITS.name_bytes),
-    v.check(isPrintable),
-  ),
+  provider: stringWhere((text) => PROVIDER_NAME_PATTERN.test(text), "Invalid provider"),
+  model: stringWhere((text) => withinNameBytes(text) && isPrintable(text), "Invalid model"),
   effort: v.picklist(EFFORTS),
 };
 const TURN_STARTED = { ...common("turn_started"), turn_id: IdSchema, run_id: IdSchema };
@@ -105,9 +79,9 @@ const ACTIVITY = {
   turn_id: IdSchema,
   activity_id: IdSchema,
   kind: v.picklist(["tool", "subagent", "compaction"]),
-  name: v.pipe(v.string(), bytesWithin(0, LIMITS.name_bytes)),
+  name: stringWhere(bytesWithin(0, LIMITS.name_bytes), "Invalid name"),
   state: v.picklist(["started", "completed", "failed"]),
-  summary: v.pipe(v.string(), bytesWithin(0, LIMITS.summary_bytes)),
+  summary: stringWhere(bytesWithin(0, LIMITS.summary_bytes), "Invalid summary"),
 };
 // The optional title is durable title metadata a compaction may carry; session listing shows the latest one.
 const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema) };
@@ -116,7 +90,7 @@ const SESSION_TITLE = { ...common("session_title"), title: TextSchema };
 const DIAGNOSTIC = {
   ...common("diagnostic"),
   turn_id: v.exactOptional(IdSchema),
-  code: v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN)),
+  code: stringWhere(isIdentifier, "Invalid code"),
   summary: TextSchema,
 };
 const INTERNAL_PROMPT = { ...common("internal_prompt"), turn_id: IdSchema, text: TextSchema };
@@ -131,7 +105,7 @@ const TURN_FINISHED = {
   ...common("turn_finished"),
   turn_id: IdSchema,
   outcome: v.picklist(["completed", "cancelled", "failed"]),
-  error_code: v.nullable(v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN))),
+  error_code: v.nullable(stringWhere(isIdentifier, "Invalid code")),
 };
 
 /** The `session` record: always and only the first line. */
@@ -256,21 +230,35 @@ export type ParsedRecord = { readonly ok: true; readonly record: SessionRecord }
 const REFUSED: ParsedRecord = Object.freeze({ ok: false });
 
 /**
+ * Openers a line may hold before it is scanned for nesting. Tool output full
+ * of code holds a bracket every ~150 characters, so most lines pass below
+ * this; a thousand containers cost microseconds to build, and the schemas,
+ * whose fields are all scalars, refuse any nesting among them.
+ */
+const UNSCANNED_CONTAINERS = 1_024;
+
+/**
  * Parses one stored line (without its LF) as a record of session
  * `sessionId`. Refuses anything that is not a JSON object, has another `v`,
  * an unknown `type`, fails its schema, or belongs to another session.
  */
 export function parseRecordLine(line: string, sessionId: string): ParsedRecord {
-  if (!isFlatJson(line)) return REFUSED;
+  const record = recordOfLine(line, sessionId);
+  return record === null ? REFUSED : { ok: true, record };
+}
+
+/** {@link parseRecordLine} without its result object: the reader calls it for every line of every history. */
+export function recordOfLine(line: string, sessionId: string): SessionRecord | null {
+  // Only a line with many brackets pays for the character scan that keeps a hostile one from being built.
+  if (!containersWithin(line, UNSCANNED_CONTAINERS) && !isFlatJson(line)) return null;
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
-    return REFUSED;
+    return null;
   }
   const record = checkRecord(value);
-  if (record === null || record.session_id !== sessionId) return REFUSED;
-  return { ok: true, record };
+  return record === null || record.session_id !== sessionId ? null : record;
 }
 
 const encoder = new TextEncoder();

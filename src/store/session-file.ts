@@ -17,11 +17,11 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../host/runtime.ts";
-import { parseRecordLine, type SessionRecord } from "./records.ts";
+import { type HeldFile, holdFile } from "./held-file.ts";
+import { type FirstRead, firstAsked, PendingLine, type Prepared, type ReadBuffer, releaseLater, unread } from "./read-buffers.ts";
+import { recordOfLine, type SessionRecord } from "./records.ts";
 import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 
-/** Most bytes requested per read call, and so the most file bytes held at once (besides one unfinished line). */
-export const READ_CHUNK_BYTES = 1_048_576;
 /**
  * Bytes parsed between two pauses at most, however fast the clock says the
  * work went. The reader used to make two passes yielding every 4 MiB each;
@@ -55,21 +55,18 @@ export interface ReadSessionOptions extends Cooperation {
    * private, and the opened handle must be the same object.
    */
   readonly lstat?: FileInfo;
+  /** The file already opened, checked and maybe read into by `readAhead` of `read-buffers.ts` (a listing prepares the next history early); `lstat` is then unused. */
+  readonly prepared?: Promise<Prepared>;
   /** A buffer shared by reads made one after another (a listing's hundreds of small files), instead of one each. */
   readonly buffer?: ReadBuffer;
+  /**
+   * Sees every valid record as it is parsed and says whether to keep it: a
+   * listing needs a few of a history's records, and records let go at once
+   * never survive into the old generation. By default every one is kept.
+   */
+  readonly retain?: (record: SessionRecord) => boolean;
   /** The handle's close is not awaited (its failure is ignored either way): a listing's next file need not wait for it. */
   readonly closeBehind?: boolean;
-}
-
-/** The read chunk that sequential {@link readSessionFile} calls share: grown on demand, never shrunk. */
-export class ReadBuffer {
-  #bytes = new Uint8Array(0);
-
-  /** `length` bytes of it (the earlier contents are not kept). */
-  take(length: number): Uint8Array {
-    if (this.#bytes.length < length) this.#bytes = new Uint8Array(length);
-    return this.#bytes.subarray(0, length);
-  }
 }
 
 /** The identity and length of the file a snapshot was read from. */
@@ -87,8 +84,10 @@ export interface FileIdentity {
 /** A successfully read history. */
 export interface SessionFileSnapshot {
   readonly ok: true;
-  /** The records of every complete line, in order; the first, if any, is a `session` record. */
+  /** The records of every complete line in order (those `retain` kept, if given); the first line's is a `session` record. */
   readonly records: SessionRecord[];
+  /** Complete lines read, each one a valid record. */
+  readonly lines: number;
   /** Bytes up to and including the last LF. */
   readonly intactLength: number;
   /** Whether bytes without a final LF follow the intact prefix. */
@@ -109,15 +108,9 @@ export type ReadSessionFailureCode =
 /** The outcome of {@link readSessionFile}. */
 export type ReadSessionResult = SessionFileSnapshot | { readonly ok: false; readonly code: ReadSessionFailureCode };
 
-/** Whether `info` may hold a history we write to: a regular file nobody else can write. */
-export function isPrivateFile(info: FileInfo): boolean {
-  return info.kind === "file" && (info.mode & 0o022) === 0;
-}
-
-/** Whether `a` and `b` describe the same filesystem object. */
-export function sameObject(a: FileInfo, b: FileInfo): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
-}
+// Re-exported: the appender and the attachment check files by the same rules, and tests bound reads by the chunk.
+export { isPrivateFile, sameObject } from "./held-file.ts";
+export { READ_CHUNK_BYTES } from "./read-buffers.ts";
 
 const failed = (code: ReadSessionFailureCode) => ({ ok: false, code }) as const;
 
@@ -133,33 +126,24 @@ export async function readSessionFile(
   sessionId: string,
   options: ReadSessionOptions,
 ): Promise<ReadSessionResult> {
-  if (options.signal.aborted) return failed(ErrorCode.operationCancelled);
-  let before: FileInfo;
-  try {
-    before = options.lstat ?? await fs.lstat(path);
-  } catch (error) {
-    return failed(isRuntimeError(error, "not_found") ? ErrorCode.sessionMissing : ErrorCode.sessionInvalid);
+  if (options.signal.aborted) {
+    if (options.prepared !== undefined) releaseLater(options.prepared);
+    return failed(ErrorCode.operationCancelled);
   }
-  // Decided on the lstat alone, so a FIFO is never opened and cannot block us.
-  if (!isPrivateFile(before)) return failed(ErrorCode.sessionInvalid);
-  let handle: ReadHandle;
+  const { held: opened, first } = await (options.prepared ?? holdFile(fs, path, options.lstat).then(unread));
+  if (!opened.ok) return opened;
+  const { handle, info } = opened;
   try {
-    handle = await fs.openRead(path);
-  } catch (error) {
-    return failed(isRuntimeError(error, "not_found") ? ErrorCode.sessionMissing : ErrorCode.sessionInvalid);
-  }
-  try {
-    const opened = await handle.stat();
-    if (!isPrivateFile(opened) || !sameObject(before, opened)) return failed(ErrorCode.sessionInvalid);
-    if (opened.size > options.maxBytes) return failed(ErrorCode.historyLimit);
-    const read = await readLines(handle, opened.size, sessionId, options);
+    if (info.size > options.maxBytes) return failed(ErrorCode.historyLimit);
+    const read = await readLines(handle, info.size, sessionId, options, first);
     if (!read.ok) return read;
     return {
       ok: true,
       records: read.records,
+      lines: read.lines,
       intactLength: read.intactLength,
       torn: read.intactLength < read.length,
-      identity: { dev: opened.dev, ino: opened.ino, size: read.length, mtimeMs: opened.mtimeMs },
+      identity: { dev: info.dev, ino: info.ino, size: read.length, mtimeMs: info.mtimeMs },
       digest: read.digest,
     };
   } catch (error) {
@@ -172,7 +156,14 @@ export async function readSessionFile(
 }
 
 type ReadLines =
-  | { readonly ok: true; readonly records: SessionRecord[]; readonly intactLength: number; readonly length: number; readonly digest: string }
+  | {
+    readonly ok: true;
+    readonly records: SessionRecord[];
+    readonly lines: number;
+    readonly intactLength: number;
+    readonly length: number;
+    readonly digest: string;
+  }
   | { readonly ok: false; readonly code: ReadSessionFailureCode };
 
 /**
@@ -189,15 +180,21 @@ type ReadLines =
  * a file both corrupt and too large is `history_limit`, as when the whole file
  * was read before any line was parsed.
  */
-async function readLines(handle: ReadHandle, size: number, sessionId: string, options: ReadSessionOptions): Promise<ReadLines> {
+async function readLines(
+  handle: ReadHandle,
+  size: number,
+  sessionId: string,
+  options: ReadSessionOptions,
+  first: FirstRead | null,
+): Promise<ReadLines> {
   // ignoreBOM keeps a BOM in the text, where JSON.parse refuses it: we never write one.
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   const hash = options.createSha256();
   const slicer = new Slicer(options, { count: YIELD_LINES, bytes: YIELD_BYTES });
-  // Small files get a small buffer; fstat may under-report, so never below 64 KiB.
-  const chunkBytes = Math.min(READ_CHUNK_BYTES, options.maxBytes + 1, Math.max(size + 1, 65_536));
+  const chunkBytes = firstAsked(size, options.maxBytes);
   const chunk = options.buffer?.take(chunkBytes) ?? new Uint8Array(chunkBytes);
   const pending = new PendingLine(options.maxBytes + 1);
+  const retain = options.retain;
   let records: SessionRecord[] = [];
   let invalid = false;
   let length = 0;
@@ -205,7 +202,9 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
   let intactLength = 0;
   for (;;) {
     const asked = Math.min(chunk.length, options.maxBytes + 1 - length);
-    const count = await handle.read(chunk.subarray(0, asked), length);
+    const count = length === 0 && first?.asked === asked && first.buffer === options.buffer
+      ? first.count
+      : await handle.read(chunk.subarray(0, asked), length);
     if (count === 0) break;
     const offset = length;
     length += count;
@@ -222,11 +221,11 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
           pending.append(line);
           line = pending.view();
         }
-        const record = parseLine(decoder, line, sessionId, records.length === 0);
+        const record = parseLine(decoder, line, sessionId, lines === 1);
         if (record === null) {
           invalid = true;
           records = []; // Nothing of a refused file is returned: let it go now.
-        } else records.push(record);
+        } else if (retain === undefined || retain(record)) records.push(record);
       }
       pending.clear();
       const lineBytes = offset + end + 1 - intactLength; // the whole line, however many chunks it spans
@@ -242,7 +241,7 @@ async function readLines(handle: ReadHandle, size: number, sessionId: string, op
     if (count < asked) break;
   }
   if (invalid) return failed(ErrorCode.sessionInvalid);
-  return { ok: true, records, intactLength, length, digest: hash.digest() };
+  return { ok: true, records, lines, intactLength, length, digest: hash.digest() };
 }
 
 /** Decodes and parses one line; null when it is not a valid record in its place. */
@@ -253,46 +252,7 @@ function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8A
   } catch {
     return null;
   }
-  const parsed = parseRecordLine(text, sessionId);
+  const record = recordOfLine(text, sessionId);
   // `session` opens the file and nothing else may: a second one would be a splice of two histories.
-  if (!parsed.ok || (parsed.record.type === "session") !== first) return null;
-  return parsed.record;
-}
-
-/**
- * The bytes of a line begun in an earlier chunk (the read buffer is reused,
- * so they must be copied). Capacity doubles, so a line spanning many chunks
- * costs linear copying, and never exceeds `limit`, the most bytes a read may
- * hold.
- */
-class PendingLine {
-  readonly #limit: number;
-  #bytes = new Uint8Array(0);
-  /** Bytes held. */
-  length = 0;
-
-  constructor(limit: number) {
-    this.#limit = limit;
-  }
-
-  append(part: Uint8Array): void {
-    const needed = this.length + part.length;
-    if (needed > this.#bytes.length) {
-      const grown = new Uint8Array(Math.min(this.#limit, Math.max(needed, this.#bytes.length * 2)));
-      grown.set(this.view());
-      this.#bytes = grown;
-    }
-    this.#bytes.set(part, this.length);
-    this.length = needed;
-  }
-
-  view(): Uint8Array {
-    return this.#bytes.subarray(0, this.length);
-  }
-
-  clear(): void {
-    this.length = 0;
-    // One huge line must not pin its buffer for the rest of the read.
-    if (this.#bytes.length > READ_CHUNK_BYTES) this.#bytes = new Uint8Array(0);
-  }
+  return record === null || (record.type === "session") !== first ? null : record;
 }

@@ -52,6 +52,24 @@ export function utf8ByteCount(text: string): number {
   return bytes;
 }
 
+/**
+ * The UTF-8 length of `JSON.stringify(text)`, quotes included, counted
+ * without building the string: a catalog sizes 2,048 choices against its
+ * byte bounds, and serializing each one just to measure it was most of a
+ * page's garbage.
+ */
+export function jsonStringBytes(text: string): number {
+  let bytes = 2;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      index++;
+    } else bytes += escapedBytes(unit);
+  }
+  return bytes;
+}
+
 /** The longest prefix of `text`, in code units, whose UTF-8 encoding fits `maxBytes`; never splits a pair. */
 export function prefixWithinBytes(text: string, maxBytes: number): number {
   // Fast path: even at 3 bytes per code unit it fits.

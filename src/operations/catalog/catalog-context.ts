@@ -17,8 +17,8 @@ import { apiKeyFor, type Endpoint, resolveEndpoints } from "../../config/provide
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { compareUtf8 } from "../../util/utf8-order.ts";
 import { endpointFingerprint } from "../../catalog/cache-format.ts";
-import { selectionId, type SelectionIdOf } from "../../catalog/choices.ts";
-import { type DecodeMemo, type ProviderScan, scanCatalog, type ScanResult, type ScanTarget } from "../../catalog/scan.ts";
+import { selectionId, type SelectionIdOf } from "../../catalog/choice.ts";
+import { type DecodeMemo, scanCatalog, type ScanResult, type ScanTarget } from "../../catalog/scan.ts";
 
 /** A scan target that remembers its endpoint's dialect, for the effort policy. */
 export interface CatalogTarget extends ScanTarget {
@@ -26,9 +26,7 @@ export interface CatalogTarget extends ScanTarget {
 }
 
 /** A scan whose providers carry their dialect. */
-export type CatalogScan =
-  | { readonly ok: true; readonly providers: readonly (ProviderScan & { readonly api: string })[]; readonly fingerprint: string }
-  | Extract<ScanResult, { ok: false }>;
+export type CatalogScan = ScanResult<CatalogTarget>;
 
 /** The catalog side of one child's admitted configuration. */
 export class CatalogContext {
@@ -38,6 +36,7 @@ export class CatalogContext {
   readonly endpoints: ReadonlyMap<string, Endpoint>;
   /** The admitted `providers.catalog.enabled` list, split. */
   readonly enabled: readonly EnabledChoice[];
+  readonly #enabledProviders: readonly string[];
   readonly #credentials: Credentials;
 
   /** Derives the context from the startup snapshot. */
@@ -46,22 +45,27 @@ export class CatalogContext {
     this.home = snapshot.home;
     this.endpoints = resolveEndpoints(snapshot.settings);
     this.enabled = enabledChoices(snapshot.settings.providers?.catalog);
+    // Derived once: a page would otherwise walk all 2,048 enabled ids to find these few names.
+    this.#enabledProviders = [...new Set(this.enabled.map((choice) => choice.provider))];
     this.#credentials = snapshot.credentials;
   }
 
   readonly #selectionIds = new Map<string, string>();
   // At most one decoded cache per admitted provider (32).
-  readonly #decoded: DecodeMemo = new Map();
-  // Endpoints are fixed for the child's lifetime, so each fingerprint is computed once.
-  readonly #fingerprints = new Map<string, string>();
+  readonly #decoded: DecodeMemo<CatalogTarget> = new Map();
+  // One target per provider while its readiness is unchanged: endpoints are fixed for the
+  // child's lifetime, and an unchanged target lets a rescan reuse the provider's last result.
+  readonly #targets = new Map<string, CatalogTarget>();
 
-  async #fingerprint(name: string, endpoint: Endpoint): Promise<string> {
-    let fingerprint = this.#fingerprints.get(name);
-    if (fingerprint === undefined) {
-      fingerprint = await endpointFingerprint(endpoint.api, endpoint.baseUrl);
-      this.#fingerprints.set(name, fingerprint);
+  async #target(name: string, endpoint: Endpoint): Promise<CatalogTarget> {
+    const authAvailable = this.authAvailable(endpoint);
+    let target = this.#targets.get(name);
+    if (target === undefined || target.authAvailable !== authAvailable) {
+      const fingerprint = target?.endpoint ?? await endpointFingerprint(endpoint.api, endpoint.baseUrl);
+      target = { name, api: endpoint.api, endpoint: fingerprint, authAvailable };
+      this.#targets.set(name, target);
     }
-    return fingerprint;
+    return target;
   }
 
   /** The memoized selection id of `provider`/`model` (bounded: at most one per cached model seen). */
@@ -94,7 +98,7 @@ export class CatalogContext {
 
   /** Providers a catalog page depends on: those with an enabled id, and the selected one. */
   relevantProviders(selected: string | null): string[] {
-    const names = new Set(this.enabled.map((choice) => choice.provider));
+    const names = new Set(this.#enabledProviders);
     if (selected !== null) names.add(selected);
     return [...names].filter((name) => this.endpoints.has(name)).sort(compareUtf8);
   }
@@ -106,16 +110,8 @@ export class CatalogContext {
     const targets: CatalogTarget[] = [];
     for (const name of names) {
       const endpoint = this.endpoints.get(name);
-      if (endpoint === undefined) continue;
-      targets.push({
-        name,
-        api: endpoint.api,
-        endpoint: await this.#fingerprint(name, endpoint),
-        authAvailable: this.authAvailable(endpoint),
-      });
+      if (endpoint !== undefined) targets.push(await this.#target(name, endpoint));
     }
-    const scanned = await scanCatalog(this.runtime, this.home, targets, signal, this.#decoded);
-    if (!scanned.ok) return scanned;
-    return { ...scanned, providers: scanned.providers.map((scan, index) => ({ ...scan, api: targets[index]!.api })) };
+    return await scanCatalog(this.runtime, this.home, targets, signal, this.#decoded);
   }
 }

@@ -1,8 +1,10 @@
 /**
  * `model.catalog`: cache-only pages of the admitted choices. A fresh request
- * scans the relevant providers' caches once, builds the choices and replaces
- * the child's snapshot; a continuation rescans the same caches and pages the
- * snapshot only when the fingerprint is unchanged. Nothing here fetches
+ * scans the relevant providers' caches once, admits the choices (checking
+ * every one, building none) and replaces the child's snapshot; a
+ * continuation rescans the same caches and pages the snapshot only when the
+ * fingerprint is unchanged. Each page builds the wire objects of its own
+ * choices only. Nothing here fetches
  * models, refreshes a cache, generates, runs a tool or writes settings.
  *
  * @module
@@ -13,7 +15,8 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { OutputValue } from "../../protocol/frames.ts";
 import type { ModelCatalogParams } from "../../protocol/selection-schemas.ts";
 import { utf8ByteCount } from "../../util/utf8.ts";
-import { buildChoices } from "../../catalog/choices.ts";
+import { choiceBytes } from "../../catalog/choice.ts";
+import { admitChoices, choicesIn, type SelectionIdOf } from "../../catalog/choices.ts";
 import type { StoreResult } from "../../store/sessions.ts";
 import type { SelectionState } from "./selection-state.ts";
 import type { CatalogContext } from "./catalog-context.ts";
@@ -32,24 +35,27 @@ const STALE = { ok: false, code: ErrorCode.staleCatalog } as const;
 const CURSOR_ROOM = "x".repeat(LIMITS.identifier_bytes);
 
 /** One page of `snapshot` from `offset`: as many choices as `limit` and the page bytes allow. */
-async function page(snapshot: CatalogSnapshot, offset: number, limit: number): Promise<StoreResult> {
-  const base = { revision: snapshot.revision, choices: [], next_cursor: CURSOR_ROOM, complete: false, notices: snapshot.notices, source: "cache_only" };
+async function page(snapshot: CatalogSnapshot, offset: number, limit: number, selectionIdOf: SelectionIdOf): Promise<StoreResult> {
+  const { count, notices } = snapshot.choices;
+  const base = { revision: snapshot.revision, choices: [], next_cursor: CURSOR_ROOM, complete: false, notices, source: "cache_only" };
   let bytes = utf8ByteCount(JSON.stringify(base));
-  let end = offset;
-  while (end < snapshot.choices.length && end - offset < limit) {
-    const size = utf8ByteCount(JSON.stringify(snapshot.choices[end])) + (end > offset ? 1 : 0);
+  const choices = choicesIn(snapshot.choices, offset, Math.min(count, offset + limit), selectionIdOf);
+  let taken = 0;
+  while (taken < choices.length) {
+    const size = choiceBytes(choices[taken]!) + (taken > 0 ? 1 : 0);
     if (bytes + size > LIMITS.catalog_page_bytes) break;
     bytes += size;
-    end++;
+    taken++;
   }
-  if (end === offset && offset < snapshot.choices.length) return { ok: false, code: ErrorCode.catalogLimit };
-  const complete = end >= snapshot.choices.length;
+  if (taken === 0 && offset < count) return { ok: false, code: ErrorCode.catalogLimit };
+  const end = offset + taken;
+  const complete = end >= count;
   const result: OutputValue = {
     revision: snapshot.revision,
-    choices: snapshot.choices.slice(offset, end),
+    choices: taken === choices.length ? choices : choices.slice(0, taken),
     next_cursor: complete ? null : await encodeCursor(snapshot.revision, end),
     complete,
-    notices: [...snapshot.notices],
+    notices: [...notices],
     source: "cache_only",
   };
   return { ok: true, result };
@@ -63,14 +69,12 @@ export async function freshSnapshot(deps: CatalogDeps, signal: AbortSignal): Pro
   const providers = context.relevantProviders(selection.value.provider);
   const scan = await context.scan(providers, signal);
   if (!scan.ok) return scan;
-  // Choices derive only from the scan (endpoints and enabled ids are fixed per child): an unchanged fingerprint reuses them.
-  const previous = snapshots.last;
-  const reuse = previous !== null && previous.fingerprint === scan.fingerprint && previous.providers.join("/") === providers.join("/");
-  const built = reuse ? { ok: true as const, choices: previous.choices, notices: previous.notices } : buildChoices(scan.providers, context.enabled, context.selectionIdOf);
-  if (!built.ok) return built;
+  // Cheap over unchanged caches: what each cache admits is derived once per decoded file.
+  const admitted = admitChoices(scan.providers, context.enabled);
+  if (!admitted.ok) return admitted;
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
   selection.observe(hintFrom(scan, selection.value.provider, selection.value.model));
-  const snapshot = snapshots.replace({ providers, fingerprint: scan.fingerprint, choices: built.choices, notices: built.notices });
+  const snapshot = snapshots.replace({ providers, fingerprint: scan.fingerprint, choices: admitted });
   return { ok: true, snapshot };
 }
 
@@ -96,7 +100,7 @@ export async function modelCatalog(deps: CatalogDeps, params: ModelCatalogParams
   const revision = params.revision ?? null;
   if (revision === null) {
     const fresh = await freshSnapshot(deps, signal);
-    return fresh.ok ? await page(fresh.snapshot, 0, limit) : fresh;
+    return fresh.ok ? await page(fresh.snapshot, 0, limit, deps.context.selectionIdOf) : fresh;
   }
   const current = deps.snapshots.valid(revision);
   if (current === null) return STALE;
@@ -104,5 +108,5 @@ export async function modelCatalog(deps: CatalogDeps, params: ModelCatalogParams
   if (offset === null) return STALE;
   const snapshot = await verifySnapshot(deps, revision, signal);
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
-  return snapshot === null ? STALE : await page(snapshot, offset, limit);
+  return snapshot === null ? STALE : await page(snapshot, offset, limit, deps.context.selectionIdOf);
 }

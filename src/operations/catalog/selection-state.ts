@@ -58,6 +58,8 @@ function semantics(value: SelectionValue): string {
 /** Holds the current selection and issues its revisions. */
 export class SelectionState {
   readonly #runtime: Runtime;
+  // Random per child: two children with the same selection never issue each other's revisions.
+  readonly #scope: string;
   readonly #startup: SelectionValue;
   #value: SelectionValue;
   #revision = "";
@@ -67,6 +69,7 @@ export class SelectionState {
   /** Starts at the startup selection with a first revision. */
   constructor(runtime: Runtime, startup: SelectionValue) {
     this.#runtime = runtime;
+    this.#scope = runtime.randomUUID();
     this.#startup = startup;
     this.#value = startup;
     this.#rotate();
@@ -133,7 +136,7 @@ export class SelectionState {
     const generation = (++this.#generation).toString(36);
     const value = this.#value;
     const hash = this.#runtime.createSha256();
-    hash.update(lengthPrefixed(["magi-code.selection-revision.v1", generation, value.provider, value.model, value.requested, String(value.hint)]));
+    hash.update(lengthPrefixed(["magi-code.selection-revision.v2", this.#scope, generation, value.provider, value.model, value.requested, String(value.hint)]));
     this.#revision = `s${generation}-${hash.digest().slice(0, 32)}`;
     this.#rendered = null;
   }

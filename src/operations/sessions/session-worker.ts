@@ -64,11 +64,6 @@ export class SessionWorker {
     this.#blocked = blocked;
   }
 
-  /** The attached session id, as `status` reports it. */
-  get sessionId(): string | null {
-    return this.#store.sessionId;
-  }
-
   /** Whether an operation is running. */
   get busy(): boolean {
     return this.#running !== null;

@@ -78,6 +78,15 @@ export class ScanBudget {
     };
   }
 
+  /**
+   * The least {@link admit} can give the file after the next one, however
+   * the next one is charged (never more than it was admitted): what may be
+   * read ahead for that file while the next one is examined.
+   */
+  afterNext(): number {
+    return Math.min(this.#bounds.sessionBytes, this.#bytes - this.admit().maxBytes);
+  }
+
   /** Whether what is left still admits a whole per-file budget (a `session.discover` page stops before it does not). */
   whole(): boolean {
     return this.#bytes >= this.#bounds.sessionBytes && this.#lines >= this.#bounds.sessionLines;

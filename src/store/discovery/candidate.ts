@@ -14,8 +14,9 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { type FileInfo, isRuntimeError, type Runtime } from "../../host/runtime.ts";
 import { CWD_UNVERIFIED, recordedCwd } from "../attachment.ts";
 import type { Cooperation } from "../cooperative-slices.ts";
-import { isPrivateFile, ReadBuffer, readSessionFile } from "../session-file.ts";
-import type { SessionRecord } from "../records.ts";
+import { type HeldFile, holdFile, isPrivateFile } from "../held-file.ts";
+import { type Prepared, readAhead, ReadBuffer, releaseLater } from "../read-buffers.ts";
+import { readSessionFile } from "../session-file.ts";
 import type { ScanBudget } from "./budget.ts";
 import { displayTitle, storedTitle } from "./title.ts";
 
@@ -71,15 +72,53 @@ export interface Candidate {
   readonly path: string;
   /** A lease file names the session and the session is not this child's attachment. */
   readonly busy: boolean;
-  /** Its `lstat`, already under way (a listing asks for the next file's while it reads this one). */
-  readonly lstat?: Promise<FileInfo>;
+  /** Its `lstat` and open, already under way (a listing starts the next file's while it reads this one). */
+  readonly ahead?: Ahead;
 }
 
-/** `path`'s `lstat` started now, for a {@link Candidate} examined later: a failure waits for its examination. */
-export function lstatAhead(runtime: Runtime, path: string): Promise<FileInfo> {
-  const info = runtime.fs.lstat(path);
-  info.catch(() => {}); // handled where it is awaited
-  return info;
+/** A candidate's `lstat` and, when that shows a private file, its checked open and first read, started before its examination. */
+export interface Ahead {
+  readonly lstat: Promise<FileInfo>;
+  /** Where the first read goes: not the buffer of an examination running meanwhile. */
+  readonly buffer: ReadBuffer;
+  /**
+   * The file opened and maybe read: the first call starts the first read
+   * under `maxBytes` (at most what the examination will be admitted), later
+   * ones return the same. Refused without a handle when the `lstat` failed
+   * or showed anything but a private file.
+   */
+  prepare(maxBytes: number): Promise<Prepared>;
+  /** Whether the prepared file had settled by the last turn of the loop: awaiting it then gives the loop no turn. */
+  settled(): boolean;
+}
+
+const NOT_HELD: HeldFile = { ok: false, code: ErrorCode.sessionInvalid };
+
+/**
+ * `path`'s `lstat` and open started now, for a {@link Candidate} examined
+ * later (its first read starts at {@link Ahead.prepare}, when the bound it
+ * may read under is closest to its own): a failure waits for its
+ * examination, and one never examined is given to {@link releaseAhead}. Only
+ * a private file is opened, as the safe reader would, so a FIFO never is.
+ */
+export function startAhead(runtime: Runtime, path: string, buffer: ReadBuffer): Ahead {
+  const lstat = runtime.fs.lstat(path);
+  const held = lstat.then((info) => isPrivateFile(info) ? holdFile(runtime.fs, path, info) : NOT_HELD, () => NOT_HELD);
+  let prepared: Promise<Prepared> | null = null;
+  let settled = false;
+  const prepare = (maxBytes: number): Promise<Prepared> => {
+    if (prepared === null) {
+      prepared = readAhead(held, buffer, maxBytes);
+      void prepared.then(() => settled = true);
+    }
+    return prepared;
+  };
+  return { lstat, buffer, prepare, settled: () => settled };
+}
+
+/** Closes what {@link startAhead} opened for a candidate that will not be examined. */
+export function releaseAhead(ahead: Ahead): void {
+  releaseLater(ahead.prepare(0)); // a zero bound reads nothing ahead
 }
 
 const identity = (info: FileInfo): string => `${info.kind}:${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}`;
@@ -93,7 +132,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   const { runtime, budget } = context;
   let info: FileInfo;
   try {
-    info = await (candidate.lstat ?? runtime.fs.lstat(candidate.path));
+    info = await (candidate.ahead?.lstat ?? runtime.fs.lstat(candidate.path));
   } catch (error) {
     // Listed a moment ago: a file that is gone now is a changing inventory; any other failure is unreadable.
     if (isRuntimeError(error, "not_found")) return { kind: "failed", code: ErrorCode.staleRevision };
@@ -102,13 +141,20 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   // Refused on the lstat alone, as the safe reader would: never opened, so nothing is charged.
   if (!isPrivateFile(info)) return { kind: "omitted", fingerprint: identity(info) };
   const admitted = budget.admit();
+  let latest: string | null = null;
   const read = await readSessionFile(runtime.fs, candidate.path, candidate.sessionId, {
     ...context.cooperation,
     ...admitted,
     lstat: info,
-    buffer: context.buffer,
+    ...candidate.ahead && { prepared: candidate.ahead.prepare(admitted.maxBytes) },
+    buffer: candidate.ahead?.buffer ?? context.buffer,
     closeBehind: true,
     createSha256: () => runtime.createSha256(),
+    // The entry needs only the greatest `at` (the stored form compares in time order as text), the cwds and the titles.
+    retain: (record) => {
+      if (latest === null || record.at > latest) latest = record.at;
+      return record.type === "session" || record.type === "session_title" || record.type === "compaction";
+    },
   });
   if (!read.ok) {
     switch (read.code) {
@@ -123,7 +169,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
         return { kind: "omitted", fingerprint: identity(info) };
     }
   }
-  budget.charge(read.identity.size, read.records.length);
+  budget.charge(read.identity.size, read.lines);
   const fingerprint = `${identity(info)}:${read.identity.size}:${read.digest}`;
   const cwd = await recordedCwd({ runtime: resolvingOnce(context), cwd: context.cwd }, read.records);
   if (!cwd.ok) return { kind: "excluded", fingerprint };
@@ -131,21 +177,11 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   const entry: ListEntry = {
     session_id: candidate.sessionId,
     title: displayTitle(storedTitle(read.records), context.secrets),
-    updated_at: latestAt(read.records),
+    updated_at: latest,
     eligibility: candidate.busy ? ErrorCode.busy : unverified ? "cwd_unverified" : "available",
     notices: cwd.notices,
   };
   return { kind: "listed", entry, fingerprint };
-}
-
-/**
- * The greatest durable timestamp: every intact record's `at` (the stored
- * form compares in time order as text), or null for an empty history.
- */
-function latestAt(records: readonly SessionRecord[]): string | null {
-  let latest: string | null = null;
-  for (const record of records) if (latest === null || record.at > latest) latest = record.at;
-  return latest;
 }
 
 /** `context.runtime` with `realpath` answered from `context.canonical`: a listing's histories mostly record the same cwd. */

@@ -18,9 +18,10 @@ import type { Runtime } from "../../host/runtime.ts";
 import { lengthPrefixed } from "../../util/digest.ts";
 import { joinPath } from "../../util/paths.ts";
 import { Slicer } from "../cooperative-slices.ts";
+import { ReadBuffer } from "../read-buffers.ts";
 import { YIELD_BYTES } from "../session-file.ts";
 import { ScanBudget } from "./budget.ts";
-import { examine, examineContext, lstatAhead, type ExamineFailure, type ListEntry } from "./candidate.ts";
+import { type Ahead, examine, examineContext, type ExamineFailure, type ListEntry, releaseAhead, startAhead } from "./candidate.ts";
 import { takeInventory } from "./inventory.ts";
 
 /** Where and for whom a scan looks. */
@@ -52,6 +53,9 @@ export type ScanResult =
   }
   | { readonly ok: false; readonly code: ScanFailure };
 
+/** Histories whose lstat and open run ahead of the one examined (the next one's first read, too). */
+const READ_AHEAD = 3;
+
 /** Histories examined between two pauses at most, however fast the clock says the work went. */
 const YIELD_FILES = 64;
 
@@ -73,6 +77,7 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
       if (budget.expired()) stop.abort();
     },
   };
+  const aheads: Ahead[] = [];
   const interrupted = (): ScanFailure | null =>
     signal.aborted ? ErrorCode.operationCancelled : stop.signal.aborted || budget.expired() ? ErrorCode.discoveryLimit : null;
   try {
@@ -86,18 +91,24 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     const entries: ListEntry[] = [];
     let omitted = false;
     const pathOf = (sessionId: string) => joinPath(context.directory, `${sessionId}.jsonl`);
-    let ahead = sessions.length > 0 ? lstatAhead(runtime, pathOf(sessions[0]!)) : null;
+    // Two buffers: the next history is read ahead into one while this one is parsed from the other.
+    const buffers = [examining.buffer, new ReadBuffer()] as const;
+    const startFor = (index: number): Ahead => startAhead(runtime, pathOf(sessions[index]!), buffers[index % 2]!);
+    for (let index = 0; index < Math.min(READ_AHEAD, sessions.length); index++) aheads.push(startFor(index));
     for (const [index, sessionId] of sessions.entries()) {
       const before = interrupted();
       if (before !== null) return { ok: false, code: before };
-      // The next history's lstat runs while this one is read: one round trip fewer to wait for per file.
-      const lstat = ahead!;
-      ahead = index + 1 < sessions.length ? lstatAhead(runtime, pathOf(sessions[index + 1]!)) : null;
+      // Each loop turn moves every history ahead one step (lstat, open, fstat): its examination need not wait for them.
+      const current = aheads.shift()!;
+      const waits = !current.settled();
+      if (index + READ_AHEAD < sessions.length) aheads.push(startFor(index + READ_AHEAD));
+      // The next history's first read runs while this one is parsed, under the least bound it can be admitted after it.
+      aheads[0]?.prepare(budget.afterNext());
       const examined = await examine(examining, {
         sessionId,
         path: pathOf(sessionId),
         busy: leased.has(sessionId) && sessionId !== attached,
-        lstat,
+        ahead: current,
       });
       if (examined.kind === "failed") return { ok: false, code: interrupted() ?? examined.code };
       parts.push(sessionId, examined.kind, examined.fingerprint);
@@ -105,8 +116,8 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
       if (examined.kind === "listed" && entries.push(examined.entry) > LIMITS.discovery_sessions) {
         return { ok: false, code: ErrorCode.discoveryLimit };
       }
-      // An examination ends on platform I/O (the file's lstat, close or cwd realpath), a turn of the loop like a pause.
-      slicer.turned();
+      // Waiting for a history's platform I/O is a turn of the loop like a pause; one already read ahead gave none.
+      if (waits) slicer.turned();
       if (slicer.tick(1) && await slicer.pause()) return { ok: false, code: interrupted() ?? ErrorCode.operationCancelled };
     }
     const second = await takeInventory(runtime.fs, context.directory);
@@ -119,6 +130,8 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     hash.update(lengthPrefixed(parts));
     return { ok: true, entries, omitted, fingerprint: hash.digest() };
   } finally {
+    // A scan that ended early leaves the next histories open.
+    for (const ahead of aheads) releaseAhead(ahead);
     signal.removeEventListener("abort", forward);
   }
 }
