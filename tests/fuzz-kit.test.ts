@@ -69,9 +69,15 @@ describe("the fuzz kit", () => {
     writeFileSync(
       join(project, "fuzz.mts"),
       `import fc from "fast-check";
-import { expectAnswer, type InvalidFrame, invalidFrame } from "magi-code/fuzz";
+import { admissionCode, expectAnswer, type InvalidFrame, invalidFrame, invalidCall, type InvalidParams, type NegotiationCall, negotiationCall, paramsFrameBytes, validParams, WIRE_METHODS, type WireMethod } from "magi-code/fuzz";
 const frames: fc.Arbitrary<InvalidFrame> = invalidFrame();
 fc.assert(fc.property(frames, (frame) => expectAnswer(frame, { id: frame.id, error: { code: frame.code } })));
+const bad: fc.Arbitrary<InvalidParams> = invalidCall({ session_id: "s1" });
+fc.assert(fc.property(bad, (sample) => paramsFrameBytes("r1", sample.method, sample.json).length > 0 && sample.code === admissionCode(sample.method, false, { kind: "new" })));
+const method: WireMethod = WIRE_METHODS[0]!;
+const good: fc.Arbitrary<Record<string, unknown>> = validParams(method);
+const calls: fc.Arbitrary<NegotiationCall> = negotiationCall();
+fc.assert(fc.property(good, calls, (params, call) => typeof params === "object" && (call.code === null || typeof call.code === "string")));
 `,
     );
     const child = spawn(nodeBinary(), [join(repoRoot(), "node_modules", "typescript", "bin", "tsc"), "-p", project], { stdio: ["ignore", "pipe", "pipe"] });

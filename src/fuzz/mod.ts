@@ -2,8 +2,10 @@
  * fast-check arbitraries for fuzzing a magi-code child (or any implementation
  * of magi-code.local-agent version 1): valid request frames, invalid frames
  * labelled with the error code the spec demands, and arbitrary chunkings of a
- * byte stream. Published as the `magi-code/fuzz` subpath; `fast-check` is a
- * peer dependency. See `docs/fuzzing.md`.
+ * byte stream (this file); valid and invalid params for each of the sixteen
+ * methods and the admission order that decides a request's code (the files
+ * re-exported below). Published as the `magi-code/fuzz` subpath; `fast-check`
+ * is a peer dependency. See `docs/fuzzing.md`.
  *
  * @module
  */
@@ -13,21 +15,18 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { frameText } from "./report.ts";
+import { identifier } from "./text.ts";
 
 export { type AnswerFrame, expectAnswer, type ExpectedAnswer, frameText } from "./report.ts";
+export { hasNonSpace, identifier, INVISIBLE_NON_SPACE, type Prompt, prompt, WHITE_SPACE } from "./text.ts";
+export { admissionCode, type ChildPhase, type NegotiationCall, negotiationCall } from "./admission.ts";
+export { type Defect, effortDefects } from "./defects.ts";
+export { capabilityList, effortRequest, type FieldKind, type FieldSpec, isPaged, PARAMS_FIELDS, selectionName, SET_EFFORT_VALUES, sessionId } from "./fields.ts";
+export { invalidCall, type InvalidParams, invalidParams, paramsFrameBytes } from "./invalid-params.ts";
+export { isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
+export { fieldValue, type ParamsContext, validCall, validParams } from "./params.ts";
 
 const encoder = new TextEncoder();
-const IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
-
-/** An identifier in the wire grammar: 1–64 bytes of `[A-Za-z0-9._-]`, every length, with 1, 63 and 64 favoured. */
-export function identifier(): fc.Arbitrary<string> {
-  const char = fc.constantFrom(...IDENT_CHARS);
-  return fc.oneof(
-    fc.string({ unit: char, minLength: 1, maxLength: 12 }),
-    fc.string({ unit: char, minLength: 13, maxLength: 62 }),
-    fc.string({ unit: char, minLength: 63, maxLength: 64 }),
-  );
-}
 
 /** A request object (not yet serialised). */
 export interface RequestObject {
@@ -200,34 +199,4 @@ export function splitAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[
 export function boundaryFrameLength(): fc.Arbitrary<number> {
   const limit = LIMITS.input_frame_bytes;
   return fc.constantFrom(limit - 1, limit, limit + 1, limit + 2);
-}
-
-/** A `turn.start` prompt and whether the spec admits it (at most `prompt_bytes` UTF-8 bytes, not all whitespace). */
-export interface Prompt {
-  readonly text: string;
-  /** Whether a conforming child admits it rather than answering `invalid_params`. */
-  readonly valid: boolean;
-}
-
-const PROMPT_UNITS = ["a", " ", "\n", "\t", "\u3000", "é", "€", "😀"] as const;
-
-/**
- * Prompts at and around the 16,384-byte bound, built from 1- to 4-byte
- * characters so the byte count and the UTF-16 length disagree, plus
- * whitespace-only ones (ASCII and Unicode spaces), each labelled valid or not.
- */
-export function prompt(): fc.Arbitrary<Prompt> {
-  const limit = LIMITS.prompt_bytes;
-  const unit = fc.constantFrom(...PROMPT_UNITS);
-  const near = fc.tuple(fc.integer({ min: limit - 8, max: limit + 8 }), fc.array(unit, { minLength: 1, maxLength: 8 })).map(([bytes, units]) => {
-    let text = "";
-    for (let index = 0; encoder.encode(text).length < bytes; index++) text += units[index % units.length];
-    return text;
-  });
-  const small = fc.string({ unit, minLength: 0, maxLength: 64 });
-  const blank = fc.string({ unit: fc.constantFrom(" ", "\n", "\t", "\r", "\u00a0", "\u3000"), minLength: 0, maxLength: 32 });
-  return fc.oneof(near, small, blank).map((text) => ({
-    text,
-    valid: encoder.encode(text).length <= limit && /\S/u.test(text),
-  }));
 }

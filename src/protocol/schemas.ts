@@ -59,12 +59,14 @@ export type HistoryPageParams = v.InferOutput<typeof HistoryPageParamsSchema>;
 
 /**
  * A prompt: at most `prompt_bytes` UTF-8 bytes with at least one character
- * that is not whitespace (JavaScript's `\s`, which covers Unicode spaces).
+ * that is not whitespace, which the spec leaves to Unicode: the White_Space
+ * property. Not JavaScript's `\s`, which misses U+0085 (NEL) and counts
+ * U+FEFF (a format character) as space.
  */
 const PromptSchema: v.SchemaWithPipe<readonly [Str, v.MaxBytesAction<string, typeof LIMITS.prompt_bytes, undefined>, v.CheckAction<string, undefined>]> = v.pipe(
   v.string(),
   v.maxBytes(LIMITS.prompt_bytes),
-  v.check((prompt) => /\S/u.test(prompt)),
+  v.check((prompt) => /\P{White_Space}/u.test(prompt)),
 );
 
 /** `turn.start` params: exactly `{ session_id, prompt }`. */

@@ -13,6 +13,7 @@
 
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { paramsFrameBytes } from "../../src/fuzz/mod.ts";
 import type { FakeProvider } from "./fake-provider.ts";
 import { guarded } from "./hang-guard.ts";
 import { collect, type Launcher, type Spawned, spawnDirect } from "./processes.ts";
@@ -134,6 +135,13 @@ export class WireClient {
   /** Sends a request and resolves with its response frame. */
   call(method: string, params: Record<string, unknown> = {}): Promise<WireFrame> {
     const id = this.send(method, params);
+    return this.waitFor((frame) => frame.type === "response" && frame.id === id, `${this.#label} response to ${method} (${id})`);
+  }
+
+  /** Sends `method` with params given as JSON text (the fuzz kit's invalid params, duplicate keys included) and resolves with its response. */
+  callRaw(method: string, json: string): Promise<WireFrame> {
+    const id = `r${++this.#next}`;
+    this.#child.stdin.write(paramsFrameBytes(id, method, json));
     return this.waitFor((frame) => frame.type === "response" && frame.id === id, `${this.#label} response to ${method} (${id})`);
   }
 

@@ -1,0 +1,95 @@
+/**
+ * Which code a request must get before its operation runs, given whether
+ * its params are valid, where the child's lifecycle stands and what the
+ * admitted `initialize` negotiated. The order is the spec's and
+ * `docs/features/local-agent-extensions.md`'s: `invalid_params` first (even
+ * for a method that was not negotiated, even before `initialize`), then the
+ * phase (`not_initialized`, a failed startup's own code), then negotiation
+ * (`unsupported_capability`), then the operation itself.
+ *
+ * @module
+ */
+
+import fc from "fast-check";
+import { ErrorCode } from "../protocol/errors.ts";
+import { capabilityList } from "./fields.ts";
+import { type InvalidParams, invalidParams } from "./invalid-params.ts";
+import { isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
+import { type ParamsContext, validParams } from "./params.ts";
+
+/**
+ * Where a child stands: no `initialize` admitted yet, startup pending,
+ * ready with the admitted `required_capabilities`, or failed with its
+ * startup error code.
+ */
+export type ChildPhase =
+  | { readonly kind: "new" }
+  | { readonly kind: "starting" }
+  | { readonly kind: "ready"; readonly required: readonly string[] }
+  | { readonly kind: "failed"; readonly code: ErrorCode };
+
+/**
+ * The code the spec requires for a `method` request whose params are
+ * `paramsValid` or not, in `phase`; null when admission lets it through and
+ * the operation answers (with its result or one of its own codes, never
+ * `invalid_params`, a phase code or `unsupported_capability`).
+ */
+export function admissionCode(method: WireMethod, paramsValid: boolean, phase: ChildPhase): ErrorCode | null {
+  if (!paramsValid) return ErrorCode.invalidParams;
+  if (method === "shutdown") return null;
+  if (method === "initialize") return phase.kind === "new" ? null : ErrorCode.alreadyInitialized;
+  if (method === "status") return phase.kind === "new" ? ErrorCode.notInitialized : null;
+  if (!isGated(method)) return null;
+  switch (phase.kind) {
+    case "new":
+    case "starting":
+      return ErrorCode.notInitialized;
+    case "failed":
+      return phase.code;
+    case "ready":
+      return NEGOTIATED_METHODS.includes(method) && !phase.required.includes(method) ? ErrorCode.unsupportedCapability : null;
+  }
+}
+
+/** A request to send to a child that admitted `required`, and the codes it must get there and before `initialize`. */
+export interface NegotiationCall {
+  /** The `required_capabilities` of the child's `initialize`. */
+  readonly required: readonly string[];
+  readonly method: WireMethod;
+  /** The params as JSON text (send it with `paramsFrameBytes`). */
+  readonly json: string;
+  /** Whether the params are valid; when not, `label` says why. */
+  readonly valid: boolean;
+  readonly label: string;
+  /** {@link admissionCode} on the ready child: the exact code, or null for "the operation answers". */
+  readonly code: ErrorCode | null;
+  /** {@link admissionCode} for the same request before any `initialize`. */
+  readonly before: ErrorCode | null;
+}
+
+/**
+ * A negotiation scenario: a capability list (the negotiated four in or out,
+ * the empty and the full list favoured) and a call of any method but
+ * `initialize` and `shutdown`, negotiated ones more often, with valid or invalid params,
+ * paired with the code the child must answer once ready and before
+ * `initialize`.
+ */
+export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<NegotiationCall> {
+  // initialize would change the phase it is checked in, and shutdown ends input.
+  const callable = WIRE_METHODS.filter((method) => method !== "initialize" && method !== "shutdown");
+  const method = fc.oneof(fc.constantFrom(...NEGOTIATED_METHODS), fc.constantFrom(...callable));
+  return fc.tuple(capabilityList(WIRE_METHODS), method, fc.boolean()).chain(([required, name, valid]) => {
+    const params: fc.Arbitrary<{ json: string; label: string }> = valid
+      ? validParams(name, context).map((value) => ({ json: JSON.stringify(value), label: "valid params" }))
+      : invalidParams(name, context).map((bad: InvalidParams) => ({ json: bad.json, label: bad.label }));
+    return params.map(({ json, label }): NegotiationCall => ({
+      required,
+      method: name,
+      json,
+      valid,
+      label,
+      code: admissionCode(name, valid, { kind: "ready", required }),
+      before: admissionCode(name, valid, { kind: "new" }),
+    }));
+  });
+}
