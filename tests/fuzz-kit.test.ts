@@ -14,7 +14,9 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import fc from "fast-check";
 import { createMemoryRuntime } from "../runtime/memory.ts";
-import { expectAnswer, frameBytes, frameText, invalidFrame, invalidFrameFor, request } from "../src/fuzz/mod.ts";
+import { expectAnswer, frameBytes, frameText, invalidFrame, invalidFrameFor, request, selectionName } from "../src/fuzz/mod.ts";
+import { isSafeDisplayName } from "../src/util/redaction.ts";
+import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { createServer } from "../src/server.ts";
 import { collect, nodeBinary, repoRoot } from "./support/processes.ts";
 
@@ -22,6 +24,11 @@ const scratch = mkdtempSync(join(tmpdir(), "magi-fuzz-kit-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("the fuzz kit", () => {
+  it("selectionName() yields only names the server's safety screen admits (never credential-shaped)", () => {
+    // The 256-byte names once cycled letters and digits into a token run, which selection.set refuses as unsafe.
+    fc.assert(fc.property(selectionName(), (name) => isSafeDisplayName(name)), { numRuns: fuzzRuns(2_000) });
+  });
+
   it("a failing property shows the expected and actual codes and the frame as text, not bytes", () => {
     let report = "";
     try {

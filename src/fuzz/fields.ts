@@ -97,16 +97,18 @@ const NAME_UNITS = ["a", "Z", "0", "-", ".", "/", ":", " ", "é", "日", "😀"]
  * A `selection.set` provider or model name the spec admits: 1–256 UTF-8
  * bytes, well-formed, no control character. Short names, and names of
  * exactly 256 bytes built from 1- to 4-byte characters, so that the byte
- * bound and the UTF-16 length disagree. Repetitive on purpose: a name that
- * looks like a credential may be refused as unsafe, which is not the
- * boundary this generator is about.
+ * bound and the UTF-16 length disagree. Never credential-shaped: the server
+ * refuses a name that looks like a token as unsafe (`invalid_params`), and
+ * a 256-byte run of letters and digits does, so the long names hold no
+ * digit (short ones stay under the 32-character token run).
  */
 export function selectionName(): fc.Arbitrary<string> {
   const unit = fc.constantFrom(...NAME_UNITS);
+  const letterUnit = fc.constantFrom(...NAME_UNITS.filter((text) => !/[0-9]/.test(text)));
   return fc.oneof(
     fc.constantFrom("ollama", "qwen", "gpt-5", "claude-opus-4-7", "a"),
     fc.string({ unit, minLength: 1, maxLength: 16 }),
-    fc.array(unit, { minLength: 1, maxLength: 4 }).map((units) => fill(units, LIMITS.name_bytes)),
+    fc.array(letterUnit, { minLength: 1, maxLength: 4 }).map((units) => fill(units, LIMITS.name_bytes)),
   );
 }
 
