@@ -48,8 +48,9 @@ export const IdSchema: StringField = v.custom<string>(
 );
 
 // Every record of a file names the same session: the last id that matched is
-// remembered, so the pattern runs about once per file, not once per line.
-let matchedSessionId = "";
+// remembered, so the pattern runs about once per file, not once per line. It
+// starts as null, not "": the empty string is no session id.
+let matchedSessionId: string | null = null;
 const isSessionId = (text: string): boolean => text === matchedSessionId || (SESSION_ID_PATTERN.test(text) && (matchedSessionId = text, true));
 /** A session id by the wire grammar. */
 export const SessionIdSchema: StringField = v.custom<string>((input) => typeof input === "string" && isSessionId(input), "Invalid session id");
