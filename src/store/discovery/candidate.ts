@@ -61,9 +61,9 @@ export interface ExamineContext {
   readonly canonical: Map<string, Promise<string | null>>;
 }
 
-/** The context of one request's examinations, which run one after another. */
-export function examineContext(fields: Omit<ExamineContext, "buffer" | "canonical">): ExamineContext {
-  return { ...fields, buffer: new ReadBuffer(), canonical: new Map() };
+/** The context of one request's examinations, which run one after another; the read chunk is a new one unless given. */
+export function examineContext(fields: Omit<ExamineContext, "buffer" | "canonical"> & { readonly buffer?: ReadBuffer }): ExamineContext {
+  return { ...fields, buffer: fields.buffer ?? new ReadBuffer(), canonical: new Map() };
 }
 
 /** One candidate: its id and file, and whether another child's lease file is present for it. */

@@ -18,18 +18,16 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { isRuntimeError, type FileSystem } from "../../host/runtime.ts";
 import { lengthPrefixed } from "../../util/digest.ts";
 import { joinPath } from "../../util/paths.ts";
-import { utf8ByteCount } from "../../util/utf8.ts";
 import { Slicer } from "../cooperative-slices.ts";
 import { type LeaseKind, leasePath } from "../leases.ts";
+import { ReadBuffer } from "../read-buffers.ts";
 import { YIELD_BYTES } from "../session-file.ts";
 import { DISCOVER_BOUNDS, ScanBudget } from "./budget.ts";
-import { examine, examineContext, type ListEntry } from "./candidate.ts";
+import { examine, examineContext } from "./candidate.ts";
+import { type DiscoverEntry, PageEntries } from "./page-entries.ts";
 import type { ScanContext } from "./scan.ts";
 import { walkDirectory, type WalkFailure } from "./walk.ts";
-import { type HeldWindow, idAt } from "./window.ts";
-
-/** A `session.discover` entry: a `session.list` entry and whether it awaits the verify walk. */
-export type DiscoverEntry = ListEntry & { readonly provisional: boolean };
+import { CandidateWindow, type HeldWindow } from "./window.ts";
 
 /** Where a page starts and what it may hold. */
 export interface PageStart {
@@ -37,8 +35,6 @@ export interface PageStart {
   readonly after: string | null;
   /** Most candidates examined (the request's `limit`). */
   readonly limit: number;
-  /** Serialized bytes the page's entries may take, commas included. */
-  readonly entryBytes: number;
   /** Whether entries are provisional (the walk phase). */
   readonly provisional: boolean;
   /** The pass's digest so far, which each page chains the candidates it examined into. */
@@ -50,8 +46,22 @@ export interface PageStart {
 /** A held window and where in it the next id to examine starts. */
 export interface WindowAt {
   readonly held: HeldWindow;
-  /** An offset into `held.ids`. */
+  /** The index of that id in `held`. */
   readonly next: number;
+}
+
+/**
+ * What one discovery's pages reuse, one page after another (the child's
+ * one session worker runs them): the walk's window, the page's entries and
+ * the read chunk. Byte arrays made per page, or per walk, outlived
+ * young-generation collections often enough to be promoted, and then held
+ * their memory until a full collection, which a pass may never trigger.
+ */
+export interface PageBuffers {
+  readonly window: CandidateWindow;
+  /** Sized for the serialized entries a page may hold, commas included. */
+  readonly entries: PageEntries;
+  readonly read: ReadBuffer;
 }
 
 /** The memory bound of one walk: the most ids and lease names its window held, and its largest batch. */
@@ -95,10 +105,16 @@ const WALK_SLICE = 4_096;
 const YIELD_FILES = 64;
 const LEASE_KINDS: readonly LeaseKind[] = ["writer", "active", "append"];
 
-/** Runs one page from `start`; `signal` cancels it (`operation_cancelled`) at its next check. */
+/** The buffers of a discovery whose pages' entries may take `entryBytes` serialized. */
+export function pageBuffers(entryBytes: number): PageBuffers {
+  return { window: new CandidateWindow(WINDOW_IDS), entries: new PageEntries(entryBytes), read: new ReadBuffer() };
+}
+
+/** Runs one page from `start` with `buffers`; `signal` cancels it (`operation_cancelled`) at its next check. */
 export async function discoverPage(
   context: ScanContext,
   start: PageStart,
+  buffers: PageBuffers,
   signal: AbortSignal,
 ): Promise<PageOutcome | { readonly ok: false; readonly code: WalkFailure }> {
   const { runtime } = context;
@@ -124,7 +140,7 @@ export async function discoverPage(
     let at = start.window;
     let retained: Retained | null = null;
     if (at === null) {
-      const walk = await walkDirectory(runtime.fs, context.directory, start.after, WINDOW_IDS, new Slicer({ signal, now, yieldEvery: pause }, {
+      const walk = await walkDirectory(runtime.fs, context.directory, start.after, buffers.window, new Slicer({ signal, now, yieldEvery: pause }, {
         count: WALK_SLICE,
         bytes: Infinity,
       }));
@@ -135,19 +151,19 @@ export async function discoverPage(
     const { held } = at;
     let next = at.next;
     const attached = context.attached();
-    const examining = examineContext({ runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation });
+    const examining = examineContext({ runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation, buffer: buffers.read });
     const slicer = new Slicer(cooperation, { count: YIELD_FILES, bytes: YIELD_BYTES });
-    const entries: DiscoverEntry[] = [];
-    let bytes = 0;
+    const { entries } = buffers;
+    entries.clear();
     let position = start.after;
     // One hash per page, fed each examined candidate: the pass's chain moves on by a page, not by a candidate.
     const hash = runtime.createSha256();
     hash.update(lengthPrefixed([start.chain]));
     let omitted = false;
     let omittedLimit = false;
-    while (examined < start.limit && next < held.ids.length) {
+    while (examined < start.limit && next < held.count) {
       if (examined > 0 && (!budget.whole() || budget.expired())) break;
-      const { id: sessionId, next: after } = idAt(held, next);
+      const sessionId = held.id(next);
       const path = joinPath(context.directory, `${sessionId}.jsonl`);
       const busy = sessionId !== attached && (held.leased?.has(sessionId) ?? await leased(runtime.fs, context.directory, sessionId));
       const full = budget.admit();
@@ -167,17 +183,12 @@ export async function discoverPage(
         if (outcome.kind === "omitted") omitted = true;
         if (outcome.kind === "listed") {
           const { session_id, title, updated_at, eligibility, notices } = outcome.entry;
-          // Named fields: with the spread form (`...outcome.entry`) V8 kept ~0.25 KiB more per entry past young-generation collections (bench/README.md).
-          const entry: DiscoverEntry = { session_id, title, updated_at, eligibility, notices, provisional: start.provisional };
-          const size = utf8ByteCount(JSON.stringify(entry)) + (entries.length > 0 ? 1 : 0);
-          if (bytes + size > start.entryBytes) break;
-          bytes += size;
-          entries.push(entry);
+          if (!entries.add({ session_id, title, updated_at, eligibility, notices, provisional: start.provisional })) break;
         }
       }
       hash.update(lengthPrefixed([sessionId, kind, fingerprint]));
       position = sessionId;
-      next = after;
+      next++;
       examined++;
       if (slicer.tick(1) && await slicer.pause()) {
         if (signal.aborted) return cancelled;
@@ -185,10 +196,10 @@ export async function discoverPage(
       }
     }
     // A page ends at its window's end too: the next page walks (a page walks at most once).
-    const exhausted = next === held.ids.length && !held.beyond;
-    const window = next < held.ids.length ? { held, next } : null;
+    const exhausted = next === held.count && !held.beyond;
+    const window = next < held.count ? { held, next } : null;
     const chain = examined > 0 ? hash.digest() : start.chain;
-    return { ok: true, entries, position, exhausted, omitted, omittedLimit, chain, window, retained };
+    return { ok: true, entries: entries.entries(), position, exhausted, omitted, omittedLimit, chain, window, retained };
   } finally {
     signal.removeEventListener("abort", forward);
   }

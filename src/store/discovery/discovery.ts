@@ -27,7 +27,8 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { utf8ByteCount } from "../../util/utf8.ts";
 import type { StoreResult } from "../sessions.ts";
-import { type DiscoverEntry, discoverPage, type Retained, type WindowAt } from "./discover-page.ts";
+import { discoverPage, type PageBuffers, pageBuffers, type Retained, type WindowAt } from "./discover-page.ts";
+import type { DiscoverEntry } from "./page-entries.ts";
 import { type ListRequest, SESSIONS_OMITTED_INVALID } from "./listing.ts";
 import type { ScanContext } from "./scan.ts";
 
@@ -81,6 +82,7 @@ const FRAME_BYTES = utf8ByteCount(JSON.stringify({
 /** The child's `session.discover` pass; callers serialise requests (the one session worker). */
 export class SessionDiscovery {
   readonly #context: ScanContext;
+  readonly #buffers: PageBuffers = pageBuffers(LIMITS.discover_page_bytes - FRAME_BYTES);
   #pass: Pass | null = null;
   #generation = 0;
   #retained: Retained = { candidates: 0, leases: 0, batch: 0 };
@@ -126,11 +128,10 @@ export class SessionDiscovery {
     const page = await discoverPage(this.#context, {
       after: pass.position,
       limit,
-      entryBytes: LIMITS.discover_page_bytes - FRAME_BYTES,
       provisional,
       chain: pass.chain,
       window: pass.window,
-    }, signal);
+    }, this.#buffers, signal);
     if (!page.ok) {
       if (page.code === ErrorCode.staleRevision) pass.stale = true;
       return page;

@@ -19,7 +19,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { DirReader, FileSystem } from "../../host/runtime.ts";
 import type { Slicer } from "../cooperative-slices.ts";
 import { LEASE_NAME } from "./inventory.ts";
-import { CandidateWindow, type HeldWindow } from "./window.ts";
+import type { CandidateWindow, HeldWindow } from "./window.ts";
 
 /** Entries asked of the reader at once: with the window, all a walk holds of the directory. */
 export const DIRECTORY_BATCH = 256;
@@ -44,15 +44,15 @@ export type WalkResult =
 const PRIMARY_SUFFIX = ".jsonl";
 
 /**
- * Iterates `directory` once, keeping the `capacity` smallest candidate ids
- * after `after` and the lease names among them; `slicer` paces the
- * iteration and reports cancellation.
+ * Iterates `directory` once, keeping in `window` (restarted at `after`) its
+ * smallest candidate ids after `after` and the lease names among them;
+ * `slicer` paces the iteration and reports cancellation.
  */
 export async function walkDirectory(
   fs: FileSystem,
   directory: string,
   after: string | null,
-  capacity: number,
+  window: CandidateWindow,
   slicer: Slicer,
 ): Promise<WalkResult> {
   let reader: DirReader;
@@ -63,7 +63,7 @@ export async function walkDirectory(
   } catch {
     return { ok: false, code: ErrorCode.discoveryUnavailable };
   }
-  const window = new CandidateWindow(after, capacity);
+  window.restart(after);
   let iterated = 0;
   let largestBatch = 0;
   try {

@@ -16,65 +16,95 @@ export type Offered = "kept" | "passed" | "duplicate";
 /** Lease names kept per candidate id at most (a session has up to three lease kinds); past that, lease presence is looked up per candidate. */
 export const LEASE_FACTOR = 3;
 
-/**
- * What a walk kept, held by the pass until its pages have examined every
- * id. The ids are packed into one string, each followed by a line feed
- * (never part of a session id): held for many pages, thousands of
- * separate ids, each a slice keeping its directory entry's whole name,
- * outlived young-generation collections at twice the size.
- */
+/** The most bytes of a session id (`SESSION_ID_PATTERN`: 1 to 64 ASCII characters). */
+const ID_BYTES = 64;
+
+/** What a walk kept, held by the pass until its pages have examined every id. */
 export interface HeldWindow {
-  /** The kept ids, ascending, each followed by `\n`. */
-  readonly ids: string;
-  /** How many ids `ids` holds. */
+  /** How many ids the window holds. */
   readonly count: number;
   /** Whether the walk saw an id greater than every kept one. */
   readonly beyond: boolean;
   /** The ids in the window's range that a lease file names, or null when there were too many lease names to keep. */
   readonly leased: ReadonlySet<string> | null;
+  /** The kept id at `index` (below {@link count}), ascending. */
+  id(index: number): string;
 }
 
-/** The bounded, sorted set of a walk's candidate ids and their lease names. */
+/**
+ * The bounded, sorted set of a walk's candidate ids and their lease names.
+ *
+ * The ids are ASCII bytes in fixed slots of byte arrays allocated once per
+ * discovery and reused by every walk, and the order is an array of slot
+ * numbers. Ids held as strings across a pass's pages, and kept and evicted
+ * while a walk ran, outlived young-generation collections; V8 grows its
+ * young generation with the bytes that do, so the child's peak grew with
+ * the directory (bench/README.md). Reusing the arrays is sound because a
+ * walk starts only when the child's one pass holds no window.
+ */
 export class CandidateWindow {
-  readonly #after: string | null;
   readonly #capacity: number;
-  readonly #ids: string[] = [];
+  /** Slot `n` holds an id's bytes at `n × ID_BYTES`; its length is `#lengths[n]`. */
+  readonly #slots: Uint8Array;
+  readonly #lengths: Uint8Array;
+  /** Slot numbers in ascending id order; the first `#size` are in use. */
+  readonly #order: Int32Array;
+  #after: string | null = null;
+  #size = 0;
   #leased: Set<string> | null = new Set();
   #beyond = false;
   #peak = 0;
   #leasePeak = 0;
 
-  /** Keeps at most `capacity` (at least 1) ids greater than `after` (all ids when null). */
-  constructor(after: string | null, capacity: number) {
-    this.#after = after;
+  /** A window of at most `capacity` (at least 1) ids. */
+  constructor(capacity: number) {
     this.#capacity = Math.max(1, capacity);
+    this.#slots = new Uint8Array(this.#capacity * ID_BYTES);
+    this.#lengths = new Uint8Array(this.#capacity);
+    this.#order = new Int32Array(this.#capacity);
+  }
+
+  /** Empties the window for a walk that keeps ids greater than `after` (all ids when null); what it held before is gone. */
+  restart(after: string | null): void {
+    this.#after = after;
+    this.#size = 0;
+    this.#leased = new Set();
+    this.#beyond = false;
+    this.#peak = 0;
+    this.#leasePeak = 0;
   }
 
   /**
-   * Offers one id from the iteration: `passed` when it is at or before the
-   * position, or beyond a full window (then {@link beyond} is set);
-   * `duplicate` when the window holds it already (the directory listed a
-   * name twice while it was read); else `kept`, evicting the greatest id of
-   * a full window.
+   * Offers one session id from the iteration: `passed` when it is at or
+   * before the position, or beyond a full window (then {@link beyond} is
+   * set); `duplicate` when the window holds it already (the directory listed
+   * a name twice while it was read); else `kept`, evicting the greatest id
+   * of a full window.
    */
   offer(id: string): Offered {
     if (this.#after !== null && id <= this.#after) return "passed";
-    const ids = this.#ids;
+    const order = this.#order;
     let low = 0;
-    let high = ids.length;
+    let high = this.#size;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (ids[middle]! < id) low = middle + 1;
+      if (this.#compare(id, order[middle]!) > 0) low = middle + 1;
       else high = middle;
     }
-    if (ids[low] === id) return "duplicate";
-    if (ids.length === this.#capacity) {
+    if (low < this.#size && this.#compare(id, order[low]!) === 0) return "duplicate";
+    let slot = this.#size;
+    if (this.#size === this.#capacity) {
       this.#beyond = true;
-      if (low === ids.length) return "passed";
-      ids.pop();
+      if (low === this.#size) return "passed";
+      slot = order[--this.#size]!; // the greatest id's slot takes the new one
     }
-    ids.splice(low, 0, id);
-    this.#peak = Math.max(this.#peak, ids.length);
+    order.copyWithin(low + 1, low, this.#size);
+    order[low] = slot;
+    const start = slot * ID_BYTES;
+    for (let i = 0; i < id.length; i++) this.#slots[start + i] = id.charCodeAt(i);
+    this.#lengths[slot] = id.length;
+    this.#size++;
+    this.#peak = Math.max(this.#peak, this.#size);
     return "kept";
   }
 
@@ -97,27 +127,38 @@ export class CandidateWindow {
     if (leased.size > LEASE_FACTOR * this.#capacity) this.#leased = null;
   }
 
-  /** What the pass holds once the iteration is over. */
+  /** What the pass holds once the iteration is over: valid until the next {@link restart}. */
   held(): HeldWindow {
     const leased = this.#leased;
     if (leased !== null) for (const name of leased) if (this.#outside(name)) leased.delete(name);
-    const ids = this.#ids;
-    return { ids: ids.length === 0 ? "" : [...ids, ""].join("\n"), count: ids.length, beyond: this.#beyond, leased };
+    return { count: this.#size, beyond: this.#beyond, leased, id: (index) => this.#idAt(index) };
   }
 
-  /** The most ids, and lease names, the window held at once: the bounds the memory tests check. */
+  /** The most ids, and lease names, the window held at once in its last walk: the bounds the memory tests check. */
   get peak(): { readonly candidates: number; readonly leases: number } {
     return { candidates: this.#peak, leases: this.#leasePeak };
   }
 
+  #idAt(index: number): string {
+    const slot = this.#order[index]!;
+    const start = slot * ID_BYTES;
+    return String.fromCharCode(...this.#slots.subarray(start, start + this.#lengths[slot]!));
+  }
+
   /** Whether `id` is past a full window, so it can no longer be kept. */
   #outside(id: string): boolean {
-    return this.#ids.length === this.#capacity && id > this.#ids[this.#ids.length - 1]!;
+    return this.#size === this.#capacity && this.#compare(id, this.#order[this.#size - 1]!) > 0;
   }
-}
 
-/** The id of `held` that starts at offset `at` (below `held.ids.length`), and the offset of the next one. */
-export function idAt(held: HeldWindow, at: number): { readonly id: string; readonly next: number } {
-  const end = held.ids.indexOf("\n", at);
-  return { id: held.ids.slice(at, end), next: end + 1 };
+  /** `id` against the id in `slot`, in ASCII order (code units and bytes agree on ASCII): negative, 0 or positive. */
+  #compare(id: string, slot: number): number {
+    const length = this.#lengths[slot]!;
+    const start = slot * ID_BYTES;
+    const common = Math.min(id.length, length);
+    for (let i = 0; i < common; i++) {
+      const difference = id.charCodeAt(i) - this.#slots[start + i]!;
+      if (difference !== 0) return difference;
+    }
+    return id.length - length;
+  }
 }
