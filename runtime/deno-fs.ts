@@ -71,24 +71,38 @@ function fileInfo(info: Deno.FileInfo): FileInfo {
   };
 }
 
-/** Opens a regular file without following a final symlink: lstat, open, then compare identity. */
-async function openChecked(path: string, options: Deno.OpenOptions, mayCreate: boolean): Promise<Deno.FsFile> {
-  let before: Deno.FileInfo | null = null;
-  try {
-    before = await Deno.lstat(path);
-  } catch (error) {
-    if (!(mayCreate && error instanceof Deno.errors.NotFound)) throw error;
+/** What the path was before the open: the caller's `lstat` (see `FileSystem.openRead`), or null when it did not exist. */
+type Before = Pick<FileInfo, "kind" | "dev" | "ino"> | null;
+
+/**
+ * Opens a regular file without following a final symlink: lstat (unless
+ * the caller's is given), open, then compare identity; answers the file and
+ * its stat.
+ */
+async function openChecked(
+  path: string,
+  options: Deno.OpenOptions,
+  mayCreate: boolean,
+  expected?: FileInfo,
+): Promise<{ readonly file: Deno.FsFile; readonly info: FileInfo }> {
+  let before: Before = expected ?? null;
+  if (expected === undefined) {
+    try {
+      before = fileInfo(await Deno.lstat(path));
+    } catch (error) {
+      if (!(mayCreate && error instanceof Deno.errors.NotFound)) throw error;
+    }
   }
-  if (before !== null && before.isSymlink) throw new RuntimeError("symlink", "open");
-  if (before !== null && !before.isFile) throw new RuntimeError("not_file", "open");
+  if (before !== null && before.kind === "symlink") throw new RuntimeError("symlink", "open");
+  if (before !== null && before.kind !== "file") throw new RuntimeError("not_file", "open");
   const file = await Deno.open(path, options);
-  const after = await file.stat();
-  const swapped = before !== null && (after.dev !== before.dev || after.ino !== before.ino);
-  if (swapped || !after.isFile) {
+  const info = fileInfo(await file.stat());
+  const swapped = before !== null && (info.dev !== before.dev || info.ino !== before.ino);
+  if (swapped || info.kind !== "file") {
     file.close();
     throw new RuntimeError(swapped ? "symlink" : "not_file", "open");
   }
-  return file;
+  return { file, info };
 }
 
 /**
@@ -151,9 +165,9 @@ export const denoFileSystem: FileSystem = {
   mkdir: (path, mode) => guard("mkdir", () => Deno.mkdir(path, { recursive: true, mode })),
   readFile: (path, maxBytes) =>
     guard("readFile", async () => {
-      const file = await openChecked(path, { read: true }, false);
+      const { file, info } = await openChecked(path, { read: true }, false);
       try {
-        const buffer = new Uint8Array(Math.min((await file.stat()).size, maxBytes) + 1);
+        const buffer = new Uint8Array(Math.min(info.size, maxBytes) + 1);
         let length = 0;
         for (;;) {
           if (length === buffer.length) throw new RuntimeError("too_large", "readFile");
@@ -166,9 +180,9 @@ export const denoFileSystem: FileSystem = {
         file.close();
       }
     }),
-  openRead: (path) =>
+  openRead: (path, expected) =>
     guard("open", async (): Promise<ReadHandle> => {
-      const file = await openChecked(path, { read: true }, false);
+      const { file, info } = await openChecked(path, { read: true }, false, expected);
       // Where the file's offset is: a read that continues where the last one ended needs no seek first.
       let offset: number | null = 0;
       const read = async (buffer: Uint8Array, position: number): Promise<number> => {
@@ -180,6 +194,7 @@ export const denoFileSystem: FileSystem = {
         return count;
       };
       return {
+        info,
         stat: () => guard("fstat", async () => fileInfo(await file.stat())),
         read: (buffer, position) => guard("read", () => read(buffer, position)),
         close: () => guard("close", () => Promise.resolve(file.close())),
@@ -206,7 +221,7 @@ export const denoFileSystem: FileSystem = {
     }),
   openAppend: (path, options) =>
     guard("open", async (): Promise<AppendHandle> => {
-      const file = await openChecked(path, { append: true, create: options.create, mode: options.mode }, options.create);
+      const { file } = await openChecked(path, { append: true, create: options.create, mode: options.mode }, options.create);
       return {
         stat: () => guard("fstat", async () => fileInfo(await file.stat())),
         append: (bytes) => guard("append", () => writeAll(file, bytes)),

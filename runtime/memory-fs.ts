@@ -217,6 +217,7 @@ export class MemoryFileSystem implements FileSystem {
       const resolved = this.#regular(path, "open");
       const node = this.#nodes.get(resolved) as { data: Uint8Array };
       return {
+        info: this.#info(resolved),
         stat: () => Promise.resolve(this.#info(resolved)),
         read: (buffer: Uint8Array, position: number) => {
           const slice = node.data.subarray(position, position + buffer.length);

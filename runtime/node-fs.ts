@@ -113,13 +113,16 @@ async function openReadHandle(path: string): Promise<ReadHandle> {
     return settle<void>((done) => fs.close(fd, (error) => done(error ?? null, undefined)));
   };
   const stat = async (): Promise<FileInfo> => fileInfo(await settle<fs.Stats>((done) => fs.fstat(open("fstat"), done)));
+  let info: FileInfo;
   try {
-    if ((await stat()).kind !== "file") throw new RuntimeError("not_file", "open");
+    info = await stat();
+    if (info.kind !== "file") throw new RuntimeError("not_file", "open");
   } catch (error) {
     await close().catch(() => {});
     throw error;
   }
   return {
+    info,
     stat: () => guard("fstat", stat),
     read: (buffer, position) =>
       guard("read", () => settle<number>((done) => fs.read(open("read"), buffer, 0, buffer.length, position, done))),

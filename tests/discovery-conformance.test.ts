@@ -168,7 +168,7 @@ class Hooked extends MemoryFileSystem {
   }
   override async openRead(path: string): Promise<ReadHandle> {
     const handle = await super.openRead(path);
-    return { ...handle, stat: async () => this.#mode(path, await handle.stat()) };
+    return { ...handle, info: this.#mode(path, handle.info), stat: async () => this.#mode(path, await handle.stat()) };
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * `session.discover` over a memory runtime's real sessions directory: a pass
  * over 10,000 sessions completes after paging with truthful provisional
- * flags, a pass memory bounded by its window (4,000 ids and their lease
- * names) and one directory batch, and one directory walk per 4,000 ids;
+ * flags, a pass memory bounded by its window (`WINDOW_IDS` ids and their
+ * lease names, or a smaller window's) and one directory batch, and one
+ * directory walk per window of ids;
  * later validation reports what it excludes; mutation after a walk makes
  * the pass stale for good; entries are exactly `session.list`'s, lease
  * presence included.
@@ -33,11 +34,11 @@ class CountedWalks extends MemoryFileSystem {
 }
 
 /** Pages a pass over `count` sessions with limit 100 and checks every page; returns the retained bound and the walks. */
-async function bigPass(count: number) {
+async function bigPass(count: number, windowIds?: number) {
   const fs = new CountedWalks();
   const runtime = createMemoryRuntime({ fs });
   for (let n = 0; n < count; n++) writeSession(runtime, id(n));
-  const discovery = await discoveryFor(runtime);
+  const discovery = await discoveryFor(runtime, undefined, windowIds);
   const pages = await discoverAll(discovery, 100);
   const all = Array.from({ length: count }, (_, n) => id(n));
   const walk = pages.filter((page) => page.phase === "walk");
@@ -60,13 +61,20 @@ async function bigPass(count: number) {
 }
 
 describe("session.discover over many sessions", () => {
-  it("10,000 sessions: complete after paging, provisional flags truthful, a pass holds at most 4,000 ids and one batch", async () => {
+  it(`10,000 sessions: complete after paging, provisional flags truthful, a pass holds at most ${WINDOW_IDS.toLocaleString("en-US")} ids and one batch`, async () => {
     const small = await bigPass(1_000);
     const large = await bigPass(10_000);
-    assert.deepEqual(large.retained, { candidates: WINDOW_IDS, leases: 0, batch: DIRECTORY_BATCH }, "the bound the design sets");
-    assert.deepEqual(small.retained, { candidates: 1_000, leases: 0, batch: DIRECTORY_BATCH }, "a directory smaller than the window");
-    // Each phase walks once per window of 4,000 ids, not once per page.
-    assert.deepEqual([small.walks, large.walks], [2, 6]);
+    assert.ok(WINDOW_IDS >= 10_000, "the bench's 10,000 sessions fit one window");
+    assert.deepEqual(large.retained, { candidates: 10_000, leases: 0, batch: DIRECTORY_BATCH });
+    assert.deepEqual(small.retained, { candidates: 1_000, leases: 0, batch: DIRECTORY_BATCH });
+    // One walk per phase, not one per page.
+    assert.deepEqual([small.walks, large.walks], [2, 2]);
+  });
+
+  it("10,000 sessions through windows of 900 ids: a pass holds at most 900 ids, and each phase walks once per window", async () => {
+    const windowed = await bigPass(10_000, 900);
+    assert.deepEqual(windowed.retained, { candidates: 900, leases: 0, batch: DIRECTORY_BATCH }, "the bound the design sets");
+    assert.equal(windowed.walks, 2 * Math.ceil(10_000 / 900));
   });
 });
 
@@ -132,19 +140,20 @@ class ChangingStorage extends MemoryFileSystem {
 }
 
 describe("session.discover lease presence", () => {
-  it(`busy comes from the walk's lease names; past ${LEASE_FACTOR} × ${WINDOW_IDS} of them it is looked up per candidate, still truthful`, async () => {
-    for (const orphans of [0, LEASE_FACTOR * WINDOW_IDS]) {
+  it(`busy comes from the walk's lease names; past ${LEASE_FACTOR} × the window's ids of them it is looked up per candidate, still truthful`, async () => {
+    const windowIds = 500;
+    for (const orphans of [0, LEASE_FACTOR * windowIds]) {
       const runtime = createMemoryRuntime();
       for (const name of ["a", "b", "c"]) writeSession(runtime, name);
       runtime.fs.writeFile(`${SESSIONS}/b.append.lease`, "{}", 0o600);
       // Lease files of sessions without a history, inside the window's range.
       for (let n = 0; n < orphans; n++) runtime.fs.writeFile(`${SESSIONS}/o${n}.writer.lease`, "{}", 0o600);
-      const discovery = await discoveryFor(runtime);
+      const discovery = await discoveryFor(runtime, undefined, windowIds);
       const pages = await discoverAll(discovery, 2);
       const eligibility = (phase: string) => pages.filter((page) => page.phase === phase).flatMap((page) => page.sessions.map((entry) => [entry.session_id, entry.eligibility]));
       const expected = [["a", "available"], ["b", "busy"], ["c", "available"]];
       assert.deepEqual([eligibility("walk"), eligibility("verify")], [expected, expected], `${orphans} orphan leases`);
-      assert.ok(discovery.retained.leases <= LEASE_FACTOR * WINDOW_IDS, `${discovery.retained.leases} lease names held`);
+      assert.ok(discovery.retained.leases <= LEASE_FACTOR * windowIds, `${discovery.retained.leases} lease names held`);
     }
   });
 });

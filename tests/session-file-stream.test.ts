@@ -41,6 +41,7 @@ function spied(memory: MemoryFileSystem, lie = false): { fs: FileSystem; request
   fs.openRead = async (path) => {
     const handle = await memory.openRead(path);
     return {
+      info: { ...handle.info, ...(lie ? { size: 0 } : {}) },
       stat: async () => ({ ...(await handle.stat()), ...(lie ? { size: 0 } : {}) }),
       read: async (buffer, position) => {
         requests.push(buffer.length);

@@ -255,6 +255,7 @@ describe("readSessionFile() on the memory filesystem", () => {
       openRead: async (path: string) => {
         const handle = await memory.openRead(path);
         return {
+          info: { ...handle.info, size: 0 },
           stat: async () => ({ ...(await handle.stat()), size: 0 }),
           read: async (buffer: Uint8Array, position: number) => {
             const count = await handle.read(buffer, position);

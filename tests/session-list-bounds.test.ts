@@ -29,6 +29,7 @@ async function spiedReads(runtime: MemoryRuntime) {
     opened++;
     const name = path.slice(SESSIONS.length + 1, -".jsonl".length);
     return {
+      info: handle.info,
       stat: () => handle.stat(),
       close: () => (closed++, handle.close()),
       read: (buffer, position) => {

@@ -50,6 +50,8 @@ export interface DirReader {
 
 /** A file opened for reading. */
 export interface ReadHandle {
+  /** What the handle's own stat said when it was opened: the identity check right after an open needs no further call. */
+  readonly info: FileInfo;
   /** Stats the open handle (not the path), for identity checks after open. */
   stat(): Promise<FileInfo>;
   /** Reads up to `buffer.length` bytes at `position`; resolves with the count, 0 at end. */
@@ -101,8 +103,14 @@ export interface FileSystem {
    * between that check and the open can still block the read.
    */
   readFile(path: string, maxBytes: number): Promise<Uint8Array>;
-  /** Opens a regular file for reading, refusing a final symlink (`symlink`) and non-files (`not_file`). */
-  openRead(path: string): Promise<ReadHandle>;
+  /**
+   * Opens a regular file for reading, refusing a final symlink (`symlink`)
+   * and non-files (`not_file`). `expected` is the caller's own `lstat` of
+   * `path`, just taken: an adapter that must `lstat` before it opens (Deno
+   * has no `O_NOFOLLOW`) checks the handle against it instead of taking
+   * another, and a handle that is not that object is refused (`symlink`).
+   */
+  openRead(path: string, expected?: FileInfo): Promise<ReadHandle>;
   /**
    * Creates `path` exclusively with `mode`, writes all of `bytes` (as
    * `append` does, never reporting a short write as success), syncs and

@@ -48,16 +48,12 @@ export async function holdFile(fs: FileSystem, path: string, lstat?: FileInfo): 
   if (!isPrivateFile(before)) return { ok: false, code: ErrorCode.sessionInvalid };
   let handle: ReadHandle;
   try {
-    handle = await fs.openRead(path);
+    handle = await fs.openRead(path, before);
   } catch (error) {
     return refused(error);
   }
-  try {
-    const info = await handle.stat();
-    if (isPrivateFile(info) && sameObject(before, info)) return { ok: true, handle, info };
-  } catch {
-    // A handle that cannot be described cannot be trusted: refused below like a swapped one.
-  }
+  const { info } = handle;
+  if (isPrivateFile(info) && sameObject(before, info)) return { ok: true, handle, info };
   handle.close().catch(() => {});
   return { ok: false, code: ErrorCode.sessionInvalid };
 }

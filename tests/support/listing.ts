@@ -69,9 +69,9 @@ export async function listingFor(
 }
 
 /** A `session.discover` pass holder over the same directory, as a ready child has it. */
-export async function discoveryFor(runtime: MemoryRuntime, attached: () => string | null = () => null): Promise<SessionDiscovery> {
+export async function discoveryFor(runtime: MemoryRuntime, attached: () => string | null = () => null, windowIds?: number): Promise<SessionDiscovery> {
   await runtime.fs.mkdir(SESSIONS, 0o700);
-  return new SessionDiscovery({ runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached });
+  return new SessionDiscovery({ runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached }, windowIds);
 }
 
 /**

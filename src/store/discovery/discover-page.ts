@@ -73,13 +73,16 @@ export interface Retained {
 
 /**
  * Candidate ids one walk keeps: a page examines at most 100, so a walk
- * serves 40 pages or more, and a pass over N sessions iterates about
- * 2·N²/4,000 directory entries instead of 2·N²/limit. A multiple of the
- * largest limit, so pages of 100 never end short at a window's end. At
- * 1,000 a 10,000-session pass (20 walks) still grew V8's young generation
- * to its maximum from walking alone; at 4,000 (6 walks) it did not.
+ * serves 160 pages or more, and a pass over N sessions iterates about
+ * 2·N²/16,000 directory entries instead of 2·N²/limit. A multiple of the
+ * largest limit, so pages of 100 never end short at a window's end. The
+ * window costs 1 MiB of byte arrays outside the JS heap at most
+ * (`window.ts`), and every walk it saves matters on Deno, whose directory
+ * reader leaves ~75 bytes per entry in V8's old generation until a full
+ * collection (bench/README.md): 4,000 ids meant three walks per phase at
+ * 10,000 sessions, 16,000 one.
  */
-export const WINDOW_IDS = 4_000;
+export const WINDOW_IDS = 16_000;
 
 /** What a page examined. */
 export interface PageOutcome {
@@ -105,9 +108,9 @@ const WALK_SLICE = 4_096;
 const YIELD_FILES = 64;
 const LEASE_KINDS: readonly LeaseKind[] = ["writer", "active", "append"];
 
-/** The buffers of a discovery whose pages' entries may take `entryBytes` serialized. */
-export function pageBuffers(entryBytes: number): PageBuffers {
-  return { window: new CandidateWindow(WINDOW_IDS), entries: new PageEntries(entryBytes), read: new ReadBuffer() };
+/** The buffers of a discovery whose pages' entries may take `entryBytes` serialized and whose walks keep `windowIds` ids. */
+export function pageBuffers(entryBytes: number, windowIds: number): PageBuffers {
+  return { window: new CandidateWindow(windowIds), entries: new PageEntries(entryBytes), read: new ReadBuffer() };
 }
 
 /** Runs one page from `start` with `buffers`; `signal` cancels it (`operation_cancelled`) at its next check. */

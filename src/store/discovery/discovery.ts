@@ -4,7 +4,7 @@
  * ceiling. A pass holds no snapshot, only state bounded by constants: its
  * revision, the phase, the walk position (the last id handed out), the one
  * cursor it accepts next, the digest chained over every candidate examined,
- * whether it went stale, and the window of its last walk (at most 4,000
+ * whether it went stale, and the window of its last walk (at most 16,000
  * candidate ids and the lease names among them), which serves the pages
  * after it until they have examined every id; then the next page walks the
  * directory afresh (`discover-page.ts`).
@@ -27,7 +27,7 @@ import { ErrorCode } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { utf8ByteCount } from "../../util/utf8.ts";
 import type { StoreResult } from "../sessions.ts";
-import { discoverPage, type PageBuffers, pageBuffers, type Retained, type WindowAt } from "./discover-page.ts";
+import { discoverPage, type PageBuffers, pageBuffers, type Retained, WINDOW_IDS, type WindowAt } from "./discover-page.ts";
 import type { DiscoverEntry } from "./page-entries.ts";
 import { type ListRequest, SESSIONS_OMITTED_INVALID } from "./listing.ts";
 import type { ScanContext } from "./scan.ts";
@@ -82,14 +82,19 @@ const FRAME_BYTES = utf8ByteCount(JSON.stringify({
 /** The child's `session.discover` pass; callers serialise requests (the one session worker). */
 export class SessionDiscovery {
   readonly #context: ScanContext;
-  readonly #buffers: PageBuffers = pageBuffers(LIMITS.discover_page_bytes - FRAME_BYTES);
+  readonly #buffers: PageBuffers;
   #pass: Pass | null = null;
   #generation = 0;
   #retained: Retained = { candidates: 0, leases: 0, batch: 0 };
 
-  /** Creates the discovery of `context.directory` for this child. */
-  constructor(context: ScanContext) {
+  /**
+   * Creates the discovery of `context.directory` for this child, whose
+   * walks keep `windowIds` candidate ids each ({@link WINDOW_IDS} unless a
+   * test crosses windows over a small directory).
+   */
+  constructor(context: ScanContext, windowIds: number = WINDOW_IDS) {
     this.#context = context;
+    this.#buffers = pageBuffers(LIMITS.discover_page_bytes - FRAME_BYTES, windowIds);
   }
 
   /**

@@ -48,7 +48,7 @@ export class CandidateWindow {
   readonly #slots: Uint8Array;
   readonly #lengths: Uint8Array;
   /** Slot numbers in ascending id order; the first `#size` are in use. */
-  readonly #order: Int32Array;
+  readonly #order: Uint16Array;
   #after: string | null = null;
   #size = 0;
   #leased: Set<string> | null = new Set();
@@ -56,12 +56,12 @@ export class CandidateWindow {
   #peak = 0;
   #leasePeak = 0;
 
-  /** A window of at most `capacity` (at least 1) ids. */
+  /** A window of at most `capacity` ids, from 1 to 65,536 (slot numbers are 16-bit). */
   constructor(capacity: number) {
-    this.#capacity = Math.max(1, capacity);
+    this.#capacity = Math.min(65_536, Math.max(1, capacity));
     this.#slots = new Uint8Array(this.#capacity * ID_BYTES);
     this.#lengths = new Uint8Array(this.#capacity);
-    this.#order = new Int32Array(this.#capacity);
+    this.#order = new Uint16Array(this.#capacity);
   }
 
   /** Empties the window for a walk that keeps ids greater than `after` (all ids when null); what it held before is gone. */
