@@ -9,10 +9,12 @@
 // about --bytes each (tests/support/seed.ts, compiled), one child, --runs
 // fresh passes' first pages (limit 100), then one whole pass paged to
 // `complete`. Peak RSS is the child's VmHWM (Linux /proc) after the pass:
-// the design keeps a pass's memory bounded by its window (1,000 ids and their
-// lease names) and one directory batch, so what it retains does not grow
-// with the count; the peak still includes V8's young-generation sizing,
-// which grows with the total work a child has done (bench/README.md).
+// the design keeps a pass's memory bounded by its window (16,000 ids as
+// bytes, and their lease names) and one directory batch, so what it retains
+// does not grow with the count; the peak still includes V8's young-generation
+// sizing, which grows with the bytes surviving scavenges over all the work a
+// child has done, and on Deno old-generation garbage no mark-compact collected
+// yet (bench/README.md).
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { childEnv, freshDirs, launchers, median, ms, parseFlags, readLines, requestLine, ROOT, spawnChild, table, within } from "./lib.mjs";
