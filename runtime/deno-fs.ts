@@ -71,27 +71,22 @@ function fileInfo(info: Deno.FileInfo): FileInfo {
   };
 }
 
-/** What the path was before the open: the caller's `lstat` (see `FileSystem.openRead`), or null when it did not exist. */
-type Before = Pick<FileInfo, "kind" | "dev" | "ino"> | null;
-
 /**
- * Opens a regular file without following a final symlink: lstat (unless
- * the caller's is given), open, then compare identity; answers the file and
- * its stat.
+ * Opens a regular file without following a final symlink: lstat, open, then
+ * compare identity; answers the file and its stat. The `lstat` is its own,
+ * taken right before the open: with no `O_NONBLOCK` on Deno, an older one
+ * would widen the moment in which a FIFO swapped in blocks the open.
  */
 async function openChecked(
   path: string,
   options: Deno.OpenOptions,
   mayCreate: boolean,
-  expected?: FileInfo,
 ): Promise<{ readonly file: Deno.FsFile; readonly info: FileInfo }> {
-  let before: Before = expected ?? null;
-  if (expected === undefined) {
-    try {
-      before = fileInfo(await Deno.lstat(path));
-    } catch (error) {
-      if (!(mayCreate && error instanceof Deno.errors.NotFound)) throw error;
-    }
+  let before: FileInfo | null = null;
+  try {
+    before = fileInfo(await Deno.lstat(path));
+  } catch (error) {
+    if (!(mayCreate && error instanceof Deno.errors.NotFound)) throw error;
   }
   if (before !== null && before.kind === "symlink") throw new RuntimeError("symlink", "open");
   if (before !== null && before.kind !== "file") throw new RuntimeError("not_file", "open");
@@ -180,9 +175,9 @@ export const denoFileSystem: FileSystem = {
         file.close();
       }
     }),
-  openRead: (path, expected) =>
+  openRead: (path) =>
     guard("open", async (): Promise<ReadHandle> => {
-      const { file, info } = await openChecked(path, { read: true }, false, expected);
+      const { file, info } = await openChecked(path, { read: true }, false);
       // Where the file's offset is: a read that continues where the last one ended needs no seek first.
       let offset: number | null = 0;
       const read = async (buffer: Uint8Array, position: number): Promise<number> => {

@@ -78,6 +78,18 @@ describe("CandidateWindow", () => {
     );
   });
 
+  it("a held window's id() throws once a later walk restarted the window", () => {
+    const window = new CandidateWindow(4);
+    window.restart(null);
+    window.offer("b");
+    const held = window.held();
+    assert.equal(held.id(0), "b");
+    window.restart(null);
+    window.offer("a");
+    assert.throws(() => held.id(0), /restarted/);
+    assert.equal(window.held().id(0), "a");
+  });
+
   it("held() returns 64-character ids whole and in ASCII order, '-' < '0' < 'A' < '_' < 'a'", () => {
     const window = new CandidateWindow(8);
     window.restart(null);

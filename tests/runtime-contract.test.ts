@@ -28,10 +28,13 @@ for (const [name, fs, fixture] of adapters) {
       await rejectsWith(fs.readFile(`${f.dir}/missing`, 1024), "not_found");
     });
 
-    it("openRead() reads at positions and stats the handle", async () => {
+    it("openRead() reads at positions and stats the handle; info is the handle's stat at open", async () => {
       const f = fixture();
       const path = f.file("b.txt", "hello world");
       const handle = await fs.openRead(path);
+      assert.deepEqual(handle.info, await handle.stat());
+      const lstat = await fs.lstat(path);
+      assert.deepEqual([handle.info.dev, handle.info.ino], [lstat.dev, lstat.ino]);
       const buffer = new Uint8Array(5);
       assert.equal(await handle.read(buffer, 6), 5);
       assert.equal(new TextDecoder().decode(buffer), "world");

@@ -103,14 +103,8 @@ export interface FileSystem {
    * between that check and the open can still block the read.
    */
   readFile(path: string, maxBytes: number): Promise<Uint8Array>;
-  /**
-   * Opens a regular file for reading, refusing a final symlink (`symlink`)
-   * and non-files (`not_file`). `expected` is the caller's own `lstat` of
-   * `path`, just taken: an adapter that must `lstat` before it opens (Deno
-   * has no `O_NOFOLLOW`) checks the handle against it instead of taking
-   * another, and a handle that is not that object is refused (`symlink`).
-   */
-  openRead(path: string, expected?: FileInfo): Promise<ReadHandle>;
+  /** Opens a regular file for reading, refusing a final symlink (`symlink`) and non-files (`not_file`). */
+  openRead(path: string): Promise<ReadHandle>;
   /**
    * Creates `path` exclusively with `mode`, writes all of `bytes` (as
    * `append` does, never reporting a short write as success), syncs and

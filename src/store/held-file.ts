@@ -48,7 +48,7 @@ export async function holdFile(fs: FileSystem, path: string, lstat?: FileInfo): 
   if (!isPrivateFile(before)) return { ok: false, code: ErrorCode.sessionInvalid };
   let handle: ReadHandle;
   try {
-    handle = await fs.openRead(path, before);
+    handle = await fs.openRead(path);
   } catch (error) {
     return refused(error);
   }

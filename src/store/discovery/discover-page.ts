@@ -58,9 +58,11 @@ export interface WindowAt {
  * their memory until a full collection, which a pass may never trigger.
  */
 export interface PageBuffers {
+  /** Restarted by each walk; what it holds serves the pass until the next walk. */
   readonly window: CandidateWindow;
   /** Sized for the serialized entries a page may hold, commas included. */
   readonly entries: PageEntries;
+  /** The read chunk of every examination, one after another. */
   readonly read: ReadBuffer;
 }
 
@@ -75,9 +77,10 @@ export interface Retained {
  * Candidate ids one walk keeps: a page examines at most 100, so a walk
  * serves 160 pages or more, and a pass over N sessions iterates about
  * 2·N²/16,000 directory entries instead of 2·N²/limit. A multiple of the
- * largest limit, so pages of 100 never end short at a window's end. The
- * window costs 1 MiB of byte arrays outside the JS heap at most
- * (`window.ts`), and every walk it saves matters on Deno, whose directory
+ * largest limit, so pages of 100 never end short at a window's end. Its
+ * ids cost about 1 MiB of byte arrays outside the JS heap at most
+ * (`window.ts`; the lease names among them, at most 48,000, are still
+ * strings), and every walk it saves matters on Deno, whose directory
  * reader leaves ~75 bytes per entry in V8's old generation until a full
  * collection (bench/README.md): 4,000 ids meant three walks per phase at
  * 10,000 sessions, 16,000 one.
@@ -185,6 +188,7 @@ export async function discoverPage(
         fingerprint = outcome.fingerprint;
         if (outcome.kind === "omitted") omitted = true;
         if (outcome.kind === "listed") {
+          // Named fields, not `...outcome.entry`: with the spread, twice as much outlived scavenges (bench/README.md).
           const { session_id, title, updated_at, eligibility, notices } = outcome.entry;
           if (!entries.add({ session_id, title, updated_at, eligibility, notices, provisional: start.provisional })) break;
         }

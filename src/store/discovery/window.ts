@@ -50,6 +50,8 @@ export class CandidateWindow {
   /** Slot numbers in ascending id order; the first `#size` are in use. */
   readonly #order: Uint16Array;
   #after: string | null = null;
+  /** Counts restarts, so a window held from before one can tell (see {@link held}). */
+  #generation = 0;
   #size = 0;
   #leased: Set<string> | null = new Set();
   #beyond = false;
@@ -67,6 +69,7 @@ export class CandidateWindow {
   /** Empties the window for a walk that keeps ids greater than `after` (all ids when null); what it held before is gone. */
   restart(after: string | null): void {
     this.#after = after;
+    this.#generation++;
     this.#size = 0;
     this.#leased = new Set();
     this.#beyond = false;
@@ -127,11 +130,16 @@ export class CandidateWindow {
     if (leased.size > LEASE_FACTOR * this.#capacity) this.#leased = null;
   }
 
-  /** What the pass holds once the iteration is over: valid until the next {@link restart}. */
+  /** What the pass holds once the iteration is over: valid until the next {@link restart}, after which its `id` throws. */
   held(): HeldWindow {
     const leased = this.#leased;
     if (leased !== null) for (const name of leased) if (this.#outside(name)) leased.delete(name);
-    return { count: this.#size, beyond: this.#beyond, leased, id: (index) => this.#idAt(index) };
+    const generation = this.#generation;
+    const id = (index: number): string => {
+      if (generation !== this.#generation) throw new Error("The held window was restarted by a later walk");
+      return this.#idAt(index);
+    };
+    return { count: this.#size, beyond: this.#beyond, leased, id };
   }
 
   /** The most ids, and lease names, the window held at once in its last walk: the bounds the memory tests check. */
