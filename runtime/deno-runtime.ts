@@ -21,6 +21,8 @@ import {
   type StdioKind,
   type Subprocess,
 } from "../src/host/runtime.ts";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import { classifySocket } from "../src/util/stdio-kind.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 import { denoFetch } from "./deno-http.ts";
@@ -200,16 +202,46 @@ function hostname(): string | null {
 // every Deno cold start, and only opening a session needs it.
 let nodeCrypto: typeof NodeCrypto | null = null;
 
+/** Bytes a hash collects for {@link createSha256}'s JavaScript SHA-256 before the native one takes over. */
+export const SMALL_HASH_BYTES = 65_536;
+
 /**
- * An incremental SHA-256 over Deno's `node:crypto`, which is native and
- * hashes each update without copying it first (WebCrypto has no incremental form).
+ * An incremental SHA-256. Up to {@link SMALL_HASH_BYTES} in all it copies
+ * the updates and hashes them in JavaScript (`@noble/hashes`) at `digest`;
+ * past that it feeds Deno's native `node:crypto` hash (WebCrypto has no
+ * incremental form). Why not native throughout: in Deno 2.9 every
+ * `node:crypto` hash object outlived V8's young-generation collections and
+ * stayed in the old generation until a full one, about 260 bytes each,
+ * and a `session.discover` pass makes one per examined history and runs no
+ * full collection (bench/README.md); the large histories of `session.open`
+ * and `session.list` keep the native speed.
  */
 export function createSha256(): Sha256 {
-  nodeCrypto ??= process.getBuiltinModule("node:crypto");
-  const hash = nodeCrypto.createHash("sha256");
+  let native: NodeCrypto.Hash | null = null;
+  let small = new Uint8Array(4_096);
+  let length = 0;
+  const update = (bytes: Uint8Array): void => {
+    if (native !== null) {
+      native.update(bytes);
+      return;
+    }
+    const needed = length + bytes.length;
+    if (needed <= SMALL_HASH_BYTES) {
+      if (needed > small.length) {
+        const grown = new Uint8Array(Math.min(SMALL_HASH_BYTES, Math.max(needed, small.length * 2)));
+        grown.set(small.subarray(0, length));
+        small = grown;
+      }
+      small.set(bytes, length);
+      length = needed;
+      return;
+    }
+    nodeCrypto ??= process.getBuiltinModule("node:crypto");
+    native = nodeCrypto.createHash("sha256").update(small.subarray(0, length)).update(bytes);
+  };
   return {
-    update: (bytes) => void hash.update(bytes),
-    digest: () => hash.digest("hex"),
+    update,
+    digest: () => native !== null ? native.digest("hex") : bytesToHex(sha256(small.subarray(0, length))),
   };
 }
 

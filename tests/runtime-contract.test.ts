@@ -258,6 +258,26 @@ for (const [name, runtime] of hashers) {
       );
       assert.equal(runtime.createSha256().digest(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     });
+
+    it("createSha256() agrees on inputs at and around 65,536 bytes, cut anywhere (Deno's JavaScript hash hands over to the native one there)", async () => {
+      const cuts = fc.array(fc.oneof(fc.nat(140_000), fc.integer({ min: 65_530, max: 65_542 })), { maxLength: 5 });
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(fc.integer({ min: 65_530, max: 65_542 }), fc.integer({ min: 0, max: 140_000 })), cuts, fc.nat(255), async (length, cutsAt, fill) => {
+          const bytes = new Uint8Array(length).map((_, index) => (index * 31 + fill) & 0xff);
+          const hash = runtime.createSha256();
+          const scratch = new Uint8Array(length);
+          let from = 0;
+          for (const cut of [...cutsAt.map((c) => c % (length + 1)).sort((a, b) => a - b), length]) {
+            scratch.set(bytes.subarray(from, cut));
+            hash.update(scratch.subarray(0, cut - from));
+            scratch.fill(0x5a);
+            from = Math.max(from, cut);
+          }
+          assert.equal(hash.digest(), await sha256Hex(bytes));
+        }),
+        { numRuns: fuzzRuns(40) },
+      );
+    });
   });
 }
 
