@@ -3,14 +3,17 @@
  * `CandidateWindow` against a model (the sorted set of the smallest ids
  * after the position), reused across walks exactly as a fresh window, and
  * `PageEntries` against the serialized page (round trip, bytes counted as
- * the wire counts them, the bound at and around its value).
+ * the wire counts them, the bound at and around its value), and the
+ * examined history's fingerprint bytes (equal exactly when what they record is).
  */
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { SESSION_ID_PATTERN } from "../src/protocol/identity.ts";
+import { fingerprintOf, OVER_LIMIT, UNREADABLE } from "../src/store/discovery/fingerprint.ts";
 import { type DiscoverEntry, PageEntries } from "../src/store/discovery/page-entries.ts";
+import type { FileInfo } from "../src/host/runtime.ts";
 import { CandidateWindow, type HeldWindow, type Offered } from "../src/store/discovery/window.ts";
 import { utf8ByteCount } from "../src/util/utf8.ts";
 
@@ -151,5 +154,45 @@ describe("PageEntries", () => {
     assert.deepEqual(page.entries(), []);
     assert.equal(page.add(one), true);
     assert.deepEqual(page.entries(), [one]);
+  });
+});
+
+describe("fingerprintOf", () => {
+  const info = fc.record({
+    kind: fc.constantFrom("file", "directory", "symlink", "fifo", "socket", "device", "other"),
+    dev: fc.nat(),
+    ino: fc.maxSafeNat(),
+    mode: fc.nat(0o7777),
+    size: fc.maxSafeNat(),
+    mtimeMs: fc.oneof(fc.nat(), fc.double({ min: 0, max: 4e12, noNaN: true })),
+    nlink: fc.nat(),
+  }) as fc.Arbitrary<FileInfo>;
+  const read = fc.option(fc.record({ size: fc.maxSafeNat(), digest: fc.stringMatching(/^[0-9a-f]{64}$/) }));
+  const recorded = (one: FileInfo, bytes: { size: number; digest: string } | null) => [one.kind, one.dev, one.ino, one.mode, one.size, one.mtimeMs, bytes?.size, bytes?.digest];
+
+  it("fingerprintOf() gives equal bytes exactly for equal recorded fields (nlink is not one), and never a marker's", () => {
+    fc.assert(
+      fc.property(info, read, info, read, (a, readA, b, readB) => {
+        const [x, y] = [fingerprintOf(a, readA), fingerprintOf(b, readB)];
+        assert.equal(Buffer.compare(x, y) === 0, JSON.stringify(recorded(a, readA)) === JSON.stringify(recorded(b, readB)));
+        assert.equal(Buffer.compare(fingerprintOf(a, readA), x), 0, "the same fields again");
+        for (const marker of [UNREADABLE, OVER_LIMIT]) assert.notEqual(Buffer.compare(x, marker), 0);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("fingerprintOf() tells one millisecond of mtime, one byte of size and one digest character apart", () => {
+    const base: FileInfo = { kind: "file", dev: 1, ino: 2, mode: 0o600, size: 4_096, mtimeMs: 1_764_547_200_000.5, nlink: 1 };
+    const digest = "0".repeat(64);
+    const seen = new Set([
+      fingerprintOf(base, { size: 4_096, digest }),
+      fingerprintOf({ ...base, mtimeMs: base.mtimeMs + 1 }, { size: 4_096, digest }),
+      fingerprintOf({ ...base, size: 4_097 }, { size: 4_096, digest }),
+      fingerprintOf(base, { size: 4_097, digest }),
+      fingerprintOf(base, { size: 4_096, digest: `1${"0".repeat(63)}` }),
+      fingerprintOf(base, null),
+    ].map((bytes) => Buffer.from(bytes).toString("hex")));
+    assert.equal(seen.size, 6);
   });
 });

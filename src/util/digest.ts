@@ -15,13 +15,14 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return hex;
 }
 
+const encoder = new TextEncoder();
+
 /**
- * Encodes `parts` unambiguously (each as a 4-byte big-endian UTF-8 length and
- * the bytes), so no two different part lists hash alike.
+ * Encodes `parts` unambiguously (each as a 4-byte big-endian length and its
+ * bytes, a string's as UTF-8), so no two different part lists hash alike.
  */
-export function lengthPrefixed(parts: readonly string[]): Uint8Array {
-  const encoder = new TextEncoder();
-  const encoded = parts.map((part) => encoder.encode(part));
+export function lengthPrefixed(parts: readonly (string | Uint8Array)[]): Uint8Array {
+  const encoded = parts.map((part) => typeof part === "string" ? encoder.encode(part) : part);
   const out = new Uint8Array(encoded.reduce((sum, bytes) => sum + 4 + bytes.length, 0));
   const view = new DataView(out.buffer);
   let offset = 0;

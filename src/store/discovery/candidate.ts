@@ -18,6 +18,7 @@ import { type HeldFile, holdFile, isPrivateFile } from "../held-file.ts";
 import { type Prepared, readAhead, ReadBuffer, releaseLater } from "../read-buffers.ts";
 import { readSessionFile } from "../session-file.ts";
 import type { ScanBudget } from "./budget.ts";
+import { fingerprintOf, UNREADABLE } from "./fingerprint.ts";
 import { displayTitle, storedTitle } from "./title.ts";
 
 /** A session as `session.list` shows it. */
@@ -32,10 +33,10 @@ export type ListEntry = {
 
 /** What the examination of one candidate found. */
 export type Examined =
-  /** Listed: `fingerprint` names the file object, its permissions and content. */
-  | { readonly kind: "listed"; readonly entry: ListEntry; readonly fingerprint: string }
+  /** Listed: `fingerprint` names the file object, its permissions and content (`fingerprint.ts`). */
+  | { readonly kind: "listed"; readonly entry: ListEntry; readonly fingerprint: Uint8Array }
   /** Not shown: another workspace (`excluded`), or unusable (`omitted`, which the listing's notice reports). */
-  | { readonly kind: "excluded" | "omitted"; readonly fingerprint: string }
+  | { readonly kind: "excluded" | "omitted"; readonly fingerprint: Uint8Array }
   | { readonly kind: "failed"; readonly code: ExamineFailure };
 
 /** Why a candidate ends the whole listing. */
@@ -121,8 +122,6 @@ export function releaseAhead(ahead: Ahead): void {
   releaseLater(ahead.prepare(0)); // a zero bound reads nothing ahead
 }
 
-const identity = (info: FileInfo): string => `${info.kind}:${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeMs}`;
-
 /**
  * Examines `candidate`. A read that stopped on the cooperation signal is
  * reported `operation_cancelled`; the caller tells a cancelled request from
@@ -136,10 +135,10 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   } catch (error) {
     // Listed a moment ago: a file that is gone now is a changing inventory; any other failure is unreadable.
     if (isRuntimeError(error, "not_found")) return { kind: "failed", code: ErrorCode.staleRevision };
-    return { kind: "omitted", fingerprint: "unreadable" };
+    return { kind: "omitted", fingerprint: UNREADABLE };
   }
   // Refused on the lstat alone, as the safe reader would: never opened, so nothing is charged.
-  if (!isPrivateFile(info)) return { kind: "omitted", fingerprint: identity(info) };
+  if (!isPrivateFile(info)) return { kind: "omitted", fingerprint: fingerprintOf(info, null) };
   const admitted = budget.admit();
   const { signal, now, yieldEvery } = context.cooperation;
   // Named fields, not spreads: V8's object spread here left ~1.5 KiB per history that outlived young-generation collections.
@@ -171,11 +170,11 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
         return { kind: "failed", code: ErrorCode.operationCancelled };
       default:
         budget.charge(admitted.maxBytes, admitted.maxLines);
-        return { kind: "omitted", fingerprint: identity(info) };
+        return { kind: "omitted", fingerprint: fingerprintOf(info, null) };
     }
   }
   budget.charge(read.identity.size, read.lines);
-  const fingerprint = `${identity(info)}:${read.identity.size}:${read.digest}`;
+  const fingerprint = fingerprintOf(info, { size: read.identity.size, digest: read.digest });
   const cwd = await recordedCwd({ runtime: resolvingOnce(context), cwd: context.cwd }, read.records);
   if (!cwd.ok) return { kind: "excluded", fingerprint };
   const unverified = cwd.notices.includes(CWD_UNVERIFIED);

@@ -24,6 +24,7 @@ import { ReadBuffer } from "../read-buffers.ts";
 import { YIELD_BYTES } from "../session-file.ts";
 import { DISCOVER_BOUNDS, ScanBudget } from "./budget.ts";
 import { examine, examineContext } from "./candidate.ts";
+import { OVER_LIMIT } from "./fingerprint.ts";
 import { type DiscoverEntry, PageEntries } from "./page-entries.ts";
 import type { ScanContext } from "./scan.ts";
 import { walkDirectory, type WalkFailure } from "./walk.ts";
@@ -176,7 +177,7 @@ export async function discoverPage(
       const outcome = await examine(examining, { sessionId, path, busy });
       if (signal.aborted) return cancelled;
       let kind: string = outcome.kind;
-      let fingerprint = "limit";
+      let fingerprint = OVER_LIMIT;
       if (outcome.kind === "failed") {
         // The deadline stopped this read: the candidate is the next page's first.
         if (stop.signal.aborted) break;

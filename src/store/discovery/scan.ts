@@ -87,7 +87,7 @@ export async function scanSessions(context: ScanContext, signal: AbortSignal): P
     const attached = context.attached();
     const examining = examineContext({ runtime, cwd: context.cwd, secrets: context.secrets, budget, cooperation });
     const slicer = new Slicer(cooperation, { count: YIELD_FILES, bytes: YIELD_BYTES });
-    const parts = ["magi-code.listing.v1", attached ?? "", key];
+    const parts: (string | Uint8Array)[] = ["magi-code.listing.v1", attached ?? "", key];
     const entries: ListEntry[] = [];
     let omitted = false;
     const pathOf = (sessionId: string) => joinPath(context.directory, `${sessionId}.jsonl`);
