@@ -199,11 +199,16 @@ function hostname(): string | null {
 }
 
 // Loaded on first use, not imported: evaluating `node:crypto` adds ~4 ms to
-// every Deno cold start, and only opening a session needs it.
+// every Deno cold start, and only a hash of over SMALL_HASH_BYTES needs it.
 let nodeCrypto: typeof NodeCrypto | null = null;
 
-/** Bytes a hash collects for {@link createSha256}'s JavaScript SHA-256 before the native one takes over. */
-export const SMALL_HASH_BYTES = 65_536;
+/**
+ * Bytes a hash collects for {@link createSha256}'s JavaScript SHA-256
+ * before the native one takes over: that one hashes ~200 MB/s here, the
+ * native ~1.9 GB/s, so 16 KiB costs at most ~80 µs more.
+ */
+const SMALL_HASH_BYTES = 16_384;
+const EMPTY = new Uint8Array(0);
 
 /**
  * An incremental SHA-256. Up to {@link SMALL_HASH_BYTES} in all it copies
@@ -211,16 +216,18 @@ export const SMALL_HASH_BYTES = 65_536;
  * past that it feeds Deno's native `node:crypto` hash (WebCrypto has no
  * incremental form). Why not native throughout: in Deno 2.9 every
  * `node:crypto` hash object outlived V8's young-generation collections and
- * stayed in the old generation until a full one, about 260 bytes each,
+ * stayed in the old generation until a full one, about 270 bytes each,
  * and a `session.discover` pass makes one per examined history and runs no
- * full collection (bench/README.md); the large histories of `session.open`
- * and `session.list` keep the native speed.
+ * full collection (bench/README.md); larger histories keep the native
+ * speed. As node:crypto does, it refuses any call after `digest`.
  */
 export function createSha256(): Sha256 {
   let native: NodeCrypto.Hash | null = null;
-  let small = new Uint8Array(4_096);
+  let small = EMPTY;
   let length = 0;
+  let done = false;
   const update = (bytes: Uint8Array): void => {
+    if (done) throw new Error("The hash was already digested");
     if (native !== null) {
       native.update(bytes);
       return;
@@ -228,7 +235,7 @@ export function createSha256(): Sha256 {
     const needed = length + bytes.length;
     if (needed <= SMALL_HASH_BYTES) {
       if (needed > small.length) {
-        const grown = new Uint8Array(Math.min(SMALL_HASH_BYTES, Math.max(needed, small.length * 2)));
+        const grown = new Uint8Array(Math.min(SMALL_HASH_BYTES, Math.max(needed, small.length * 2, 256)));
         grown.set(small.subarray(0, length));
         small = grown;
       }
@@ -238,11 +245,14 @@ export function createSha256(): Sha256 {
     }
     nodeCrypto ??= process.getBuiltinModule("node:crypto");
     native = nodeCrypto.createHash("sha256").update(small.subarray(0, length)).update(bytes);
+    small = EMPTY;
   };
-  return {
-    update,
-    digest: () => native !== null ? native.digest("hex") : bytesToHex(sha256(small.subarray(0, length))),
+  const digest = (): string => {
+    if (done) throw new Error("The hash was already digested");
+    done = true;
+    return native !== null ? native.digest("hex") : bytesToHex(sha256(small.subarray(0, length)));
   };
+  return { update, digest };
 }
 
 /** Deno's timers, shared by the runtime and its provider idle timeout. */

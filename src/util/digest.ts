@@ -19,7 +19,9 @@ const encoder = new TextEncoder();
 
 /**
  * Encodes `parts` unambiguously (each as a 4-byte big-endian length and its
- * bytes, a string's as UTF-8), so no two different part lists hash alike.
+ * bytes, a string's as UTF-8), so no two different part lists hash alike;
+ * a string and its UTF-8 bytes frame alike, as two strings whose lone
+ * surrogates the encoder replaces do.
  */
 export function lengthPrefixed(parts: readonly (string | Uint8Array)[]): Uint8Array {
   const encoded = parts.map((part) => typeof part === "string" ? encoder.encode(part) : part);

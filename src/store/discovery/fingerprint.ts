@@ -29,8 +29,8 @@ export const OVER_LIMIT: Uint8Array = new TextEncoder().encode("limit");
 /**
  * The fingerprint of the file `info` describes; with `read`, also of the
  * bytes read from it (`size` of them, hex SHA-256 `digest`). Distinct
- * inputs give distinct bytes: the kind, five float64 fields (exact for
- * every integer and millisecond time a file can have), then the read's
+ * inputs give distinct bytes: the kind, five float64 fields (exactly the
+ * values a `FileInfo` holds, which are float64s already), then the read's
  * length and its 64 digest characters.
  */
 export function fingerprintOf(info: FileInfo, read: { readonly size: number; readonly digest: string } | null): Uint8Array {
