@@ -144,7 +144,8 @@ async function openDirReader(path: string): Promise<DirReader> {
 
 /** The Deno filesystem adapter. */
 export const denoFileSystem: FileSystem = {
-  lstat: (path) => guard("lstat", async () => fileInfo(await Deno.lstat(path))),
+  // Without guard's async wrapper: a listing calls it for every history, and every promise and frame it saves is one less to outlive a scavenge.
+  lstat: (path) => Deno.lstat(path).then(fileInfo, (error) => Promise.reject(normalizeError(error, "lstat"))),
   stat: (path) => guard("stat", async () => fileInfo(await Deno.stat(path))),
   realpath: (path) => guard("realpath", () => Deno.realPath(path)),
   readDir: (path, maxEntries) =>
@@ -191,8 +192,15 @@ export const denoFileSystem: FileSystem = {
       return {
         info,
         stat: () => guard("fstat", async () => fileInfo(await file.stat())),
-        read: (buffer, position) => guard("read", () => read(buffer, position)),
-        close: () => guard("close", () => Promise.resolve(file.close())),
+        read: (buffer, position) => read(buffer, position).catch((error) => Promise.reject(normalizeError(error, "read"))),
+        close: () => {
+          try {
+            file.close();
+            return Promise.resolve();
+          } catch (error) {
+            return Promise.reject(normalizeError(error, "close"));
+          }
+        },
       };
     }),
   createExclusive: (path, bytes, mode) =>

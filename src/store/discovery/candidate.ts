@@ -58,13 +58,13 @@ export interface ExamineContext {
   readonly cooperation: Required<Cooperation>;
   /** The read chunk the request's examinations share, one after another. */
   readonly buffer: ReadBuffer;
-  /** Each recorded cwd's canonical form (null when it does not resolve), resolved once per request. */
-  readonly canonical: Map<string, Promise<string | null>>;
+  /** `runtime` with `realpath` answering each recorded cwd once per request (null inside when it does not resolve). */
+  readonly resolving: Runtime;
 }
 
 /** The context of one request's examinations, which run one after another; the read chunk is a new one unless given. */
-export function examineContext(fields: Omit<ExamineContext, "buffer" | "canonical"> & { readonly buffer?: ReadBuffer }): ExamineContext {
-  return { ...fields, buffer: fields.buffer ?? new ReadBuffer(), canonical: new Map() };
+export function examineContext(fields: Omit<ExamineContext, "buffer" | "resolving"> & { readonly buffer?: ReadBuffer }): ExamineContext {
+  return { ...fields, buffer: fields.buffer ?? new ReadBuffer(), resolving: resolvingOnce(fields.runtime) };
 }
 
 /** One candidate: its id and file, and whether another child's lease file is present for it. */
@@ -175,7 +175,7 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   }
   budget.charge(read.identity.size, read.lines);
   const fingerprint = fingerprintOf(info, { size: read.identity.size, digest: read.digest });
-  const cwd = await recordedCwd({ runtime: resolvingOnce(context), cwd: context.cwd }, read.records);
+  const cwd = await recordedCwd({ runtime: context.resolving, cwd: context.cwd }, read.records);
   if (!cwd.ok) return { kind: "excluded", fingerprint };
   const unverified = cwd.notices.includes(CWD_UNVERIFIED);
   const entry: ListEntry = {
@@ -188,9 +188,9 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   return { kind: "listed", entry, fingerprint };
 }
 
-/** `context.runtime` with `realpath` answered from `context.canonical`: a listing's histories mostly record the same cwd. */
-function resolvingOnce(context: ExamineContext): Runtime {
-  const { runtime, canonical } = context;
+/** `runtime` with `realpath` answered once per path: a listing's histories mostly record the same cwd. */
+function resolvingOnce(runtime: Runtime): Runtime {
+  const canonical = new Map<string, Promise<string | null>>();
   const realpath = (path: string): Promise<string> => {
     let resolved = canonical.get(path);
     if (resolved === undefined) canonical.set(path, resolved = runtime.fs.realpath(path).catch(() => null));
