@@ -12,22 +12,15 @@ import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { ReadHandle } from "../src/host/runtime.ts";
 import { Gate } from "./support/fake-provider.ts";
-import { type Frame, line, type Run, startServer } from "./support/harness.ts";
+import { type Frame, frameFor, line, type Run, startServer } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { writeSession } from "./support/listing.ts";
 import { request, runEvents, startTurnServer, stopTurnServer, TURN_CAPABILITIES } from "./support/turns.ts";
 
-async function answer(run: Run, id: string): Promise<Frame> {
-  for (;;) {
-    const found = run.frames().find((frame) => frame.id === id);
-    if (found) return found;
-    await run.waitFrames(run.frames().length + 1);
-  }
-}
 
 async function call(run: Run, id: string, method: string, params: Record<string, unknown> = {}): Promise<Frame> {
   run.runtime.input.push(line(id, method, params));
-  return await answer(run, id);
+  return await frameFor(run, id);
 }
 
 async function started(capabilities: string[], arrange: (run: Run) => void = () => {}): Promise<Run> {
@@ -93,7 +86,7 @@ describe("operation.cancel", () => {
       raw("dup1", "operation.cancel", '{"id":"a","id":"b"}') + raw("dup2", "session.list", '{"limit":1,"\\u006cimit":2}') +
         raw("dup3", "session.discover", '{"revision":null,"revision":null}'),
     );
-    for (const id of ["dup1", "dup2", "dup3"]) assert.equal((await answer(run, id)).error?.code, "invalid_params", id);
+    for (const id of ["dup1", "dup2", "dup3"]) assert.equal((await frameFor(run, id)).error?.code, "invalid_params", id);
     await stop(run);
   });
 
@@ -101,9 +94,9 @@ describe("operation.cancel", () => {
     const run = await started([...BASE, "operation.cancel"]);
     assert.equal((await call(run, "c0", "operation.cancel", { id: "init" })).error?.code, "stale_operation");
     run.runtime.input.push(line("l1", "session.list") + line("c1", "operation.cancel", { id: "l1" }) + line("c2", "operation.cancel", { id: "l1" }));
-    assert.equal((await answer(run, "l1")).error?.code, "operation_cancelled");
-    assert.deepEqual((await answer(run, "c1")).result, { cancellation_requested: true });
-    assert.equal((await answer(run, "c2")).error?.code, "stale_operation");
+    assert.equal((await frameFor(run, "l1")).error?.code, "operation_cancelled");
+    assert.deepEqual((await frameFor(run, "c1")).result, { cancellation_requested: true });
+    assert.equal((await frameFor(run, "c2")).error?.code, "stale_operation");
     assert.equal(run.frames().filter((frame) => frame.id === "l1").length, 1, "the listing is answered once");
     await stop(run);
   });
@@ -111,8 +104,8 @@ describe("operation.cancel", () => {
   it("cancels a running session.discover page: operation_cancelled first, then cancellation_requested", async () => {
     const run = await started([...BASE, "session.discover", "operation.cancel"], (run) => writeSession(run.runtime, "one"));
     run.runtime.input.push(line("d1", "session.discover") + line("c1", "operation.cancel", { id: "d1" }));
-    const cancelled = await answer(run, "d1");
-    const result = await answer(run, "c1");
+    const cancelled = await frameFor(run, "d1");
+    const result = await frameFor(run, "c1");
     assert.equal(cancelled.error?.code, "operation_cancelled");
     assert.deepEqual(result.result, { cancellation_requested: true });
     assert.ok(cancelled.seq < result.seq);
@@ -165,8 +158,8 @@ describe("shutdown and turns around a listing", () => {
   it("shutdown during a listing answers it operation_cancelled and stops", async () => {
     const run = await started(BASE, (run) => writeSession(run.runtime, "one"));
     run.runtime.input.push(line("l1", "session.list") + line("bye", "shutdown"));
-    assert.deepEqual((await answer(run, "bye")).result, { state: "stopping" });
-    assert.equal((await answer(run, "l1")).error?.code, "operation_cancelled");
+    assert.deepEqual((await frameFor(run, "bye")).result, { state: "stopping" });
+    assert.equal((await frameFor(run, "l1")).error?.code, "operation_cancelled");
     assert.equal(await run.exit, 0);
   });
 
@@ -215,7 +208,7 @@ describe("a listing held inside a filesystem call", () => {
       assert.equal((await call(run, "s1", "status")).result!.state, "idle");
       assert.equal(run.frames().some((frame) => frame.id === "l1"), false, "the listing is still held");
       assert.deepEqual((await call(run, "c1", "operation.cancel", { id: "l1" })).result, { cancellation_requested: true });
-      assert.equal((await answer(run, "l1")).error?.code, "operation_cancelled");
+      assert.equal((await frameFor(run, "l1")).error?.code, "operation_cancelled");
       assert.equal((await call(run, "l2", "session.list")).error?.code, "busy", "the cancelled scan has not stopped yet");
       fs.gate = null;
       gate.release();
@@ -236,7 +229,7 @@ describe("a listing held inside a filesystem call", () => {
     run.runtime.input.push(line("l1", "session.list"));
     await gate.whenReached();
     run.runtime.input.end();
-    assert.equal((await answer(run, "l1")).error?.code, "operation_cancelled");
+    assert.equal((await frameFor(run, "l1")).error?.code, "operation_cancelled");
     gate.release();
     assert.equal(await run.exit, 0);
   });
@@ -255,7 +248,7 @@ describe("operation.cancel of the catalog reads", () => {
       run.runtime.input.push(line("m1", method));
       await gate.whenReached();
       const result = await call(run, "c1", "operation.cancel", { id: "m1" });
-      const cancelled = await answer(run, "m1");
+      const cancelled = await frameFor(run, "m1");
       assert.equal(cancelled.error?.code, "operation_cancelled");
       assert.deepEqual(result.result, { cancellation_requested: true });
       assert.ok(cancelled.seq < result.seq);

@@ -12,23 +12,16 @@ import { SessionDiscovery } from "../src/store/discovery/discovery.ts";
 import { SessionListing } from "../src/store/discovery/listing.ts";
 import { SessionStore } from "../src/store/sessions.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
-import { line, type Run, startServer } from "./support/harness.ts";
+import { frameFor, line, type Run, startServer } from "./support/harness.ts";
 import { CWD, SESSIONS, writeSession } from "./support/listing.ts";
 
-async function answer(run: Run, id: string) {
-  for (;;) {
-    const found = run.frames().find((frame) => frame.id === id);
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-}
 
 async function started(capabilities: string[]): Promise<Run> {
   const run = startServer();
   writeSession(run.runtime, "first");
   writeSession(run.runtime, "second");
   run.runtime.input.push(line("init", "initialize", { required_capabilities: capabilities }));
-  assert.ok((await answer(run, "init")).result);
+  assert.ok((await frameFor(run, "init")).result);
   return run;
 }
 
@@ -38,14 +31,14 @@ describe("operation.cancel over the protocol", () => {
   it("is advertised but unsupported_capability unless negotiated, after params and phase checks", async () => {
     const early = startServer();
     early.runtime.input.push(line("c0", "operation.cancel", { id: "x" }));
-    assert.equal((await answer(early, "c0")).error?.code, "not_initialized");
+    assert.equal((await frameFor(early, "c0")).error?.code, "not_initialized");
     early.runtime.input.end();
     await early.exit;
     const run = await started(BASE);
     run.runtime.input.push(line("c1", "operation.cancel", { id: "x" }) + line("c2", "operation.cancel", { id: "bad id" }) + line("c3", "operation.cancel", {}));
-    assert.equal((await answer(run, "c1")).error?.code, "unsupported_capability");
-    assert.equal((await answer(run, "c2")).error?.code, "invalid_params");
-    assert.equal((await answer(run, "c3")).error?.code, "invalid_params");
+    assert.equal((await frameFor(run, "c1")).error?.code, "unsupported_capability");
+    assert.equal((await frameFor(run, "c2")).error?.code, "invalid_params");
+    assert.equal((await frameFor(run, "c3")).error?.code, "invalid_params");
     run.runtime.input.end();
     await run.exit;
   });
@@ -53,15 +46,15 @@ describe("operation.cancel over the protocol", () => {
   it("cancels a running listing: operation_cancelled first, then cancellation_requested; a finished one is stale_operation", async () => {
     const run = await started([...BASE, "operation.cancel"]);
     run.runtime.input.push(line("l1", "session.list") + line("c1", "operation.cancel", { id: "l1" }));
-    const cancelled = await answer(run, "l1");
-    const result = await answer(run, "c1");
+    const cancelled = await frameFor(run, "l1");
+    const result = await frameFor(run, "c1");
     assert.equal(cancelled.error?.code, "operation_cancelled");
     assert.deepEqual(result.result, { cancellation_requested: true });
     assert.ok(cancelled.seq < result.seq);
     run.runtime.input.push(line("l2", "session.list"));
-    assert.ok((await answer(run, "l2")).result);
+    assert.ok((await frameFor(run, "l2")).result);
     run.runtime.input.push(line("c2", "operation.cancel", { id: "l2" }) + line("c3", "operation.cancel", { id: "never-sent" }) + line("c4", "operation.cancel", { id: "c4" }));
-    for (const id of ["c2", "c3", "c4"]) assert.equal((await answer(run, id)).error?.code, "stale_operation", id);
+    for (const id of ["c2", "c3", "c4"]) assert.equal((await frameFor(run, id)).error?.code, "stale_operation", id);
     run.runtime.input.end();
     await run.exit;
   });
@@ -69,21 +62,21 @@ describe("operation.cancel over the protocol", () => {
   it("a cancelled open leaves the attachment and releases its lease; session.create is not cancellable", async () => {
     const run = await started([...BASE, "operation.cancel"]);
     run.runtime.input.push(line("o1", "session.open", { session_id: "first" }));
-    assert.ok((await answer(run, "o1")).result);
+    assert.ok((await frameFor(run, "o1")).result);
     run.runtime.input.push(line("o2", "session.open", { session_id: "second" }) + line("c1", "operation.cancel", { id: "o2" }) + line("s1", "status"));
-    assert.equal((await answer(run, "o2")).error?.code, "operation_cancelled");
-    assert.equal((await answer(run, "s1")).result!.session_id, "first");
+    assert.equal((await frameFor(run, "o2")).error?.code, "operation_cancelled");
+    assert.equal((await frameFor(run, "s1")).result!.session_id, "first");
     let retry;
     for (let n = 0; ; n++) {
       run.runtime.input.push(line(`o3-${n}`, "session.open", { session_id: "first" }));
-      retry = await answer(run, `o3-${n}`);
+      retry = await frameFor(run, `o3-${n}`);
       if (retry.error?.code !== "busy") break; // the cancelled open is still letting go of the store
     }
     assert.ok(retry.result, "reopening the attached session works once the cancelled open stopped");
     assert.equal(run.runtime.fs.exists(`${SESSIONS}/second.writer.lease`), false);
     run.runtime.input.push(line("n1", "session.create") + line("c2", "operation.cancel", { id: "n1" }));
-    assert.equal((await answer(run, "c2")).error?.code, "stale_operation");
-    assert.ok((await answer(run, "n1")).result);
+    assert.equal((await frameFor(run, "c2")).error?.code, "stale_operation");
+    assert.ok((await frameFor(run, "n1")).result);
     run.runtime.input.end();
     await run.exit;
   });
@@ -276,22 +269,22 @@ describe("operation.cancel over the protocol, racing an open's commit", () => {
     writeSession(run.runtime, "first");
     writeSession(run.runtime, "second");
     run.runtime.input.push(line("init", "initialize", { required_capabilities: [...BASE, "operation.cancel"] }));
-    assert.ok((await answer(run, "init")).result);
+    assert.ok((await frameFor(run, "init")).result);
     run.runtime.input.push(line("o1", "session.open", { session_id: "first" }));
-    assert.ok((await answer(run, "o1")).result);
+    assert.ok((await frameFor(run, "o1")).result);
     // The release of first's lease is held until the client's cancel of the open has been answered.
     fs.beforeUnlink = async (path) => {
       if (!path.endsWith("/first.writer.lease")) return;
       fs.beforeUnlink = () => Promise.resolve();
       run.runtime.input.push(line("c1", "operation.cancel", { id: "o2" }));
-      await answer(run, "c1");
+      await frameFor(run, "c1");
     };
     run.runtime.input.push(line("o2", "session.open", { session_id: "second" }));
-    const opened = await answer(run, "o2");
-    assert.equal((await answer(run, "c1")).error?.code, "stale_operation");
+    const opened = await frameFor(run, "o2");
+    assert.equal((await frameFor(run, "c1")).error?.code, "stale_operation");
     assert.equal((opened.result as { session_id?: string } | undefined)?.session_id, "second", `answered ${opened.error?.code}`);
     run.runtime.input.push(line("s1", "status"));
-    assert.equal((await answer(run, "s1")).result!.session_id, "second");
+    assert.equal((await frameFor(run, "s1")).result!.session_id, "second");
     run.runtime.input.end();
     await run.exit;
   });

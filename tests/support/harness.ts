@@ -65,6 +65,15 @@ export function startServer(options: MemoryRuntimeOptions = {}): Run {
   return { runtime, exit, frames, waitFrames };
 }
 
+/** The first frame of `run` answering request `id`, waiting for it as frames arrive (bounded by the hang guard of {@link Run.waitFrames}). */
+export async function frameFor(run: Run, id: string): Promise<Frame> {
+  for (;;) {
+    const found = run.frames().find((frame) => frame.id === id);
+    if (found) return found;
+    await run.waitFrames(run.frames().length + 1);
+  }
+}
+
 /** Feeds `input` (each element one read), ends input, and resolves with the exit code and frames. */
 export async function runToEnd(
   input: readonly (string | Uint8Array)[],

@@ -82,7 +82,9 @@ const FRAME_BYTES = utf8ByteCount(JSON.stringify({
 /** The child's `session.discover` pass; callers serialise requests (the one session worker). */
 export class SessionDiscovery {
   readonly #context: ScanContext;
-  readonly #buffers: PageBuffers;
+  readonly #windowIds: number;
+  // Made by the first page, not at start-up: most children never negotiate session.discover.
+  #buffers: PageBuffers | null = null;
   #pass: Pass | null = null;
   #generation = 0;
   #retained: Retained = { candidates: 0, leases: 0, batch: 0 };
@@ -94,7 +96,7 @@ export class SessionDiscovery {
    */
   constructor(context: ScanContext, windowIds: number = WINDOW_IDS) {
     this.#context = context;
-    this.#buffers = pageBuffers(LIMITS.discover_page_bytes - FRAME_BYTES, windowIds);
+    this.#windowIds = windowIds;
   }
 
   /**
@@ -136,7 +138,7 @@ export class SessionDiscovery {
       provisional,
       chain: pass.chain,
       window: pass.window,
-    }, this.#buffers, signal);
+    }, this.#buffers ??= pageBuffers(LIMITS.discover_page_bytes - FRAME_BYTES, this.#windowIds), signal);
     if (!page.ok) {
       if (page.code === ErrorCode.staleRevision) pass.stale = true;
       return page;
