@@ -36,6 +36,12 @@ const chat = (delta: Record<string, unknown>, finish: string | null = null) =>
 
 const RESPONSES_COMPLETED = responses({ type: "response.completed", response: { status: "completed", usage: { input_tokens: 1, output_tokens: 1 } } });
 const ANTHROPIC_START = anthropic({ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], usage: { input_tokens: 1, output_tokens: 1 } } });
+/** {@link OVER} server tool blocks (indices 0 to OVER - 1), each with a 512 KiB id and a 512 KiB input. */
+const SERVER_TOOL_BLOCKS = Array.from({ length: OVER }, (_, i) => [
+  anthropic({ type: "content_block_start", index: i, content_block: { type: "server_tool_use", id: bigId(i), name: "web_search", input: {} } }),
+  anthropic({ type: "content_block_delta", index: i, delta: { type: "input_json_delta", partial_json: bigId(i) } }),
+  anthropic({ type: "content_block_stop", index: i }),
+]).flat();
 const ANTHROPIC_END = [
   anthropic({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 1 } }),
   anthropic({ type: "message_stop" }),
@@ -84,11 +90,7 @@ describe("what a decoder keeps is charged to the run's budget, through a turn", 
   it(`anthropic-messages: ${OVER} server_tool_use blocks with 512 KiB ids and inputs are not kept, so the run completes`, async () => {
     const chunks = [
       ANTHROPIC_START,
-      ...Array.from({ length: OVER }, (_, i) => [
-        anthropic({ type: "content_block_start", index: i, content_block: { type: "server_tool_use", id: bigId(i), name: "web_search", input: {} } }),
-        anthropic({ type: "content_block_delta", index: i, delta: { type: "input_json_delta", partial_json: bigId(i) } }),
-        anthropic({ type: "content_block_stop", index: i }),
-      ]).flat(),
+      ...SERVER_TOOL_BLOCKS,
       anthropic({ type: "content_block_start", index: OVER, content_block: { type: "text", text: "" } }),
       anthropic({ type: "content_block_delta", index: OVER, delta: { type: "text_delta", text: "Searched." } }),
       anthropic({ type: "content_block_stop", index: OVER }),
@@ -184,11 +186,7 @@ describe("what a decoder keeps, read through the run's budget", () => {
     const toolId = bigId(1);
     const { kept, budget, refused } = await retain("anthropic-messages", [
       ANTHROPIC_START,
-      ...Array.from({ length: OVER }, (_, i) => [
-        anthropic({ type: "content_block_start", index: i, content_block: { type: "server_tool_use", id: bigId(i), name: "web_search", input: {} } }),
-        anthropic({ type: "content_block_delta", index: i, delta: { type: "input_json_delta", partial_json: bigId(i) } }),
-        anthropic({ type: "content_block_stop", index: i }),
-      ]).flat(),
+      ...SERVER_TOOL_BLOCKS,
       anthropic({ type: "content_block_start", index: OVER, content_block: { type: "tool_use", id: toolId, name: "read_file", input: {} } }),
       anthropic({ type: "content_block_delta", index: OVER, delta: { type: "input_json_delta", partial_json: "{}" } }),
       anthropic({ type: "content_block_stop", index: OVER }),
