@@ -260,7 +260,7 @@ function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8A
     return null;
   }
   const record = recordOfLine(text, sessionId);
-  // `session` opens the file and nothing else may: a second one would be a splice of two histories. A skipped
-  // record (type null) is never the first: the file's cwd and creation are what an older reader needs of it.
+  // `session` opens the file and nothing else may: a second one would be a splice of two histories. Nor may a
+  // skipped record (type null) come first: no reader passes over the record naming the history's workspace.
   return record === null || (record.type === "session") !== first ? null : record;
 }
