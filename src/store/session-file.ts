@@ -19,7 +19,8 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../host/runtime.ts";
 import { holdFile } from "./held-file.ts";
 import { type FirstRead, firstAsked, PendingLine, type Prepared, type ReadBuffer, releaseLater, unread } from "./read-buffers.ts";
-import { recordOfLine, type SessionRecord } from "./records.ts";
+import { type ReadRecord, recordOfLine } from "./record-lines.ts";
+import type { SessionRecord } from "./records.ts";
 import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 
 /**
@@ -63,8 +64,10 @@ export interface ReadSessionOptions extends Cooperation {
    * Sees every valid record as it is parsed and says whether to keep it: a
    * listing needs a few of a history's records, and records let go at once
    * never survive into the old generation. By default every one is kept.
+   * It also sees each skipped record (type null: an ignorable one this
+   * version does not understand), which is never kept, whatever it answers.
    */
-  readonly retain?: (record: SessionRecord) => boolean;
+  readonly retain?: (record: ReadRecord) => boolean;
   /** The handle's close is not awaited (its failure is ignored either way): a listing's next file need not wait for it. */
   readonly closeBehind?: boolean;
 }
@@ -84,9 +87,12 @@ export interface FileIdentity {
 /** A successfully read history. */
 export interface SessionFileSnapshot {
   readonly ok: true;
-  /** The records of every complete line in order (those `retain` kept, if given); the first line's is a `session` record. */
+  /**
+   * The records of every complete line in order (those `retain` kept, if
+   * given), skipped ones left out; the first line's is a `session` record.
+   */
   readonly records: SessionRecord[];
-  /** Complete lines read, each one a valid record. */
+  /** Complete lines read, each one a valid record, skipped ones included: what the line bound counts. */
   readonly lines: number;
   /** Bytes up to and including the last LF. */
   readonly intactLength: number;
@@ -225,7 +231,8 @@ async function readLines(
         if (record === null) {
           invalid = true;
           records = []; // Nothing of a refused file is returned: let it go now.
-        } else if (retain === undefined || retain(record)) records.push(record);
+        } else if (record.type === null) retain?.(record);
+        else if (retain === undefined || retain(record)) records.push(record);
       }
       pending.clear();
       const lineBytes = offset + end + 1 - intactLength; // the whole line, however many chunks it spans
@@ -245,7 +252,7 @@ async function readLines(
 }
 
 /** Decodes and parses one line; null when it is not a valid record in its place. */
-function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8Array, sessionId: string, first: boolean): SessionRecord | null {
+function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8Array, sessionId: string, first: boolean): ReadRecord | null {
   let text: string;
   try {
     text = decoder.decode(bytes);
@@ -253,6 +260,7 @@ function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8A
     return null;
   }
   const record = recordOfLine(text, sessionId);
-  // `session` opens the file and nothing else may: a second one would be a splice of two histories.
+  // `session` opens the file and nothing else may: a second one would be a splice of two histories. Nor may a
+  // skipped record (type null) come first: no reader passes over the record naming the history's workspace.
   return record === null || (record.type === "session") !== first ? null : record;
 }
