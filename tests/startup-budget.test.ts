@@ -3,12 +3,18 @@
  * entry on each runtime has loaded no more of our modules, and on Deno no
  * more Node-compat modules, than `STARTUP_BUDGET` allows when it writes the
  * `initialize` answer, and none of the modules that must load on first use.
- * Deterministic: it counts modules, it times nothing.
+ * Deterministic: it counts modules, it times nothing. Also what the lazy
+ * boundary does when its chunk is missing (docs/protocol.md, `initialize`).
  */
 
 import assert from "node:assert/strict";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { nodeBinary, repoRoot } from "./support/processes.ts";
 import { modulesAtInitialize, NEVER_AT_STARTUP, STARTUP_BUDGET } from "./support/startup-modules.ts";
+import { WireClient } from "./support/wire-client.ts";
 
 describe("start-up budget", () => {
   for (const runtime of ["node", "deno"] as const) {
@@ -23,4 +29,27 @@ describe("start-up budget", () => {
       assert.deepEqual(loaded.packages, STARTUP_BUDGET[runtime].packages, `npm packages loaded before the answer${list}`);
     });
   }
+
+  it("node: without the workers' chunk (a damaged install) ready requests are startup_failed; status and shutdown work", async () => {
+    const base = mkdtempSync(join(tmpdir(), "magi-damaged-"));
+    try {
+      const dist = join(repoRoot(), "dist");
+      cpSync(join(dist, "magi-code.mjs"), join(base, "magi-code.mjs"));
+      cpSync(join(dist, "chunks"), join(base, "chunks"), { recursive: true });
+      for (const name of readdirSync(join(base, "chunks")).filter((file) => file.startsWith("workers-"))) rmSync(join(base, "chunks", name));
+      mkdirSync(join(base, "work"));
+      const client = new WireClient({ name: "node", command: nodeBinary(), prefix: [join(base, "magi-code.mjs")] }, join(base, "work"), { ...process.env, MC_HOME: join(base, "home") });
+      try {
+        await client.ok("initialize", { required_capabilities: [] });
+        const [create, list] = await Promise.all([client.call("session.create"), client.call("session.list")]);
+        assert.deepEqual([create.error?.code, list.error?.code], ["startup_failed", "startup_failed"]);
+        assert.equal((await client.ok("status")).readiness, "ready");
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
 });
