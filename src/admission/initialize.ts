@@ -37,12 +37,10 @@ export interface InitializeHost {
   readonly replies: WorkerReplies;
   /** Learns which negotiated capabilities the admitted request required. */
   readonly negotiation: Negotiation;
-  /** Creates the ready child's workers on the admitted snapshot, before the result announces readiness. */
+  /** Readies the child on the admitted snapshot (its workers load on first use), before the result announces readiness. */
   start(snapshot: StartupSnapshot): void;
   /** The `status` object the result carries. */
   status(): StatusResult;
-  /** Work that must not delay the result; runs once the result is queued. */
-  warm(): void;
 }
 
 /** Admits at most one `initialize` per child and owns its pending request until startup settles. */
@@ -94,6 +92,5 @@ export class Initializer {
     if (!outcome.ok) return host.replies.error(id, outcome.code);
     host.start(outcome.snapshot);
     host.replies.result(id, { capabilities: CAPABILITIES, limits: LIMITS, status: host.status() } satisfies InitializeResult);
-    host.warm();
   }
 }
