@@ -161,7 +161,7 @@ function readProcTable(name: string): string {
   }
 }
 
-function stdioKind(fd: 0 | 1 | 2): StdioKind {
+function stdioKind(fd: 0 | 1): StdioKind {
   let stats: fs.Stats;
   try {
     stats = fs.fstatSync(fd);

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { configCheckCommand } from "./admission/config-check-command.ts";
 import type { Runtime, StdioKind } from "./host/runtime.ts";
 import { createServer } from "./server.ts";
 import { settlesWithin } from "./util/async.ts";
@@ -77,7 +76,8 @@ export async function main(runtime: Runtime): Promise<number> {
     return await fail(runtime, "'schema' takes no arguments");
   }
   if (args[0] === "config") {
-    if (args.length === 2 && args[1] === "check") return await configCheckCommand(runtime);
+    // Loaded on demand, like the schema converter: serving never parses the settings reporter.
+    if (args.length === 2 && args[1] === "check") return await (await import("./admission/config-check-command.ts")).configCheckCommand(runtime);
     return await fail(runtime, "'config' takes one subcommand, check");
   }
   if (args[0] !== "serve") {

@@ -38,12 +38,10 @@ export interface InitializeHost {
   readonly replies: WorkerReplies;
   /** Learns which negotiated capabilities the admitted request required. */
   readonly negotiation: Negotiation;
-  /** Creates the ready child's workers on the admitted snapshot, before the result announces readiness. */
+  /** Readies the child on the admitted snapshot (its workers load on first use), before the result announces readiness. */
   start(snapshot: StartupSnapshot): void;
   /** The `status` object the result carries. */
   status(): StatusResult;
-  /** Work that must not delay the result; runs once the result is queued. */
-  warm(): void;
 }
 
 /** Admits at most one `initialize` per child and owns its pending request until startup settles. */
@@ -96,6 +94,5 @@ export class Initializer {
     host.start(outcome.snapshot);
     const limits = publishedLimits(host.negotiation.negotiated("session.discover"));
     host.replies.result(id, { capabilities: CAPABILITIES, limits, status: host.status() } satisfies InitializeResult);
-    host.warm();
   }
 }
