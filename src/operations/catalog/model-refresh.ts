@@ -6,9 +6,10 @@
  * has one before it replaces the attachment: cancellation is checked there
  * for the last time, and past it the refresh runs to its answer (a later
  * `operation.cancel` is `stale_operation`), since the cache it would report
- * as kept is being replaced. Any failure before it keeps the previous cache. It never changes settings, enabled ids or saved
- * preferences, and every admitted refresh invalidates the catalog snapshot,
- * because the files a snapshot was built from are about to change.
+ * as kept is being replaced. Any failure before it keeps the previous
+ * cache. It never changes settings, enabled ids or saved preferences, and
+ * every admitted refresh invalidates the catalog snapshot, because the files
+ * a snapshot was built from are about to change.
  *
  * @module
  */
