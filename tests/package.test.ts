@@ -10,10 +10,11 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { type NodeVersion, nodeVersions } from "./support/node-versions.ts";
+import { headingAnchors, linkTargets } from "./support/markdown.ts";
 import { must, packAndInstall } from "./support/packed.ts";
 import { collect, repoRoot } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
@@ -34,7 +35,14 @@ before(() => {
 
 describe("the packed tarball", () => {
   it("ships the runtime, types, schemas, linked docs, the example client and LICENSE, and no tests, bench or scripts", () => {
-    for (const file of ["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts", "dist/cjs/client.js", "dist/cjs/package.json", "dist/cjs/runtime/node-client.d.ts", "docs/client.md", "LICENSE", "README.md", "package.json", "docs/settings.schema.json", "docs/schema/request.schema.json", "docs/schema/results/turn.start.schema.json", "docs/schema/events/run.finished.schema.json", "examples/agent.mjs"]) {
+    const expected = [
+      ...["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts"],
+      ...["dist/cjs/client.js", "dist/cjs/package.json", "dist/cjs/runtime/node-client.d.ts"],
+      ...["docs/client.md", "docs/fuzzing.md", "docs/security.md", "docs/schema/README.md", "docs/settings.schema.json"],
+      ...["docs/schema/request.schema.json", "docs/schema/results/turn.start.schema.json", "docs/schema/events/run.finished.schema.json"],
+      ...["LICENSE", "README.md", "package.json", "examples/agent.mjs"],
+    ];
+    for (const file of expected) {
       assert.ok(shipped.includes(file), `${file} is shipped`);
     }
     assert.ok(shipped.some((file) => file.startsWith("dist/chunks/")), "the bundle's chunks are shipped");
@@ -43,6 +51,30 @@ describe("the packed tarball", () => {
     const pkg = JSON.parse(readFileSync(join(app, "node_modules", "magi-code", "package.json"), "utf8"));
     assert.equal(pkg.license, "MIT");
     assert.match(readFileSync(join(app, "node_modules", "magi-code", "LICENSE"), "utf8"), /MIT License[\s\S]*the magi-code authors/);
+  });
+
+  it("every link of every shipped Markdown file resolves in the package, anchors included; links into the repository name its files", () => {
+    const repository = "https://github.com/magi-code/magi-code/blob/main/";
+    const tracked = new Set(must("git", ["ls-files", "--cached", "--others", "--exclude-standard"], root).split("\n"));
+    const installed = join(app, "node_modules", "magi-code");
+    const broken: string[] = [];
+    const documents = shipped.filter((file) => file.endsWith(".md"));
+    assert.ok(documents.includes("README.md") && documents.includes("docs/fuzzing.md"), documents.join(", "));
+    for (const document of documents) {
+      for (const target of linkTargets(readFileSync(join(installed, document), "utf8"))) {
+        if (target.startsWith(repository)) {
+          if (!tracked.has(target.slice(repository.length).split("#")[0]!)) broken.push(`${document}: ${target}`);
+          continue;
+        }
+        if (/^[a-z][a-z+.-]*:/i.test(target)) continue; // another site: nothing to resolve offline
+        const [path, anchor] = target.split("#") as [string, string | undefined];
+        const file = path === "" ? document : posix.normalize(posix.join(posix.dirname(document), path));
+        const isFile = shipped.includes(file);
+        if (!isFile && !shipped.some((shippedFile) => shippedFile.startsWith(`${file.replace(/\/$/, "")}/`))) broken.push(`${document}: ${target}`);
+        else if (anchor !== undefined && !(isFile && headingAnchors(readFileSync(join(installed, file), "utf8")).has(anchor))) broken.push(`${document}: ${target} (anchor)`);
+      }
+    }
+    assert.deepEqual(broken, []);
   });
 
   it("ships every document the --help text names", () => {

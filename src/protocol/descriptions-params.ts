@@ -8,6 +8,7 @@
  */
 
 import { describe, type Descriptions } from "./describe.ts";
+import { ErrorCode } from "./errors.ts";
 import {
   ApprovalAnswerParamsSchema,
   EmptyParamsSchema,
@@ -40,7 +41,7 @@ const [keep, reset, set] = EffortRequestSchema.options;
 export const PARAMS_DESCRIPTIONS: Descriptions = new Map([
   describe(InitializeParamsSchema, "`initialize` params: the capabilities this client requires.", {
     required_capabilities:
-      "Capability (method) names this client requires: at most 16, distinct. One the child does not serve fails the request with `unsupported_capability`; the negotiated extensions (`session.discover`, `model.catalog.status`, `model.refresh`, `operation.cancel`) work only when named here.",
+      `Capability (method) names this client requires: at most 16, distinct. One the child does not serve fails the request with \`${ErrorCode.unsupportedCapability}\`; the negotiated extensions (\`session.discover\`, \`model.catalog.status\`, \`model.refresh\`, \`operation.cancel\`) work only when named here.`,
   }),
   describe(EmptyParamsSchema, "No params: exactly `{}`.", {}),
   describe(SessionOpenParamsSchema, "`session.open` params: reattach one stored session (or this child's lazy handle) by its exact id.", {
@@ -49,7 +50,7 @@ export const PARAMS_DESCRIPTIONS: Descriptions = new Map([
   describe(HistoryPageParamsSchema, "`history.page` params: one page of the attached session's history at one revision.", {
     session_id: ATTACHED,
     revision:
-      "The history revision to page: from `session.create`, `session.open`, `run.finished` or `selection.set` (`history_revision`). A stale one is `stale_revision`.",
+      `The history revision to page: from \`session.create\`, \`session.open\`, \`run.finished\` or \`selection.set\` (\`history_revision\`). A stale one is \`${ErrorCode.staleRevision}\`.`,
     cursor: "The previous page's `next_cursor`; null or omitted for the first page.",
   }),
   describe(TurnStartParamsSchema, "`turn.start` params: run one turn in the attached session.", {
@@ -58,7 +59,7 @@ export const PARAMS_DESCRIPTIONS: Descriptions = new Map([
   }),
   describe(TurnCancelParamsSchema, "`turn.cancel` params: ask the active run to stop.", {
     session_id: ATTACHED,
-    run_id: "The active run's id, from `turn.start`; another is `stale_run`.",
+    run_id: `The active run's id, from \`turn.start\`; another is \`${ErrorCode.staleRun}\`.`,
   }),
   describe(ApprovalAnswerParamsSchema, "`approval.answer` params: answer one pending approval of the active run.", {
     session_id: ATTACHED,
@@ -74,13 +75,13 @@ export const PARAMS_DESCRIPTIONS: Descriptions = new Map([
   }),
   describe(SelectionSetParamsSchema, "`selection.set` params: choose the attached session's provider, model and reasoning effort; stored in the session, never in settings.", {
     session_id: ATTACHED,
-    selection_revision: "`status.selection.revision` as last seen; an older one is `stale_selection`.",
-    catalog_revision: "The revision of the `model.catalog` snapshot the choice was picked from; a replaced snapshot is `stale_catalog`.",
+    selection_revision: `\`status.selection.revision\` as last seen; an older one is \`${ErrorCode.staleSelection}\`.`,
+    catalog_revision: `The revision of the \`model.catalog\` snapshot the choice was picked from; a replaced snapshot is \`${ErrorCode.staleCatalog}\`.`,
     provider: "The choice's `provider`, exactly as `model.catalog` spelled it: 1-256 safe UTF-8 bytes.",
     model: "The choice's `model`, exactly as `model.catalog` spelled it: 1-256 safe UTF-8 bytes.",
     effort: "The reasoning effort request, one of three objects; omitted means `{ \"mode\": \"keep\" }`.",
   }),
-  describe(keep, "Keep the effort requested before (not a guessed default); a new model that cannot take it is `effort_unsupported`.", {
+  describe(keep, `Keep the effort requested before (not a guessed default); a new model that cannot take it is \`${ErrorCode.effortUnsupported}\`.`, {
     mode: "`keep`.",
   }),
   describe(reset, "Reset to no explicit effort override: the provider's own default, whatever it is.", { mode: "`default`." }),

@@ -8,6 +8,7 @@
  */
 
 import { describe, type Descriptions } from "./describe.ts";
+import { ErrorCode } from "./errors.ts";
 import { LIMIT_DESCRIPTIONS } from "./descriptions-limits.ts";
 import {
   ApprovalAnswerResultSchema,
@@ -36,7 +37,7 @@ const ENTRY = {
   title: "The stored title, sanitized (at most 50 characters); null when there is none. Never derived from a prompt.",
   updated_at: "When the latest durable event was recorded (UTC, RFC 3339); null for an empty history.",
   eligibility:
-    "`available`; `cwd_unverified` (recorded without a workspace, so it cannot be checked against this one); or `busy` (another child holds a lease on it: advisory, `session.open` decides).",
+    `\`available\`; \`cwd_unverified\` (recorded without a workspace, so it cannot be checked against this one); or \`${ErrorCode.busy}\` (another child holds a lease on it: advisory, \`session.open\` decides).`,
   notices: "This entry's advisory notice codes (`cwd_unverified`).",
 };
 

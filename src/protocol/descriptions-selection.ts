@@ -8,6 +8,7 @@
  */
 
 import { describe, type Descriptions } from "./describe.ts";
+import { DiagnosticCode } from "./errors.ts";
 import {
   CatalogChoiceSchema,
   ModelCatalogResultSchema,
@@ -72,6 +73,6 @@ export const SELECTION_DESCRIPTIONS: Descriptions = new Map([
     scope: "Always `session`: settings are unchanged.",
     durable: "Always true: the session's file holds the selection.",
     history_revision: "The history revision after the stored record (older revisions are stale); null when the history is unavailable: reopen to page it.",
-    notices: "Notice codes: `selection_normalized`, `metadata_update_failed`, `history_unavailable`.",
+    notices: `Notice codes: \`selection_normalized\`, \`metadata_update_failed\`, \`${DiagnosticCode.historyUnavailable}\`.`,
   }),
 ]);
