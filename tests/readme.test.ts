@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { openAiList } from "./support/catalog.ts";
-import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
+import { withFakeProvider } from "./support/fake-provider.ts";
 import { type CodeBlock, codeBlocks } from "./support/markdown.ts";
 import { must, type Packed, packAndInstall } from "./support/packed.ts";
 import { collect, nodeBinary, repoRoot } from "./support/processes.ts";
@@ -77,16 +77,6 @@ async function module(name: string, code: string, cwd: string, env: NodeJS.Proce
   return ran;
 }
 
-/** Starts a fake provider for `body`, closing it afterwards. */
-async function withProvider<T>(body: (provider: FakeProvider) => Promise<T>): Promise<T> {
-  const provider = await startFakeProvider();
-  try {
-    return await body(provider);
-  } finally {
-    await provider.close();
-  }
-}
-
 /** Seeds a stored session `id` of `turns` turns for workspace `cwd` under `home`, with the clone's script. */
 function seed(home: string, cwd: string, id: string, turns: number): void {
   must(nodeBinary(), [join(packed.clone, "scripts", "seed-session.mjs"), "--home", home, "--cwd", cwd, "--id", id, "--turns", String(turns)], packed.clone);
@@ -110,7 +100,7 @@ const RUNNERS: readonly Runner[] = [
   {
     claims: (block) => block.code.includes("node examples/agent.mjs"),
     run: (block) =>
-      withProvider(async (provider) => {
+      withFakeProvider(async (provider) => {
         const ws = workspace(scratch, "agent", provider);
         provider.enqueue(reply("openai-chat", { text: ["Only README.md ", "and friends."] }));
         const ran = await shell(block.code, ws.env);
@@ -142,7 +132,7 @@ process.exitCode = await agent.shutdown();
   {
     claims: (block) => block.code.startsWith("deno run "),
     run: (block) =>
-      withProvider(async (provider) => {
+      withFakeProvider(async (provider) => {
         const ws = workspace(scratch, "deno", provider);
         // The spawn line as a client runs it, with pipes; its cwd is the directory that holds runtime/deno.ts.
         const client = new WireClient({ name: "deno", command: "sh", prefix: ["-c", block.code.trim()] }, packed.clone, withPath(ws.env));
@@ -170,7 +160,7 @@ process.exitCode = await agent.shutdown();
   {
     claims: (block) => block.lang === "js" && block.code.includes(`"session.list"`),
     run: (block) =>
-      withProvider(async (provider) => {
+      withFakeProvider(async (provider) => {
         const ws = workspace(scratch, "listing", provider);
         seed(ws.home, ws.cwd, "listed-a", 2);
         seed(ws.home, ws.cwd, "listed-b", 1);
@@ -184,7 +174,7 @@ process.exitCode = await agent.shutdown();
   {
     claims: (block) => block.lang === "js" && block.code.includes(`"selection.set"`),
     run: (block) =>
-      withProvider(async (provider) => {
+      withFakeProvider(async (provider) => {
         const ws = workspace(scratch, "picker", provider, {
           providers: {
             endpoints: { ollama: { base_url: `${provider.url}/v1` }, openai: { base_url: `${provider.url}/v1` } },
@@ -203,7 +193,7 @@ process.exitCode = await agent.shutdown();
   {
     claims: (block) => block.lang === "js" && block.code.includes("startTurn(session_id, process.argv[2]"),
     run: (block) =>
-      withProvider(async (provider) => {
+      withFakeProvider(async (provider) => {
         const ws = workspace(scratch, "client", provider);
         provider.enqueue(reply("openai-chat", { text: ["Nothing ", "here."] }));
         const ran = await module("client", block.code, ws.cwd, ws.env, ["Which files are here?"]);
