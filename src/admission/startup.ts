@@ -17,6 +17,7 @@ import { type Instruction, loadInstructions } from "../config/instructions.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
+import type { ConfiguredMcpServer } from "../config/mcp-merge.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 import { cachedHint } from "../catalog/selection-hint.ts";
 
@@ -41,6 +42,12 @@ export interface StartupSnapshot {
   readonly instructions: readonly Instruction[];
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
+  /**
+   * The MCP servers the settings configure, each with the file its definition
+   * came from; absent when there are none. Which of them start is
+   * `src/mcp/servers.ts`'s `startableMcpServers`, imported only when present.
+   */
+  readonly mcpServers?: readonly ConfiguredMcpServer[];
 }
 
 /** The outcome of {@link runStartup}. */
@@ -109,7 +116,7 @@ async function createHome(runtime: Runtime, path: string): Promise<StartupErrorC
  * root itself (a client started in `$HOME`): the user's own global file must
  * not be read a second time as untrusted project settings.
  */
-async function projectSettingsPath(runtime: Runtime, cwd: string, home: string): Promise<string | null> {
+export async function projectSettingsPath(runtime: Runtime, cwd: string, home: string): Promise<string | null> {
   const directory = joinPath(cwd, PROJECT_SETTINGS_PATH[0]!);
   const canonical = await runtime.fs.realpath(directory).catch(() => null);
   return canonical === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
@@ -152,6 +159,16 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (signal.aborted) return cancelled;
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;
-  const snapshot = { home, cwd, contextId, settings: loaded.settings, selection: selected.selection, credentials, instructions, selectionHint };
+  const snapshot = {
+    home,
+    cwd,
+    contextId,
+    settings: loaded.settings,
+    selection: selected.selection,
+    credentials,
+    instructions,
+    selectionHint,
+    ...(loaded.mcpServers === undefined ? {} : { mcpServers: loaded.mcpServers }),
+  };
   return { ok: true, snapshot };
 }
