@@ -26,7 +26,7 @@ export const MAX_MCP_SERVER_NAME = 32;
  * `mcp__<server>__<tool>` the first `__` after the prefix always ends the
  * server name, and two servers never expose the same tool name.
  */
-export const MCP_SERVER_NAME: RegExp = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]))*$/;
+export const MCP_SERVER_NAME: RegExp = /^[A-Za-z0-9](?:_?[A-Za-z0-9-])*$/;
 
 /** `startup_timeout_ms` when unset: a cold `npx -y` start downloads the package first (15-45 s). */
 export const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
