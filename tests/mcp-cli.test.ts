@@ -160,7 +160,7 @@ for (const launcher of launchers()) {
       assert.ok(!existsSync(ws.approvals));
     });
 
-    it("asks on a terminal: y approves, anything else does not", { skip: !hasScript && "needs util-linux script for a terminal" }, async () => {
+    it("asks on a terminal: y approves, anything else does not", { skip: !hasScript && "needs util-linux script for a terminal" }, () => {
       for (const [answer, code] of [["y", 0], ["no", 1]] as const) {
         const ws = setup(servers({ shell }));
         const quoted = [launcher.command, ...launcher.prefix, "mcp", "approve", "shell"].map((word) => `'${word}'`).join(" ");

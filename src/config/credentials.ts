@@ -7,7 +7,8 @@
  * Anything else fails startup with `configuration_invalid` instead of being
  * used or skipped, so a key that other users can read is noticed. A missing
  * file means no credentials. No outcome ever carries the file's content or
- * path: startup errors reach the client verbatim.
+ * path: startup errors reach the client verbatim. The same owner-only read
+ * ({@link readOwnerOnlyFile}) guards the approvals file (`src/trust/`).
  *
  * @module
  */

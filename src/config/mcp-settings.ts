@@ -108,6 +108,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
 // deno-lint-ignore no-control-regex -- controls other than tab would break the header
 const HEADER_VALUE = /^[^\u0000-\u0008\u000A-\u001F\u007F]*$/;
 // The server's own tool names: MCP allows 1-128 characters; controls would be unprintable.
+// deno-lint-ignore no-control-regex -- matching controls is the point
 const TOOL_NAME = /^[^\u0000-\u001F\u007F-\u009F]{1,128}$/;
 
 const ServerSchema = v.pipe(
