@@ -15,7 +15,7 @@ import * as v from "valibot";
 import { ApprovalPolicySchema, type ApprovalPolicy } from "../policy/tool-policies.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { hasLoneSurrogate } from "../util/utf8.ts";
-import { settingsSchema } from "./settings.ts";
+import { isCredentialFreeHttpUrl, settingsSchema } from "./settings.ts";
 
 /** Longest server name: with `mcp__` and `__` it leaves a tool name 25 of the 64 bytes providers accept. */
 export const MAX_MCP_SERVER_NAME = 32;
@@ -72,23 +72,13 @@ const PathSchema = v.pipe(v.string(), v.maxLength(4096), v.regex(NO_CONTROLS), w
 const ProcessTextSchema = v.pipe(v.string(), v.maxLength(32_768), v.maxBytes(32_768), v.regex(NO_NUL), wellFormed);
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
-/** Absolute http(s) URL without credentials or fragment; a query is kept (some servers take options there). */
-function isMcpUrl(raw: string): boolean {
-  if ((raw.slice(raw.indexOf("//") + 2).split(/[/?]/)[0] ?? "").includes("@")) return false;
-  try {
-    const url = new URL(raw);
-    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
-  } catch {
-    return false;
-  }
-}
-
 const UrlSchema = v.pipe(
   v.string(),
   v.maxLength(2048),
   // deno-lint-ignore no-control-regex -- matching controls is the point
   v.regex(/^https?:\/\/[^\s\u0000-\u001F\u007F-\u009F#]+$/),
-  v.check(isMcpUrl),
+  // A query is kept (some servers take options there); credentials and a fragment are not.
+  v.check(isCredentialFreeHttpUrl),
   described("Streamable HTTP endpoint: absolute http(s) URL without credentials or fragment."),
 );
 

@@ -64,10 +64,14 @@ const ModelIdSchema = v.pipe(
 
 const ProviderNameSchema = v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN), described("Provider name: 1-64 of [A-Za-z0-9._-]."));
 
-/** Whether `raw` is an absolute http(s) URL without credentials, query or fragment. */
-function isPlainHttpUrl(raw: string): boolean {
+/**
+ * Whether `raw` parses as an absolute http(s) URL with a host and without
+ * credentials; whether a query or fragment may follow is each schema's
+ * pattern's business (`base_url` here, an MCP server's `url`).
+ */
+export function isCredentialFreeHttpUrl(raw: string): boolean {
   // Any "@" in the authority is refused, which also catches empty credentials ("http://:@h").
-  if ((raw.slice(raw.indexOf("//") + 2).split("/")[0] ?? "").includes("@")) return false;
+  if ((raw.slice(raw.indexOf("//") + 2).split(/[/?#]/)[0] ?? "").includes("@")) return false;
   try {
     const url = new URL(raw);
     return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
@@ -82,7 +86,7 @@ const BaseUrlSchema = v.pipe(
   v.maxLength(2048),
   // deno-lint-ignore no-control-regex -- matching controls is the point
   v.regex(/^https?:\/\/[^\s\u0000-\u001F\u007F-\u009F?#]+$/),
-  v.check(isPlainHttpUrl),
+  v.check(isCredentialFreeHttpUrl),
   described("Absolute http(s) URL without credentials, query or fragment."),
 );
 
