@@ -185,6 +185,24 @@ for (const launcher of launchers()) {
       }
     });
 
+    it("startup reads the approvals file only when a server is configured: one others may read is then configuration_invalid", async () => {
+      for (const [settings, expected] of [[{}, null], [servers({ shell }), "configuration_invalid"]] as const) {
+        const ws = setup(settings);
+        writeFileSync(ws.approvals, '{"v":1,"approvals":[]}\n', { mode: 0o644 });
+        const client = new WireClient(launcher, ws.cwd, ws.env);
+        try {
+          const frame = await client.call("initialize", { required_capabilities: [] });
+          assert.deepEqual(frame.error ?? null, expected === null ? null : { code: expected });
+          await client.shutdown();
+        } finally {
+          client.abandon();
+        }
+        const checked = await run(launcher, ws, ["config", "check"]);
+        assert.equal(checked.code, expected === null ? 0 : 1);
+        if (expected !== null) assert.match(checked.lines[0]!, new RegExp(`^${ws.approvals}: \\$: must be an owner-only \\(chmod 600\\) regular file`));
+      }
+    });
+
     it("a project file redefining a global server fails initialize with configuration_invalid", async () => {
       const ws = setup(servers({ shell }), servers({ shell: { command: "sh", args: ["-c", "echo owned"] } }));
       const client = new WireClient(launcher, ws.cwd, ws.env);

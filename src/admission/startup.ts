@@ -17,7 +17,7 @@ import { type Instruction, loadInstructions } from "../config/instructions.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
-import type { ConfiguredMcpServer } from "../config/mcp-merge.ts";
+import type { McpServerDefinition } from "../mcp/definition.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 import { cachedHint } from "../catalog/selection-hint.ts";
 
@@ -43,11 +43,12 @@ export interface StartupSnapshot {
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
   /**
-   * The MCP servers the settings configure, each with the file its definition
-   * came from; absent when there are none. Which of them start is
-   * `src/mcp/servers.ts`'s `startableMcpServers`, imported only when present.
+   * The MCP servers to connect: those the settings configure that are
+   * enabled and approved (`src/mcp/servers.ts`); absent when the settings
+   * configure none. The others are skipped: never started, never failing
+   * startup.
    */
-  readonly mcpServers?: readonly ConfiguredMcpServer[];
+  readonly mcpServers?: readonly McpServerDefinition[];
 }
 
 /** The outcome of {@link runStartup}. */
@@ -159,6 +160,14 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (signal.aborted) return cancelled;
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;
+  let mcpServers: readonly McpServerDefinition[] | undefined;
+  if (loaded.mcpServers !== undefined) {
+    // Loaded only when a server is configured: reads the approvals file, once.
+    const { startableMcpServers } = await import("../mcp/servers.ts");
+    const startable = await startableMcpServers(runtime, { home, cwd, servers: loaded.mcpServers }, signal);
+    if (!startable.ok) return startable.code === ErrorCode.startupCancelled ? cancelled : { ok: false, code: startable.code, contextId };
+    mcpServers = startable.servers;
+  }
   const snapshot = {
     home,
     cwd,
@@ -168,7 +177,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
     credentials,
     instructions,
     selectionHint,
-    ...(loaded.mcpServers === undefined ? {} : { mcpServers: loaded.mcpServers }),
+    ...(mcpServers === undefined ? {} : { mcpServers }),
   };
   return { ok: true, snapshot };
 }
