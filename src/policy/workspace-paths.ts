@@ -30,7 +30,7 @@
  */
 
 import { type FileSystem, isRuntimeError } from "../host/runtime.ts";
-import { dirname, isAbsolute, joinPath, normalizePath } from "../util/paths.ts";
+import { dirname, isAbsolute, isWithin, joinPath, normalizePath } from "../util/paths.ts";
 
 /** Whether a path will be read or written. */
 export type PathAccess = "read" | "write";
@@ -82,11 +82,8 @@ export function isGitName(name: string): boolean {
   return foldName(name) === ".git";
 }
 
-/** Whether `path` is `root` or inside it; both absolute and normalised. */
-export function isWithin(root: string, path: string): boolean {
-  if (root === "/") return path.startsWith("/");
-  return path === root || path.startsWith(`${root}/`);
-}
+// Pure path logic, in util so startup's instructions reader need not load this policy module.
+export { isWithin };
 
 /** `path` relative to `root` (`.` for the root itself); `path` must be within it. */
 export function relativeTo(root: string, path: string): string {

@@ -40,3 +40,9 @@ export function dirname(path: string): string {
   const slash = normal.lastIndexOf("/");
   return slash <= 0 ? "/" : normal.slice(0, slash);
 }
+
+/** Whether `path` is `root` or inside it; both absolute and normalised. */
+export function isWithin(root: string, path: string): boolean {
+  if (root === "/") return path.startsWith("/");
+  return path === root || path.startsWith(`${root}/`);
+}
