@@ -14,6 +14,7 @@ import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { isAbsolute, joinPath } from "../util/paths.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials } from "../config/credentials.ts";
 import { type Instruction, loadInstructions } from "../config/instructions.ts";
+import { resolveInstructionPaths } from "../config/instructions-settings.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
@@ -38,7 +39,11 @@ export interface StartupSnapshot {
   readonly selection: Selection;
   /** Provider name to key, from `$MC_HOME/credentials.json`; empty without one. Never logged or sent. */
   readonly credentials: Credentials;
-  /** `AGENTS.md` texts, global first and workspace last (the workspace wins on conflicts). */
+  /**
+   * The instructions chain in prompt order: `$MC_HOME/AGENTS.md`, the
+   * project's `AGENTS.md` files from its root down to the cwd, then
+   * `instructions.paths`; later text wins on conflicts (`config/instructions.ts`).
+   */
   readonly instructions: readonly Instruction[];
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
@@ -123,6 +128,17 @@ export async function projectSettingsPath(runtime: Runtime, cwd: string, home: s
   return canonical === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
 }
 
+/**
+ * The user's home directory (`HOME`), canonical, or null when it is unset,
+ * relative or cannot be resolved: the ceiling of the project root search
+ * and what `~/` in `instructions.paths` means.
+ */
+export async function canonicalUserHome(runtime: Runtime): Promise<string | null> {
+  const home = runtime.env("HOME");
+  if (home === undefined || !isAbsolute(home)) return null;
+  return await runtime.fs.realpath(home).catch(() => null);
+}
+
 /** Runs startup once; honours `signal` between steps. */
 export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise<StartupOutcome> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled, contextId: null } as const;
@@ -156,7 +172,9 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
 
   const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials);
   if (!selected.ok) return { ok: false, code: selected.code, contextId };
-  const instructions = await loadInstructions(runtime.fs, { home, cwd }, signal);
+  const userHome = await canonicalUserHome(runtime);
+  const paths = resolveInstructionPaths(loaded.settings.instructions?.paths, { cwd, home: userHome });
+  const instructions = (await loadInstructions(runtime.fs, { home, cwd, userHome, paths }, signal)).files;
   if (signal.aborted) return cancelled;
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;

@@ -20,6 +20,7 @@ import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
+import { type InstructionsSettings, InstructionsSettingsSchema } from "./instructions-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -169,6 +170,7 @@ const SECTIONS = {
   })),
   tools: v.exactOptional(ToolsSchema),
   agent: v.exactOptional(AgentSchema),
+  instructions: v.exactOptional(InstructionsSettingsSchema),
 } as const;
 
 /**
@@ -221,6 +223,8 @@ export interface Settings {
   /** Approval policy per tool name; tools not named keep their built-in default. */
   readonly tools?: Readonly<Record<string, ApprovalPolicy>>;
   readonly agent?: AgentSettings;
+  /** `instructions.paths`: the global list, then the project's (`instructions-settings.ts`). */
+  readonly instructions?: InstructionsSettings;
 }
 
 /** Outcome of parsing one settings text; `mcp` is the file's `mcp` section, present and still unchecked. */
@@ -249,7 +253,8 @@ export function parseSettingsText(text: string): ParseSettingsResult {
 /**
  * Merges global and project settings; the project wins. `model` and `agent`
  * merge field by field, `tools` per tool name, `providers.endpoints` per name
- * and, within a name, field by field. A section present on either side is
+ * and, within a name, field by field; `instructions.paths` is the global
+ * list followed by the project's. A section present on either side is
  * present in the result. Whether the project may win is decided before this,
  * in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
  * definition keeps the file it came from, which its approval binds to.
@@ -277,5 +282,9 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
   }
   if (global.agent !== undefined || project.agent !== undefined) out.agent = { ...global.agent, ...project.agent };
+  // Each path's form says which file's rule it came under (instructions-settings.ts).
+  if (global.instructions !== undefined || project.instructions !== undefined) {
+    out.instructions = { paths: [...(global.instructions?.paths ?? []), ...(project.instructions?.paths ?? [])] };
+  }
   return out;
 }

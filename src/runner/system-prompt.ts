@@ -1,7 +1,10 @@
 /**
  * The system prompt of every turn: magi-code's own instructions, then the
- * user's global `AGENTS.md`, then the workspace's, so the most specific
- * guidance comes last and wins where they disagree.
+ * instructions chain in its order (the user's global `AGENTS.md`, the
+ * project's from its root down to the workspace, the files
+ * `instructions.paths` names), so the most specific guidance comes last and
+ * wins where they disagree. Each file is introduced by where it came from,
+ * so the model can tell a package's rules from the repository's.
  *
  * @module
  */
@@ -16,17 +19,26 @@ const BASE = `You are magi-code, a coding agent working in the user's workspace 
 - Shell commands run without a terminal and with a timeout; do not start interactive or long-running programs.
 - Keep answers concise. Say what you changed and how you checked it.`;
 
-const HEADINGS: Readonly<Record<Instruction["source"], string>> = {
-  global: "The user's global instructions (AGENTS.md):",
-  workspace: "This workspace's instructions (AGENTS.md in the workspace root):",
-};
+const ORDER = "Instructions follow, from the most general to the most specific: where two disagree, the later one wins.";
+
+function heading(file: Instruction): string {
+  switch (file.source) {
+    case "global":
+      return "The user's global instructions (AGENTS.md):";
+    case "project":
+      return `Project instructions (${file.path}):`;
+    default:
+      return `Further instructions (${file.path}, named in settings):`;
+  }
+}
 
 /** Builds the system prompt from the base instructions and the loaded `files`, in order. */
 export function systemPrompt(files: readonly Instruction[], workspace: string): string {
   const sections = [BASE, `The workspace root is ${workspace}.`];
-  for (const file of files) {
+  const texts = files.flatMap((file) => {
     const text = file.text.trim();
-    if (text !== "") sections.push(`${HEADINGS[file.source]}\n\n${text}`);
-  }
+    return text === "" ? [] : [`${heading(file)}\n\n${text}`];
+  });
+  if (texts.length > 0) sections.push(ORDER, ...texts);
   return sections.join("\n\n");
 }

@@ -23,6 +23,7 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     effort: selection.effort,
     apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
     instructions: systemPrompt(snapshot.instructions, snapshot.cwd),
+    context: { instructions: snapshot.instructions.map(({ path, sha256, bytes }) => ({ path, sha256, bytes })) },
     policies: snapshot.settings.tools ?? {},
     maxSteps: snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS,
     secrets,
