@@ -31,7 +31,7 @@ const file = (path: string): FileDigest => ({ path, sha256: SHA, bytes: 12 });
 
 describe("turn_started.context", () => {
   it("boundTurnContext() keeps a context that fits as it is", () => {
-    const context = { system_sha256: SHA, instructions: [file("/a/AGENTS.md")], skills: [{ ...file("/s/SKILL.md"), name: "pdf" }] };
+    const context = { instructions: [file("/a/AGENTS.md")], skills: [{ ...file("/s/SKILL.md"), name: "pdf" }] };
     assert.equal(boundTurnContext(context), context);
   });
 
@@ -41,8 +41,8 @@ describe("turn_started.context", () => {
     const listArb = fc.array(pathArb.map(file), { maxLength: 200 });
     fc.assert(
       fc.property(listArb, fc.option(listArb, { nil: undefined }), (instructions, skills) => {
-        const context: TurnContext = { system_sha256: SHA, instructions, ...(skills === undefined ? {} : { skills }) };
-        const bounded = boundTurnContext(context);
+        // As the writer records it: bounded once per child, the prompt's digest added per turn.
+        const bounded: TurnContext = { system_sha256: SHA, ...boundTurnContext({ instructions, ...(skills === undefined ? {} : { skills }) }) };
         assert.ok(utf8ByteCount(JSON.stringify(bounded)) <= TURN_CONTEXT_BYTES);
         // What is kept is a prefix of each list, and the rest is counted.
         assert.deepEqual(bounded.instructions, instructions.slice(0, bounded.instructions.length));
@@ -61,9 +61,9 @@ describe("turn_started.context", () => {
   });
 
   it("encodeRecord() refuses a context whose line would break the nested line bound", () => {
-    const huge = { system_sha256: SHA, instructions: Array.from({ length: 40 }, () => file("/p".repeat(1000))) };
-    assert.equal(encodeRecord(started(huge)), null);
-    assert.ok(encodeRecord(started(boundTurnContext(huge))) !== null);
+    const huge = { instructions: Array.from({ length: 40 }, () => file("/p".repeat(1000))) };
+    assert.equal(encodeRecord(started({ system_sha256: SHA, ...huge })), null);
+    assert.ok(encodeRecord(started({ system_sha256: SHA, ...boundTurnContext(huge) })) !== null);
   });
 
   it("parseRecordLine() drops keys a later writer adds inside the context and its entries", () => {

@@ -9,7 +9,7 @@ import type { Endpoint } from "../config/providers.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
-import type { TurnContextParts } from "../store/turn-context.ts";
+import type { TurnContextParts } from "../store/records.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -22,7 +22,7 @@ export interface RunConfig {
   readonly apiKey: string | null;
   /** The system prompt (base instructions and AGENTS.md files). */
   readonly instructions: string;
-  /** Which files went into {@link instructions}, recorded on every `turn_started` (`store/turn-context.ts`). */
+  /** Which files went into {@link instructions}, already bounded, recorded on every `turn_started` with the prompt's digest (`store/turn-context.ts`). */
   readonly context: TurnContextParts;
   /** Tool approval policies from settings. */
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;

@@ -19,6 +19,8 @@ import { EFFORTS } from "../policy/efforts.ts";
 import { NESTED_RECORD_BYTES } from "./record-evolution.ts";
 import { TurnContextSchema } from "./turn-context.ts";
 
+export type { TurnContext, TurnContextParts } from "./turn-context.ts";
+
 /**
  * The newest record format version this code reads, and the `v` it writes:
  * every type below is defined at `v: 1`.

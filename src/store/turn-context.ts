@@ -15,8 +15,9 @@
  * selection) depends on it, so an older release may ignore the field, and
  * this one ignores keys of it that a later writer adds. The record keeps
  * within the nested line bound: {@link boundTurnContext} drops entries from
- * the longest list until the field fits {@link TURN_CONTEXT_BYTES}, counting
- * them in `omitted`; `system_sha256` still covers everything.
+ * the longest list until the field, once the runner adds `system_sha256`,
+ * fits {@link TURN_CONTEXT_BYTES}, counting them in `omitted`;
+ * `system_sha256` still covers everything.
  *
  * @module
  */
@@ -73,8 +74,11 @@ export type TurnContext = v.InferOutput<typeof TurnContextSchema>;
 /** One file of a turn's context. */
 export type FileDigest = v.InferOutput<typeof FileDigestSchema>;
 
-/** The parts of a turn's context known before the turn: everything but the prompt digest and `omitted`. */
-export type TurnContextParts = Omit<TurnContext, "system_sha256" | "omitted">;
+/** The parts of a turn's context known before the turn, the same for every turn of a child: all but the prompt digest. */
+export type TurnContextParts = Omit<TurnContext, "system_sha256">;
+
+/** What `"system_sha256":"<64 hex digits>",` takes in the encoded field, rounded up. */
+const SYSTEM_DIGEST_BYTES = 96;
 
 const encoder = new TextEncoder();
 const encodedBytes = (value: unknown): number => encoder.encode(JSON.stringify(value)).length;
@@ -83,17 +87,19 @@ const encodedBytes = (value: unknown): number => encoder.encode(JSON.stringify(v
 const LISTS = ["instructions", "skills"] as const;
 
 /**
- * `context` as recorded: unchanged when its encoding fits
- * {@link TURN_CONTEXT_BYTES}, else with entries dropped from the end of the
- * longest list until it does, their number in `omitted`. A single entry is
- * at most a few kilobytes (a path is at most 4,096 bytes, six times that
- * escaped), so dropping entries always gets there.
+ * `context` as recorded: unchanged when its encoding, with the
+ * `system_sha256` the runner adds, fits {@link TURN_CONTEXT_BYTES}, else with
+ * entries dropped from the end of the longest list until it does, their
+ * number in `omitted`. A single entry is at most a few kilobytes (a path is
+ * at most 4,096 bytes, six times that escaped), so dropping entries always
+ * gets there.
  */
-export function boundTurnContext(context: TurnContext): TurnContext {
-  // Room for the `omitted` field the trimmed record gains.
-  const budget = TURN_CONTEXT_BYTES - 32;
+export function boundTurnContext(context: TurnContextParts): TurnContextParts {
+  const room = TURN_CONTEXT_BYTES - SYSTEM_DIGEST_BYTES;
+  // Less room for the `omitted` field the trimmed record gains.
+  const budget = room - 32;
   let size = encodedBytes(context);
-  if (size <= TURN_CONTEXT_BYTES) return context;
+  if (size <= room) return context;
   const lists = { instructions: [...context.instructions], skills: [...(context.skills ?? [])] };
   let omitted = context.omitted ?? 0;
   while (size > budget) {

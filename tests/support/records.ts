@@ -49,16 +49,18 @@ export const fileDigestArb = fc.record(
   { noNullPrototype: true, requiredKeys: ["path", "sha256", "bytes"] },
 );
 
-/** A `turn_started` context as the writer records it: bounded. */
-export const turnContextArb: fc.Arbitrary<TurnContext> = fc.record(
-  {
-    system_sha256: sha256Arb,
-    instructions: fc.array(fileDigestArb, { maxLength: 4 }),
-    skills: fc.array(fileDigestArb, { maxLength: 3 }),
-    profile: fc.record({ name: textArb(20), path: textArb(40), sha256: sha256Arb, bytes: countArb }, { noNullPrototype: true, requiredKeys: ["name"] }),
-  },
-  { noNullPrototype: true, requiredKeys: ["system_sha256", "instructions"] },
-).map(boundTurnContext);
+/** A `turn_started` context as the writer records it: bounded, then the prompt's digest in front. */
+export const turnContextArb: fc.Arbitrary<TurnContext> = fc.tuple(
+  sha256Arb,
+  fc.record(
+    {
+      instructions: fc.array(fileDigestArb, { maxLength: 4 }),
+      skills: fc.array(fileDigestArb, { maxLength: 3 }),
+      profile: fc.record({ name: textArb(20), path: textArb(40), sha256: sha256Arb, bytes: countArb }, { noNullPrototype: true, requiredKeys: ["name"] }),
+    },
+    { noNullPrototype: true, requiredKeys: ["instructions"] },
+  ),
+).map(([system_sha256, parts]) => ({ system_sha256, ...boundTurnContext(parts) }));
 
 /** Every record type, each with arbitrary valid fields, for session `sessionId`. */
 export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Arbitrary<SessionRecord> {

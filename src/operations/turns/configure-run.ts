@@ -12,6 +12,7 @@ import { DEFAULT_MAX_STEPS } from "../../config/settings.ts";
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
+import { boundTurnContext } from "../../store/turn-context.ts";
 
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
@@ -23,7 +24,7 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     effort: selection.effort,
     apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
     instructions: systemPrompt(snapshot.instructions, snapshot.cwd),
-    context: { instructions: snapshot.instructions.map(({ path, sha256, bytes }) => ({ path, sha256, bytes })) },
+    context: boundTurnContext({ instructions: snapshot.instructions.map(({ path, sha256, bytes }) => ({ path, sha256, bytes })) }),
     policies: snapshot.settings.tools ?? {},
     maxSteps: snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS,
     secrets,
