@@ -5,7 +5,8 @@
  * 4,096-byte buffer (`onread`), paused between reads, so the backend never
  * buffers more than one batch. stdout goes through `process.stdout.write`,
  * which on pipes is libuv's non-blocking stream write: a stalled reader never
- * blocks the event loop, so deadlines keep firing.
+ * blocks the event loop, so deadlines keep firing, and `writableLength` says
+ * synchronously what the OS has not taken yet.
  *
  * @module
  */
@@ -141,7 +142,18 @@ function stdinReader(): ByteReader {
   };
 }
 
-function stdoutWriter(stream: NodeJS.WriteStream): ByteWriter {
+/**
+ * A writer over a Node writable. For stdout on a pipe or socketpair that is
+ * a `net.Socket` on libuv: `write()` first tries the descriptor (non-blocking)
+ * at once, and when the OS takes the bytes whole the stream's
+ * `writableLength` is back to 0 before `write()` returns, although the
+ * callback waits for the next tick; what the OS refused libuv keeps and
+ * writes as the pipe drains, counted in `writableLength` until it is out. So
+ * `writableLength` is exactly what {@link ByteWriter.heldBytes} asks for, at
+ * no cost. (`fs.writeSync` on fd 1 would have to handle EAGAIN itself, and
+ * would block the event loop whenever the descriptor is in blocking mode.)
+ */
+function stdoutWriter(stream: NodeJS.WritableStream & { readonly writableLength: number }): ByteWriter {
   // Without a listener an EPIPE 'error' event would crash the process; the write callback reports it.
   stream.on("error", () => {});
   return {
@@ -149,6 +161,7 @@ function stdoutWriter(stream: NodeJS.WriteStream): ByteWriter {
       new Promise((resolve, reject) => {
         stream.write(bytes, (error) => error ? reject(normalizeError(error, "write")) : resolve());
       }),
+    heldBytes: () => stream.writableLength,
   };
 }
 
@@ -197,7 +210,7 @@ function spawn(command: string, options: SpawnOptions): Subprocess {
   return {
     pid: child.pid ?? -1,
     stdin: stdin === null ? null : {
-      ...stdoutWriter(stdin as unknown as NodeJS.WriteStream),
+      ...stdoutWriter(stdin),
       close: () => new Promise<void>((resolve) => stdin.end(resolve)),
     },
     stdout: child.stdout === null ? null : streamReader(child.stdout),
