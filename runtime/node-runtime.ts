@@ -3,7 +3,8 @@
  *
  * stdin is read through a `net.Socket` over fd 0 with a single reused
  * 4,096-byte buffer (`onread`), paused between reads, so the backend never
- * buffers more than one batch. stdout goes through `process.stdout.write`,
+ * buffers more than one batch, and resumed on the next turn of the event
+ * loop, so stdout is written between batches. stdout goes through `process.stdout.write`,
  * which on pipes is libuv's non-blocking stream write: a stalled reader never
  * blocks the event loop, so deadlines keep firing, and `writableLength` says
  * synchronously what the OS has not taken yet.
@@ -125,6 +126,9 @@ function stdinReader(): ByteReader {
     });
     return created;
   };
+  const resume = () => {
+    if (waiter !== null && !ended) socket?.resume();
+  };
   return {
     read: () =>
       new Promise((resolve, reject) => {
@@ -132,7 +136,11 @@ function stdinReader(): ByteReader {
         if (ended) return resolve(null);
         waiter = { resolve, reject };
         if (socket === null) socket = open();
-        else socket.resume();
+        // Resumed on the next turn of the event loop, not at once: the previous batch is handled (and this
+        // read called) from inside libuv's read callback, which goes on reading, up to 32 batches, while
+        // reading is on, before the loop retries stdout. A client pipelining thousands of requests would
+        // get hundreds of KB of answers queued per turn, with the pipe taking 64 KiB of them.
+        else setImmediate(resume);
       }),
     close: () => {
       ended = true;
