@@ -13,15 +13,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { guarded } from "./support/hang-guard.ts";
+import { initLine, line } from "./support/harness.ts";
 import { collect, launchers, type Spawned, spawnDirect, spawnFifo, spawnPipeline } from "./support/processes.ts";
 
 const home = mkdtempSync(join(tmpdir(), "magi-pipelining-"));
 after(() => rmSync(home, { recursive: true, force: true }));
 
 const env = { ...process.env, MC_HOME: join(home, "mc") };
-const line = (id: string, method: string, params: Record<string, unknown> = {}) =>
-  `${JSON.stringify({ protocol: "magi-code.local-agent", version: 1, id, method, params })}\n`;
-const init = line("i1", "initialize", { required_capabilities: ["status", "shutdown"] });
+const init = initLine("i1");
 const serve = ["serve", "--stdio"];
 /**
  * Where the client reads promptly while its one big write is under way. Not
