@@ -31,6 +31,8 @@ export class TappedAgent {
   readonly requests: WireRequest[] = [];
   /** Every frame, in the order the child wrote them. */
   readonly frames: WireFrame[] = [];
+  /** Both directions in the order the tap saw them: `> <id> <method>` for a request, `< <id>` for a response. */
+  readonly log: string[] = [];
   /** The child's exit code. */
   readonly exited: Promise<number | null>;
   /** Called with each request as it is written, before the child can read it. */
@@ -82,6 +84,7 @@ export class TappedAgent {
       const request = JSON.parse(this.#in.slice(0, lf)) as WireRequest;
       this.#in = this.#in.slice(lf + 1);
       this.requests.push(request);
+      this.log.push(`> ${request.id} ${request.method}`);
       this.onRequest(request);
     }
   }
@@ -92,6 +95,7 @@ export class TappedAgent {
       const frame = JSON.parse(this.#out.slice(0, lf)) as WireFrame;
       this.#out = this.#out.slice(lf + 1);
       this.frames.push(frame);
+      if (frame.type === "response") this.log.push(`< ${frame.id}`);
       this.onFrame(frame);
     }
   }
