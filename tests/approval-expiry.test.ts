@@ -79,18 +79,23 @@ describe("approval expiry", () => {
     const sessionId = (created.result as { session_id: string }).session_id;
     server.provider.enqueue(reply(API, { calls: [{ id: "call_1", name: "write_file", args: { path: "late.txt", content: "x\n" } }] }));
     server.provider.enqueue(reply(API, { text: ["Nobody answered, so I left it."] }));
-    server.runtime.input.push(line("t", "turn.start", { session_id: sessionId, prompt: "write it" }));
-    await until(() => server.frames().some((frame) => frame.event === "approval.requested"), "approval.requested");
-    clock.advance(LIMITS.approval_expiry_ms);
-    await until(() => server.frames().some((frame) => frame.event === "run.finished"), "run.finished");
-    const failed = server.frames().find((frame) => frame.event === "activity" && (frame.data as { state: string }).state === "failed")!;
-    assert.match((failed.data as { summary: string }).summary, /\(approval expired\)$/);
-    const sent = (server.provider.log[1]!.body as { messages: { role: string; content: string }[] }).messages;
-    const toolResult = sent.find((message) => message.role === "tool")!.content;
-    assert.match(toolResult, /^No one answered the approval request in time/);
-    assert.doesNotMatch(toolResult, /user denied/);
-    assert.equal(server.runtime.fs.exists("/work/project/late.txt"), false);
-    assert.equal(await stopTurnServer(server), 0);
+    let code: number | null = null;
+    try {
+      server.runtime.input.push(line("t", "turn.start", { session_id: sessionId, prompt: "write it" }));
+      await until(() => server.frames().some((frame) => frame.event === "approval.requested"), "approval.requested");
+      clock.advance(LIMITS.approval_expiry_ms);
+      await until(() => server.frames().some((frame) => frame.event === "run.finished"), "run.finished");
+      const failed = server.frames().find((frame) => frame.event === "activity" && (frame.data as { state: string }).state === "failed")!;
+      assert.match((failed.data as { summary: string }).summary, /\(approval expired\)$/);
+      const sent = (server.provider.log[1]!.body as { messages: { role: string; content: string }[] }).messages;
+      const toolResult = sent.find((message) => message.role === "tool")!.content;
+      assert.match(toolResult, /^No one answered the approval request in time/);
+      assert.doesNotMatch(toolResult, /user denied/);
+      assert.equal(server.runtime.fs.exists("/work/project/late.txt"), false);
+    } finally {
+      code = await stopTurnServer(server);
+    }
+    assert.equal(code, 0);
   });
 
   it("a critical event's sent callback runs when the sink takes it, not when it is queued, and never for a dropped event", async () => {
