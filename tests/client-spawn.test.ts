@@ -7,14 +7,16 @@
  * extension that imports `magi-code/client`, bundled by esbuild as the
  * extension guide does (CommonJS, platform node), spawns the real agent
  * through the package shipped beside it, explains a missing bin when the
- * package is not shipped, and works there with an explicit command. Runs
+ * package is not shipped, and works there with an explicit command; with
+ * magi-code marked external (an ESM bundle here) the shipped package is
+ * used as is. Runs
  * under Node and under Deno (whose node:child_process serves the helper);
  * the bundle is a Node program, so Deno's run spawns `node` for it.
  */
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -129,15 +131,22 @@ export async function activate(): Promise<unknown> {
 }
 `;
 
-/** The extension host's part: load the bundle as CommonJS, call activate(), print what it returned. */
-const HOST = `require(process.argv[2]).activate().then((report) => process.stdout.write(JSON.stringify(report)));\n`;
+/** The extension host's part: load the bundle (CommonJS or ESM), call activate(), print what it returned. */
+const HOST = `const { pathToFileURL } = require("node:url");
+import(pathToFileURL(process.argv[2]).href)
+  .then((loaded) => (loaded.activate ?? loaded.default.activate)())
+  .then((report) => process.stdout.write(JSON.stringify(report)));
+`;
 
 describe("a bundled extension spawns the agent", () => {
   const project = join(root, "extension");
   const bundle = join(project, "out", "extension.js");
 
-  /** Bundles the extension as the VS Code guide does, with magi-code inlined, once. */
-  function bundled(): string {
+  /**
+   * Bundles the extension as the VS Code guide does (CommonJS, magi-code
+   * inlined), or as ESM with magi-code left external; returns the bundle.
+   */
+  function bundled(external = false): string {
     mkdirSync(join(project, "src"), { recursive: true });
     mkdirSync(join(project, "node_modules"), { recursive: true });
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "magi-extension", private: true, main: "./out/extension.js" }));
@@ -150,10 +159,11 @@ describe("a bundled extension spawns the agent", () => {
       // Linked by an earlier test of this file.
     }
     const esbuild = join(repoRoot(), "node_modules", ".bin", "esbuild");
-    const args = ["src/extension.ts", "--bundle", "--outfile=out/extension.js", "--format=cjs", "--platform=node", "--external:vscode", "--log-level=error"];
+    const shape = external ? ["--outfile=out/extension.mjs", "--format=esm", "--external:magi-code"] : ["--outfile=out/extension.js", "--format=cjs"];
+    const args = ["src/extension.ts", "--bundle", ...shape, "--platform=node", "--external:vscode", "--log-level=error"];
     const built = spawnSync(esbuild, args, { cwd: project, encoding: "utf8" });
     assert.equal(built.status, 0, built.stderr);
-    return bundle;
+    return external ? join(project, "out", "extension.mjs") : bundle;
   }
 
   /** Runs `host.cjs` on `file` in a workspace and returns the extension's report. */
@@ -168,6 +178,13 @@ describe("a bundled extension spawns the agent", () => {
 
   it("with the package shipped beside the bundle, spawnAgent() finds the bin through package resolution", async () => {
     const report = await activate(bundled(), "ext-shipped");
+    assert.deepEqual(report, { ok: true, readiness: "ready", exit: 0 });
+  });
+
+  it("with magi-code marked external, the library loads from the shipped package and spawns its own bin", async () => {
+    const file = bundled(true);
+    assert.ok(readFileSync(file, "utf8").includes('from "magi-code/client"'), "the library stayed external");
+    const report = await activate(file, "ext-external");
     assert.deepEqual(report, { ok: true, readiness: "ready", exit: 0 });
   });
 
