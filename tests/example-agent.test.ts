@@ -197,8 +197,9 @@ describe("examples/agent.mjs against the real backend", () => {
     const gate = new Gate();
     provider.enqueue({ chunks: [gate], end: "hang" });
     const run = await agent(ws, ["--cwd", ws.cwd, "take your time"], "", (child) => {
-      // Ctrl-C once the provider has the request: the example turns it into turn.cancel.
-      void provider.until(() => provider.log.length > 0).then(() => child.kill("SIGINT"));
+      // Ctrl-C once the provider has the request: the example turns it into turn.cancel. (process.kill, not
+      // child.kill: Deno's ChildProcess then reports the signal it sent instead of the exit code.)
+      void provider.until(() => provider.log.length > 0).then(() => process.kill(child.pid!, "SIGINT"));
     });
     gate.release();
     assert.equal(run.code, 130, `stderr:\n${run.stderr}`);

@@ -63,7 +63,7 @@ export class AgentClient {
   #required: ReadonlySet<string> = new Set();
   #failure: Error | null = null;
   #ending: Promise<void> | null = null;
-  /** Set by close() and shutdown(): the end of output is then expected, not something to explain. */
+  /** Set by close() and shutdown(): the end of output is then expected, and only a spawn failure explains it. */
   #closing = false;
   /** Resolves when reading stopped: EOF, a violation or {@link close}. */
   readonly closed: Promise<void>;
@@ -198,9 +198,10 @@ export class AgentClient {
   }
 
   #explain(message: string): Promise<Error> {
-    if (this.#closing || this.#failure !== null || this.#exited === null) return Promise.resolve(new ConnectionClosed(message));
+    if (this.#failure !== null || this.#exited === null) return Promise.resolve(new ConnectionClosed(message));
     const waitMs = this.limits.closing_deadline_ms + this.limits.cleanup_wait_ms;
-    return explainEnding({ message, exited: this.#exited, initialized: this.#initialized !== null, stderrTail: this.#stderrTail, waitMs });
+    const initialized = this.#initialized !== null;
+    return explainEnding({ message, exited: this.#exited, initialized, expected: this.#closing, stderrTail: this.#stderrTail, waitMs });
   }
 
   #onFrame(bytes: Uint8Array): boolean {

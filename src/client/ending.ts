@@ -18,6 +18,8 @@ export interface Ending {
   readonly exited: Promise<number | null>;
   /** Whether `initialize` had answered with success. */
   readonly initialized: boolean;
+  /** Whether the caller asked for the end (close(), shutdown()): then only a spawn failure is worth reporting. */
+  readonly expected: boolean;
   /** The tail of the child's stderr, "" when the host keeps none. */
   readonly stderrTail: () => string;
   /** How long to wait for the exit: a child that closed its output and lives on is not waited for longer. */
@@ -32,6 +34,7 @@ export async function explainEnding(ending: Ending): Promise<ConnectionClosed> {
   clearTimeout(timer);
   if (exit === null) return new ConnectionClosed(ending.message);
   if ("error" in exit) return exit.error instanceof ConnectionClosed ? exit.error : new ConnectionClosed(ending.message);
+  if (ending.expected) return new ConnectionClosed(ending.message);
   const how = exit.code === null ? "on a signal" : `with code ${exit.code}`;
   if (ending.initialized) return new ConnectionClosed(`${ending.message}: it exited ${how}`);
   const tail = ending.stderrTail();

@@ -42,6 +42,8 @@ export class Exchange {
   readonly #port: ExchangePort;
   readonly #outbox: Outbox<Pending>;
   readonly #sent = new Map<string, Pending>();
+  /** The timers of requests waiting to be sent again after `busy`. */
+  readonly #holds = new Set<ReturnType<typeof setTimeout>>();
   #nextId = 0;
   #shutdownSent = false;
 
@@ -115,6 +117,8 @@ export class Exchange {
   failAll(error: Error): void {
     for (const entry of this.#outbox.drain()) settle(entry, { ok: false, error });
     this.#sent.clear();
+    for (const hold of this.#holds) clearTimeout(hold);
+    this.#holds.clear();
   }
 
   /** Writes `entry` with a fresh id; false (and the caller answered) when no id is left. */
@@ -163,7 +167,11 @@ export class Exchange {
     if (entry.caller === null || entry.busyRetries >= BUSY_RETRIES) return false;
     const delay = BUSY_RETRY_MS * 2 ** entry.busyRetries++;
     this.#outbox.requeue(entry);
-    setTimeout(() => this.#outbox.release(entry), delay);
+    const hold = setTimeout(() => {
+      this.#holds.delete(hold);
+      this.#outbox.release(entry);
+    }, delay);
+    this.#holds.add(hold);
     return true;
   }
 }
