@@ -39,10 +39,8 @@ export class TappedAgent {
   onRequest: (request: WireRequest) => void = () => {};
   /** Called with each frame before the client reads it. */
   onFrame: (frame: WireFrame) => void = () => {};
-  #out = "";
-  #in = "";
-  readonly #outDecoder = new TextDecoder();
-  readonly #inDecoder = new TextDecoder();
+  readonly #requestLines = new JsonLines();
+  readonly #frameLines = new JsonLines();
 
   /** Spawns `launcher` serving stdio in `cwd` with `env`. */
   constructor(launcher: Launcher, cwd: string, env: NodeJS.ProcessEnv) {
@@ -79,10 +77,7 @@ export class TappedAgent {
   }
 
   #written(chunk: Uint8Array): void {
-    this.#in += this.#inDecoder.decode(chunk, { stream: true });
-    for (let lf = this.#in.indexOf("\n"); lf !== -1; lf = this.#in.indexOf("\n")) {
-      const request = JSON.parse(this.#in.slice(0, lf)) as WireRequest;
-      this.#in = this.#in.slice(lf + 1);
+    for (const request of this.#requestLines.take(chunk) as WireRequest[]) {
       this.requests.push(request);
       this.log.push(`> ${request.id} ${request.method}`);
       this.onRequest(request);
@@ -90,13 +85,23 @@ export class TappedAgent {
   }
 
   #read(chunk: Uint8Array): void {
-    this.#out += this.#outDecoder.decode(chunk, { stream: true });
-    for (let lf = this.#out.indexOf("\n"); lf !== -1; lf = this.#out.indexOf("\n")) {
-      const frame = JSON.parse(this.#out.slice(0, lf)) as WireFrame;
-      this.#out = this.#out.slice(lf + 1);
+    for (const frame of this.#frameLines.take(chunk) as WireFrame[]) {
       this.frames.push(frame);
       if (frame.type === "response") this.log.push(`< ${frame.id}`);
       this.onFrame(frame);
     }
+  }
+}
+
+/** One direction's bytes as JSON lines: what a chunk completes, the rest kept for the next. */
+class JsonLines {
+  readonly #decoder = new TextDecoder();
+  #held = "";
+
+  take(chunk: Uint8Array): unknown[] {
+    this.#held += this.#decoder.decode(chunk, { stream: true });
+    const lines = this.#held.split("\n");
+    this.#held = lines.pop()!;
+    return lines.map((line) => JSON.parse(line));
   }
 }
