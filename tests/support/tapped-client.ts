@@ -40,6 +40,8 @@ export class TappedAgent {
   /** Called with each frame before the client reads it. */
   onFrame: (frame: WireFrame) => void = () => {};
   readonly #requestLines = new JsonLines();
+  readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
+  #held: Uint8Array[] | null = null;
   readonly #frameLines = new JsonLines();
 
   /** Spawns `launcher` serving stdio in `cwd` with `env`. */
@@ -55,15 +57,37 @@ export class TappedAgent {
       },
     }));
     const stdin = (Writable.toWeb(child.stdin as Writable) as WritableStream<Uint8Array>).getWriter();
+    this.#stdin = stdin;
     const writable = new WritableStream<Uint8Array>({
       write: (chunk) => {
         this.#written(chunk);
-        return stdin.write(chunk);
+        if (this.#held === null) return stdin.write(chunk);
+        this.#held.push(chunk);
       },
       close: () => stdin.close(),
       abort: (reason) => stdin.abort(reason),
     });
     this.client = new AgentClient({ readable, writable }, { exited: child.exited });
+  }
+
+  /**
+   * Keeps what the client writes from here on (it is still recorded, and
+   * the client counts it as sent) until {@link release}, which hands it all
+   * to the child in one write: one read of the child's, frames it handles
+   * in order before any of its asynchronous work goes on.
+   */
+  hold(): void {
+    this.#held ??= [];
+  }
+
+  /** Writes what {@link hold} kept, at once, and stops holding. */
+  async release(): Promise<void> {
+    const held = this.#held ?? [];
+    this.#held = null;
+    if (held.length === 0) return;
+    const bytes = new Uint8Array(held.reduce((total, chunk) => total + chunk.length, 0));
+    held.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
+    await this.#stdin.write(bytes);
   }
 
   /** The requests of `method`. */
