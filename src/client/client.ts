@@ -116,7 +116,7 @@ export class AgentClient {
    * code), {@link RequestRefused} (not sent), `RequestAborted`
    * (`options.signal` or `options.timeoutMs`, see {@link RequestOptions}),
    * {@link ProtocolViolation} or {@link ConnectionClosed}. At most 16
-   * requests are unanswered (2 during a run) and the rest wait in order;
+   * requests are unanswered (4 during a run) and the rest wait in order;
    * session, history, catalog and selection operations and `turn.start` go
    * one at a time; `shutdown`, `turn.cancel`, `operation.cancel` and
    * `approval.answer` skip the queue (src/client/outbox.ts).
@@ -230,8 +230,7 @@ export class AgentClient {
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {
       this.#runs.delete(run.runId);
-      // Its events no longer compete for the child's output slots: the full window reopens.
-      this.#exchange.pump();
+      this.#exchange.runEnded();
     }
     return true;
   }

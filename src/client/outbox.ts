@@ -3,15 +3,19 @@
  * wait. The spec leaves bounding in-flight requests to the caller, and the
  * child's ordered writer holds at most `pending_output_frames` (32) frames,
  * exiting 1 on the next; a frame counts as pending until the child sees its
- * write complete, and run events may take all but 4 of those slots
- * (docs/protocol.md, "Output"). So:
+ * write complete, which can be after the client read it, and run events
+ * may take all but 4 of those slots (docs/protocol.md, "Output"). So:
  *
- * - at most {@link REQUEST_WINDOW} requests are unanswered (half the
- *   published bound), and while a run is active, or a `turn.start` would
- *   start one, at most {@link RUN_REQUEST_WINDOW};
- * - requests that stop or answer something ({@link URGENT}) skip the queue
- *   and may use {@link URGENT_SLOTS} more, so a cancel never waits behind
- *   what it cancels; `shutdown` is never held at all;
+ * - at most {@link REQUEST_WINDOW} requests are unanswered, half the
+ *   published bound: the other half is for answers the client already read
+ *   whose writes the child has not yet seen complete;
+ * - while a run is active, or a `turn.start` would start one, at most
+ *   {@link RUN_REQUEST_WINDOW}, the slots the run's events leave free; and
+ *   after its `run.finished` still, until the child answers a request sent
+ *   after it: until then the child may count the run's events as pending;
+ * - requests that stop or answer something ({@link URGENT}) skip the queue,
+ *   and the last {@link URGENT_SLOTS} of either window are theirs alone, so
+ *   a cancel never waits behind what it cancels; `shutdown` is never held;
  * - the child runs session, history, catalog and selection operations on
  *   one worker and answers an overlap `busy` (and `turn.start` too while
  *   that worker is occupied), so those ({@link EXCLUSIVE}) go one at a
@@ -28,10 +32,10 @@ import type { MethodName } from "../protocol/methods.ts";
 /** Requests the client keeps unanswered at most: half the published `pending_output_frames` (32). */
 export const REQUEST_WINDOW = 16;
 
-/** Ordinary requests unanswered at most while a run is active: its events may fill all but 4 of the child's output slots. */
-export const RUN_REQUEST_WINDOW = 2;
+/** Requests unanswered at most while a run is active (and until the child answered one sent after it): the 4 output slots its events leave free. */
+export const RUN_REQUEST_WINDOW = 4;
 
-/** Slots above the window kept for {@link URGENT} requests (so, during a run, the 4 the child keeps free of events). */
+/** The last slots of either window, which only {@link URGENT} requests may take. */
 export const URGENT_SLOTS = 2;
 
 /** Requests that stop or answer something: they skip the queue. */
@@ -71,7 +75,8 @@ export class Outbox<T extends Outgoing> {
   /**
    * Creates the outbox. `transmit` writes a request and returns true, or
    * settles it itself and returns false (it could not be sent); `runActive`
-   * says whether the child is streaming a run's events.
+   * says whether the child may hold a run's events (streaming them, or not
+   * yet seen their writes complete).
    */
   constructor(transmit: (entry: T) => boolean, runActive: () => boolean) {
     this.#transmit = transmit;
@@ -80,7 +85,7 @@ export class Outbox<T extends Outgoing> {
 
   /** Narrows the window to a child's published bound (never above {@link REQUEST_WINDOW}). */
   fit(pendingOutputFrames: number): void {
-    this.#window = Math.max(1, Math.min(REQUEST_WINDOW, Math.floor(pendingOutputFrames / 2)));
+    this.#window = Math.max(URGENT_SLOTS + 1, Math.min(REQUEST_WINDOW, Math.floor(pendingOutputFrames / 2)));
   }
 
   /** How many requests are sent and unanswered. */
@@ -145,7 +150,7 @@ export class Outbox<T extends Outgoing> {
   pump(): void {
     while (this.#urgent.length > 0) {
       const entry = this.#urgent[0]!;
-      if (entry.method !== "shutdown" && this.#inFlight.size >= this.#limit(entry) + URGENT_SLOTS) break;
+      if (entry.method !== "shutdown" && this.#inFlight.size >= this.#limit(entry)) break;
       this.#urgent.shift();
       this.#send(entry);
     }
@@ -156,12 +161,13 @@ export class Outbox<T extends Outgoing> {
         at++;
         continue;
       }
-      if (this.#inFlight.size >= this.#limit(entry)) break;
+      if (this.#inFlight.size >= this.#limit(entry) - URGENT_SLOTS) break;
       this.#queue.splice(at, 1);
       this.#send(entry);
     }
   }
 
+  /** The window `entry` is sent under (ordinary requests leave its last {@link URGENT_SLOTS} free). */
   #limit(entry: T): number {
     const running = entry.method === "turn.start" || this.#runActive() || [...this.#inFlight].some((sent) => sent.method === "turn.start");
     return running ? RUN_REQUEST_WINDOW : this.#window;
