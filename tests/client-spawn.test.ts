@@ -96,8 +96,9 @@ describe("spawnAgent() failures name their cause", () => {
     const launcher = launchers()[0]!;
     const agent = spawnAgent({ command: launcher.command, args: launcher.prefix, cwd: ws.cwd, env: ws.env });
     await guarded(agent.initialize(["shutdown"]), "initialize");
-    const pending = agent.request("status", {}, { timeoutMs: 60_000 });
+    // Killed first, so no answer can come: the request fails however the end reaches the client (EOF, EPIPE).
     agent.child!.kill("SIGKILL");
+    const pending = agent.request("status", {});
     const error = await guarded(pending.then(() => null, (e: unknown) => e), "the pending status to fail");
     assert.ok(error instanceof ConnectionClosed && !(error instanceof SpawnError), String(error));
     assert.match(error.message, /it exited on a signal$/);
