@@ -26,18 +26,18 @@ import { TappedAgent } from "./support/tapped-client.ts";
 import { type Workspace, workspace } from "./support/wire-client.ts";
 
 const root = mkdtempSync(join(tmpdir(), "magi-client-cancel-"));
-let provider: FakeProvider | null = null;
-after(async () => {
-  await provider?.close();
-  rmSync(root, { recursive: true, force: true });
-});
+after(() => rmSync(root, { recursive: true, force: true }));
 
 const BASE: MethodName[] = ["session.open", "session.list", "history.page", "model.refresh", "shutdown"];
 const SESSIONS = 4;
 
-/** A workspace with {@link SESSIONS} stored sessions and a child of `launcher` initialized with `capabilities`. */
+/**
+ * A fake provider of the test's own (no script another test left queued can
+ * reach it), a workspace with {@link SESSIONS} stored sessions and a child
+ * of `launcher` initialized with `capabilities`.
+ */
 async function started(launcher: Launcher, name: string, capabilities: MethodName[]): Promise<{ agent: TappedAgent; ws: Workspace; fake: FakeProvider }> {
-  const fake = provider ??= await startFakeProvider();
+  const fake = await startFakeProvider();
   const ws = workspace(root, `${name}-${launcher.name}`, fake);
   mkdirSync(join(ws.home, "sessions"), { recursive: true, mode: 0o700 });
   for (let n = 0; n < SESSIONS; n++) {
@@ -136,6 +136,7 @@ describe("cancel and timeout through the client library against a real child", (
           assert.equal(await guarded(agent.client.shutdown(), "exit"), 0);
         } finally {
           await agent.client.close();
+          await fake.close();
         }
       });
     }
@@ -169,6 +170,7 @@ describe("cancel and timeout through the client library against a real child", (
         assert.equal(await guarded(agent.client.shutdown(), "exit"), 0);
       } finally {
         await agent.client.close();
+        await fake.close();
       }
     });
   }
