@@ -88,11 +88,6 @@ export class Outbox<T extends Outgoing> {
     this.#window = Math.max(URGENT_SLOTS + 1, Math.min(REQUEST_WINDOW, Math.floor(pendingOutputFrames / 2)));
   }
 
-  /** How many requests are sent and unanswered. */
-  get inFlight(): number {
-    return this.#inFlight.size;
-  }
-
   /** Queues a request and sends whatever may go now. */
   enqueue(entry: T): void {
     (URGENT.has(entry.method) ? this.#urgent : this.#queue).push(entry);
