@@ -10,7 +10,7 @@
 // `shutdown` it reads VmHWM (peak RSS) from /proc/<pid>/status, then waits for
 // exit. Variants run round-robin so machine noise spreads evenly over them.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus as cpuList, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -18,17 +18,12 @@ import {
   compileDeno,
   denoBinary,
   describeTree,
-  freshDirs,
-  INITIALIZE,
   launchers,
   mib,
   median,
   ms,
   parseFlags,
-  readLines,
   ROOT,
-  SHUTDOWN,
-  spawnChild,
   startOnce,
   summarize,
   table,
@@ -162,94 +157,24 @@ if (summary["node-ca"] !== undefined) {
 
 // ---------------------------------------------------------------- loaded modules
 
-const EXPECTED = new Set(["valibot", "jsonc-parser"]);
+// The same recorder and budget as tests/startup-budget.test.ts (compiled by `tsc`, as dist/ already is here).
+const { modulesAtInitialize, STARTUP_BUDGET } = await import(join(ROOT, "dist", "tests", "support", "startup-modules.js"));
 const FORBIDDEN = /^(@modelcontextprotocol\/|openai$|@anthropic-ai\/|@google\/(genai|generative-ai)|@ai-sdk\/|ai$|ollama$|@aws-sdk\/|@mistralai\/|groq-sdk$|cohere-ai$|@azure\/openai)/;
 
-function packageOf(location) {
-  const marker = "/node_modules/";
-  const at = location.lastIndexOf(marker);
-  if (at === -1) return null;
-  const parts = location.slice(at + marker.length).split("/");
-  return parts[0].startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0];
-}
-
-function describePackages(locations) {
-  const packages = [...new Set(locations.map(packageOf).filter((name) => name !== null))].sort();
-  const forbidden = packages.filter((name) => FORBIDDEN.test(name));
-  const unexpected = packages.filter((name) => !EXPECTED.has(name) && !FORBIDDEN.test(name));
-  return { packages, forbidden, unexpected };
-}
-
-/** Node: a --import preload records ESM (module.register load hook) and CJS (Module._load) loads. */
-async function nodeModules() {
-  const dirs = freshDirs("magi-modules-");
-  const log = join(dirs.base, "modules.log");
-  try {
-    const env = { ...envNoCa, MAGI_BENCH_MODULE_LOG: log };
-    const probe = join(ROOT, "bench", "support", "module-probe.mjs");
-    const { child, exited } = spawnChild(nodeLauncher, ["serve", "--stdio"], { cwd: dirs.work, env: { ...env, MC_HOME: dirs.home }, extraNodeArgs: ["--import", probe] });
-    child.stdin.write(INITIALIZE());
-    await new Promise((resolve) => readLines(child.stdout, resolve));
-    child.stdin.write(SHUTDOWN());
-    await exited;
-    const text = readFileSync(log, "utf8");
-    const [before, after = ""] = text.split("--- initialize answered ---\n");
-    const locations = (part) => part.split("\n").filter(Boolean).map((line) => line.replace(/^\S+ (\S+ )?/, ""));
-    const own = locations(before).filter((location) => location.includes("/dist/") && !location.includes("/node_modules/")).length;
-    const builtins = [...new Set(locations(before).filter((location) => location.startsWith("node:")))];
-    return { ...describePackages(locations(before)), own, builtins, later: describePackages(locations(after)).packages, marked: text.includes("--- initialize answered ---") };
-  } finally {
-    dirs.remove();
-  }
-}
-
-/** Deno: `--log-level=debug` logs every module it loads (code cache hit/miss lines) on stderr. */
-async function denoModules() {
-  const dirs = freshDirs("magi-modules-");
-  try {
-    const launcher = { ...denoLauncher, prefix: ["run", "--allow-all", "--log-level=debug", ...denoLauncher.prefix.slice(3)] };
-    const child = spawn(launcher.command, [...launcher.prefix, "serve", "--stdio"], { cwd: dirs.work, env: { ...envNoCa, MC_HOME: dirs.home }, stdio: ["pipe", "pipe", "pipe"] });
-    let log = "";
-    let atInitialize = null;
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk) => (log += chunk));
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.stdin.write(INITIALIZE());
-    await new Promise((resolve) => readLines(child.stdout, resolve));
-    atInitialize = log.length;
-    child.stdin.write(SHUTDOWN());
-    await exited;
-    const pattern = /for (?:ES module|script): (\S+?),/g;
-    const collect = (text) => [...text.matchAll(pattern)].map((match) => match[1]);
-    const before = collect(log.slice(0, atInitialize));
-    const all = collect(log);
-    const own = before.filter((location) => location.startsWith("file://") && !location.includes("/node_modules/")).length;
-    const nodeCompat = new Set(before.filter((location) => location.startsWith("ext:deno_node/") || location.startsWith("node:"))).size;
-    return { ...describePackages(before), own, nodeCompat, later: describePackages(all.slice(before.length)).packages };
-  } finally {
-    dirs.remove();
-  }
-}
-
-function printModules(name, result, extra) {
-  console.log(`${name}: packages loaded when initialize answered: ${result.packages.join(", ") || "(none)"}; ${extra}`);
-  console.log(`  @modelcontextprotocol/sdk or provider SDK loaded: ${result.forbidden.length === 0 ? "NO" : `YES: ${result.forbidden.join(", ")}`}; other unexpected packages: ${result.unexpected.join(", ") || "none"}; loaded after initialize: ${result.later.join(", ") || "none"}`);
-}
-
 console.log("");
-console.log("== modules loaded at startup");
+console.log("== modules loaded when the initialize answer is written (the start-up budget, docs/architecture.md)");
 const modules = {};
-try {
-  modules.node = await nodeModules();
-  printModules("node", modules.node, `${modules.node.own} own modules from dist/, builtins ${modules.node.builtins.join(" ")}${modules.node.marked ? "" : " (WARNING: initialize marker not seen)"}`);
-} catch (error) {
-  console.log(`node: module check failed: ${error.message}`);
-}
-try {
-  modules.deno = await denoModules();
-  printModules("deno", modules.deno, `${modules.deno.own} own modules, ${modules.deno.nodeCompat} Node-compat (ext:deno_node/, node:) modules`);
-} catch (error) {
-  console.log(`deno: module check failed: ${error.message}`);
+for (const name of ["node", "deno"]) {
+  try {
+    const loaded = await modulesAtInitialize(name);
+    const budget = STARTUP_BUDGET[name];
+    modules[name] = { ...loaded, forbidden: loaded.packages.filter((pkg) => FORBIDDEN.test(pkg)) };
+    const compat = name === "deno" ? `, ${loaded.compat} Node-compat modules (budget ${budget.compat})` : "";
+    console.log(`${name}: ${loaded.own.length} own modules (budget ${budget.own})${compat}; packages: ${loaded.packages.join(", ") || "(none)"}`);
+    console.log(`  ${loaded.own.join(" ")}`);
+  } catch (error) {
+    console.log(`${name}: module check failed: ${error.message}`);
+  }
 }
 
 if (compileDir !== null) rmSync(compileDir, { recursive: true, force: true });

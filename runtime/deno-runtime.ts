@@ -4,13 +4,13 @@
  * stdin is read with `Deno.stdin.read` into one reused 4,096-byte buffer;
  * stdout is written with the asynchronous `Deno.stdout.write`, looping over
  * partial writes, so a stalled reader never blocks the event loop. The
- * filesystem adapter is `deno-fs.ts`.
+ * filesystem adapter is `deno-fs.ts`, the launch check's stdio classifier
+ * `deno-stdio.ts`.
  *
  * @module
  */
 
 import type * as NodeCrypto from "node:crypto";
-import type * as NodeFs from "node:fs";
 import {
   type ByteReader,
   type ByteWriter,
@@ -18,14 +18,13 @@ import {
   type Runtime,
   type Sha256,
   type SpawnOptions,
-  type StdioKind,
   type Subprocess,
 } from "../src/host/runtime.ts";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { classifySocket } from "../src/util/stdio-kind.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 import { denoFetch } from "./deno-http.ts";
+import { createStdioKinds } from "./deno-stdio.ts";
 import { type IdleClock, withIdleTimeout } from "./idle-fetch.ts";
 
 // Re-exported so callers keep one import path for the whole Deno adapter.
@@ -60,6 +59,13 @@ function stdinReader(): ByteReader {
  */
 const STDOUT_BATCH_MS = 1;
 
+/**
+ * No {@link ByteWriter.heldBytes}: `Deno.stdout.write` (a blocking write on a
+ * pool thread) tells what the OS took only when it settles, so an unsettled
+ * write counts as held. `writeSync` would block the loop on a full pipe;
+ * `node:net`'s non-blocking Socket on fd 1 is exact but took 11-33 ms more to
+ * `initialize` (loaded host). The writer's 2 MiB of slots absorb the lag.
+ */
 function writerOf(sink: { write(bytes: Uint8Array): Promise<number> }, batchMs = 0): ByteWriter {
   return {
     batchMs,
@@ -72,46 +78,6 @@ function writerOf(sink: { write(bytes: Uint8Array): Promise<number> }, batchMs =
       }
     },
   };
-}
-
-/** Reads one `/proc/net` table, or "" when it cannot be read. */
-function readProcTable(name: string): string {
-  try {
-    return Deno.readTextFileSync(`/proc/net/${name}`);
-  } catch {
-    return "";
-  }
-}
-
-// Loaded by the one stdio check of `serve --stdio`, not imported, like `node:crypto` below.
-let nodeFs: typeof NodeFs | null = null;
-
-/**
- * What stdio descriptor `fd` is connected to. `fstat` on the descriptor (through
- * Deno's `node:fs`) needs no permission at all, unlike stating `/dev/fd/N` or
- * `/proc/self/fd/N`, which Deno allows only under `--allow-all`. The inode
- * `fstat` gives is the socket inode `/proc/net/unix` lists. That table also
- * needs `--allow-all` (it is `/proc/self/net/unix`); without it a socket is
- * taken for a socketpair, as on macOS, where no cheap test exists either.
- */
-function stdioKind(fd: 0 | 1 | 2): StdioKind {
-  let info: ReturnType<typeof NodeFs.fstatSync>;
-  try {
-    info = (nodeFs ??= process.getBuiltinModule("node:fs")).fstatSync(fd);
-  } catch {
-    return "other";
-  }
-  if (info.isFIFO()) return "fifo";
-  if (info.isFile()) return "file";
-  if (info.isCharacterDevice()) return isTerminal(fd) ? "tty" : "device";
-  if (info.isBlockDevice()) return "device";
-  if (!info.isSocket()) return "other";
-  // Unreadable tables read as "" and leave the socket unlisted: a socketpair.
-  return Deno.build.os === "linux" ? classifySocket(readProcTable, String(info.ino)) : "socketpair";
-}
-
-function isTerminal(fd: 0 | 1 | 2): boolean {
-  return [Deno.stdin, Deno.stdout, Deno.stderr][fd]!.isTerminal();
 }
 
 function readerOf(stream: ReadableStream<Uint8Array>): ByteReader {
@@ -272,7 +238,7 @@ export function createDenoRuntime(): Runtime {
     stdin: stdinReader(),
     stdout: writerOf(Deno.stdout, STDOUT_BATCH_MS),
     stderr: writerOf(Deno.stderr),
-    stdioKind: (fd) => Promise.resolve(stdioKind(fd)),
+    stdioKind: createStdioKinds(),
     fs: denoFileSystem,
     spawn,
     randomUUID: () => crypto.randomUUID(),

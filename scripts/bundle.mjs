@@ -2,13 +2,19 @@
 // Bundles the Node entry point into dist/magi-code.mjs, the npm `bin`. Node 20
 // has no compile cache and pays per module for resolution and (for
 // jsonc-parser's UMD build) its CommonJS loader: one tree-shaken file starts
-// about 30 ms faster (see bench/README.md). Code splitting keeps what only
-// turns need (provider clients, tools, re2js) in chunks under dist/chunks/,
-// loaded by the dynamic import behind the turn worker's warm-up, so cold
-// start does not parse it. Deno runs the sources.
+// about 30 ms faster (see bench/README.md). Code splitting keeps what only a
+// ready child's requests need (its workers, then provider clients, tools,
+// re2js) in chunks under dist/chunks/, loaded by dynamic imports on first use,
+// so cold start does not parse it (the start-up budget in
+// docs/architecture.md). Deno runs the sources.
+//
+// It also writes dist/cjs/, the CommonJS twin of `magi-code/client` that the
+// package's `require` condition (and `typesVersions`, for TypeScript's
+// `node10` resolution) points a CommonJS project at, such as a VS Code
+// extension generated with `module: node16` (see docs/client.md).
 import { build } from "esbuild";
-import { chmod, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -16,7 +22,7 @@ const outdir = join(root, "dist");
 
 // Chunk names carry content hashes; stale ones from earlier builds would pile up.
 await rm(join(outdir, "chunks"), { recursive: true, force: true });
-await build({
+const built = await build({
   entryPoints: { "magi-code": join(root, "runtime", "node.ts") },
   outdir,
   outExtension: { ".js": ".mjs" },
@@ -32,5 +38,55 @@ await build({
   // which esbuild resolves) bundles cleanly and tree-shakes.
   alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   logLevel: "warning",
+  metafile: true,
+  // The metafile's paths are relative to this, whatever directory the script runs from.
+  absWorkingDir: root,
 });
 await chmod(join(outdir, "magi-code.mjs"), 0o755);
+// Which sources each output file holds, for the start-up budget test (tests/startup-budget.test.ts),
+// which names the modules a loaded chunk brings; not shipped (package.json `files`).
+const inputs = Object.fromEntries(
+  Object.entries(built.metafile.outputs).map(([file, { inputs }]) => [relative(outdir, join(root, file)), Object.keys(inputs)]),
+);
+await writeFile(join(outdir, "bundle-inputs.json"), `${JSON.stringify(inputs, null, 1)}\n`);
+
+// The CommonJS client: one file, so `require()` never meets an ES module (Node
+// before 20.19 and older Electron hosts cannot load one). Dependencies stay
+// external: valibot ships a CommonJS build of its own. Its `binPath` comes
+// from `import.meta.url`, which a CommonJS file lacks; dist/cjs/client.js sits
+// one level under dist/ like dist/runtime/node-client.js, so the same
+// relative URL finds dist/magi-code.mjs from this file's own URL.
+const cjs = join(outdir, "cjs");
+await rm(cjs, { recursive: true, force: true });
+await build({
+  entryPoints: { client: join(root, "runtime", "node-client.ts") },
+  outdir: cjs,
+  bundle: true,
+  packages: "external",
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  legalComments: "inline",
+  define: { "import.meta.url": "__magiCodeFileUrl" },
+  banner: { js: 'const __magiCodeFileUrl = require("node:url").pathToFileURL(__filename).href;' },
+  logLevel: "warning",
+});
+await writeFile(join(cjs, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
+
+// Its types: the declaration files tsc wrote for runtime/node-client.ts and
+// everything they import, copied under dist/cjs/ so that the package.json
+// above makes TypeScript read them as CommonJS. The originals sit in a
+// `"type": "module"` package, where a CommonJS importer gets TS1479.
+const RELATIVE = /(?:\bfrom\s*|\bimport\s*\(\s*)["'](\.\.?\/[^"']+)["']/g;
+const copied = new Set();
+async function copyDeclarations(path) {
+  if (copied.has(path)) return;
+  copied.add(path);
+  const text = await readFile(join(outdir, path), "utf8");
+  await mkdir(dirname(join(cjs, path)), { recursive: true });
+  await copyFile(join(outdir, path), join(cjs, path));
+  for (const [, specifier] of text.matchAll(RELATIVE)) {
+    await copyDeclarations(join(dirname(path), specifier.replace(/\.(?:ts|js)$/, ".d.ts")));
+  }
+}
+await copyDeclarations(join("runtime", "node-client.d.ts"));

@@ -8,7 +8,8 @@
  *   `protocol/methods.ts`, `protocol/phase-gate.ts`;
  * - `initialize`: `admission/initialize.ts`; `status`: `operations/status.ts`;
  * - `shutdown`, EOF and exit codes: `transport/closing.ts`;
- * - sessions, history, turns: `operations/ready-workers.ts` and its workers.
+ * - sessions, history, turns: `operations/ready-workers.ts`, which loads
+ *   `operations/workers.ts` on the first request that needs it.
  *
  * @module
  */
@@ -44,7 +45,7 @@ function serve(runtime: Runtime): Promise<number> {
   const negotiation = new Negotiation(reject);
   // An undeliverable run terminal is an output failure: it closes like one (exit 1).
   const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"));
-  const status = new StatusView(() => lifecycle.phase, () => workers.current, output);
+  const status = new StatusView(() => lifecycle.phase, () => workers.view, output);
   const initializer = new Initializer({
     runtime,
     lifecycle,
@@ -52,14 +53,13 @@ function serve(runtime: Runtime): Promise<number> {
     negotiation,
     start: (snapshot) => workers.start(snapshot),
     status: () => status.render(),
-    warm: () => workers.warm(),
   });
   const closing = new ConnectionClose(runtime, output, {
     // Startup first: while it is pending there are no workers yet.
     cancel: (answer) => [initializer.cancel(answer), workers.cancel(answer)],
     settled: () => workers.settled(),
   });
-  const gate = new PhaseGate(() => lifecycle.phase, () => workers.current, reject);
+  const gate = new PhaseGate(() => lifecycle.phase, () => workers.runner, reject);
   const dispatcher = new Dispatcher({
     "initialize": (id, params) => initializer.initialize(id, params),
     "status": (id) => status.answer(id),

@@ -76,6 +76,16 @@ for (const [name, create] of runtimes) {
       assert.deepEqual(readdirSync(sessions).sort(), before, "nothing was created or removed");
     });
 
+    it("twelve tiny malformed histories, one of another workspace's, cost what they hold: the valid one is listed", async () => {
+      const { cwd, sessions, home } = arrange();
+      for (let n = 0; n < 12; n++) writeFileSync(join(sessions, `bad${n}.jsonl`), n === 0 ? storedText(storedRecords("bad0", { cwd: home })) + "x\n" : "x\n", { mode: 0o600 });
+      write(sessions, "here", cwd);
+      const { listed, walked } = await listBoth(create(), sessions, cwd);
+      assert.deepEqual(listed.ok ? [listed.result.sessions.map((entry) => entry.session_id), listed.result.notices] : listed.code, [["here"], ["sessions_omitted_invalid"]]);
+      assert.ok(Array.isArray(walked), JSON.stringify(walked));
+      assert.deepEqual(walked.at(-1)!.sessions.map((entry) => entry.session_id), ["here"]);
+    });
+
     for (const [unsafe, make] of [
       ["a symlink", (home: string, sessions: string) => {
         const real = join(home, "real");

@@ -12,7 +12,7 @@ import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { ReadHandle } from "../src/host/runtime.ts";
 import { Gate } from "./support/fake-provider.ts";
-import { type Frame, frameFor, line, type Run, startServer } from "./support/harness.ts";
+import { type Frame, frameFor, line, type Run, startServer, unlessBusy } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { writeSession } from "./support/listing.ts";
 import { request, runEvents, startTurnServer, stopTurnServer, TURN_CAPABILITIES } from "./support/turns.ts";
@@ -212,8 +212,7 @@ describe("a listing held inside a filesystem call", () => {
       assert.equal((await call(run, "l2", "session.list")).error?.code, "busy", "the cancelled scan has not stopped yet");
       fs.gate = null;
       gate.release();
-      let retry: Frame;
-      for (let n = 0; (retry = await call(run, `l3-${n}`, "session.list")).error?.code === "busy"; n++) await new Promise((resolve) => setTimeout(resolve, 1));
+      const retry = await unlessBusy((n) => call(run, `l3-${n}`, "session.list"), "the released listing to free the worker");
       assert.ok(retry.result, `after the call returned: ${retry.error?.code}`);
       assert.deepEqual((await call(run, "bye", "shutdown")).result, { state: "stopping" });
       assert.equal(await run.exit, 0);

@@ -3,6 +3,8 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { after, describe, it } from "node:test";
 import { collect, type Launcher, launchers, type Spawned, spawnDirect, spawnFifo, spawnPipeline } from "./support/processes.ts";
 import { guarded } from "./support/hang-guard.ts";
@@ -28,11 +30,10 @@ function parseFrames(text: string): Frame[] {
 
 /**
  * Sends `count` status requests as a bounded client does (the spec leaves
- * bounding in-flight requests to the client): windows of 16, half the
- * writer's 32 pending frames, each after the previous window was answered,
- * since answers the client has read still count as pending until the child
- * sees its write complete (docs/protocol.md, "Output"). EOF follows right
- * behind the last window, unanswered. Resolves with everything on stdout.
+ * bounding in-flight requests to the client): windows of 16, each after the
+ * previous window was answered. EOF follows right behind the last window,
+ * unanswered. Resolves with everything on stdout. (Unbounded pipelining is
+ * tests/e2e-pipelining.test.ts.)
  */
 async function burst(child: Spawned, prefix: string, count: number): Promise<string> {
   const window = 16;
@@ -246,6 +247,24 @@ describe("invalid launches", () => {
         assert.equal(stdout, "");
         assert.equal(stderr.split("\n").filter((l) => l !== "").length, 1);
         assert.equal(existsSync(mcHome), false);
+      }
+    });
+
+    it(`${launcher.name}: a TCP socket as stdin is refused with exit 2`, async () => {
+      const server = createServer((socket) => socket.on("error", () => {}));
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      try {
+        const port = (server.address() as { port: number }).port;
+        const mcHome = join(home, `untouched-tcp-${launcher.name}`);
+        const script = `exec 3<>/dev/tcp/127.0.0.1/${port}; exec "$@" <&3`;
+        const child = spawn("bash", ["-c", script, "bash", launcher.command, ...launcher.prefix, ...serve], { env: { ...process.env, MC_HOME: mcHome } });
+        const [code, stdout, stderr] = await guarded(Promise.all([once(child, "exit").then(([exit]) => exit), collect(child.stdout), collect(child.stderr)]), "the child to exit");
+        assert.equal(code, 2);
+        assert.equal(stdout, "");
+        assert.match(stderr, /must be pipes/);
+        assert.equal(existsSync(mcHome), false);
+      } finally {
+        server.close();
       }
     });
   }

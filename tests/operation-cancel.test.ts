@@ -12,7 +12,8 @@ import { SessionDiscovery } from "../src/store/discovery/discovery.ts";
 import { SessionListing } from "../src/store/discovery/listing.ts";
 import { SessionStore } from "../src/store/sessions.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
-import { frameFor, line, type Run, startServer } from "./support/harness.ts";
+import { frameFor, line, type Run, startServer, unlessBusy } from "./support/harness.ts";
+import { eventually } from "./support/hang-guard.ts";
 import { CWD, SESSIONS, writeSession } from "./support/listing.ts";
 
 
@@ -61,23 +62,26 @@ describe("operation.cancel over the protocol", () => {
 
   it("a cancelled open leaves the attachment and releases its lease; session.create is not cancellable", async () => {
     const run = await started([...BASE, "operation.cancel"]);
-    run.runtime.input.push(line("o1", "session.open", { session_id: "first" }));
-    assert.ok((await frameFor(run, "o1")).result);
-    run.runtime.input.push(line("o2", "session.open", { session_id: "second" }) + line("c1", "operation.cancel", { id: "o2" }) + line("s1", "status"));
-    assert.equal((await frameFor(run, "o2")).error?.code, "operation_cancelled");
-    assert.equal((await frameFor(run, "s1")).result!.session_id, "first");
-    let retry;
-    for (let n = 0; ; n++) {
-      run.runtime.input.push(line(`o3-${n}`, "session.open", { session_id: "first" }));
-      retry = await frameFor(run, `o3-${n}`);
-      if (retry.error?.code !== "busy") break; // the cancelled open is still letting go of the store
+    // Ended however the test ends: the attached session's lease heartbeat would keep the file's process alive after a failure.
+    try {
+      run.runtime.input.push(line("o1", "session.open", { session_id: "first" }));
+      assert.ok((await frameFor(run, "o1")).result);
+      run.runtime.input.push(line("o2", "session.open", { session_id: "second" }) + line("c1", "operation.cancel", { id: "o2" }) + line("s1", "status"));
+      assert.equal((await frameFor(run, "o2")).error?.code, "operation_cancelled");
+      assert.equal((await frameFor(run, "s1")).result!.session_id, "first");
+      // Busy while the cancelled open is still letting go of the store.
+      const retry = await unlessBusy((n) => {
+        run.runtime.input.push(line(`o3-${n}`, "session.open", { session_id: "first" }));
+        return frameFor(run, `o3-${n}`);
+      }, "the cancelled open to stop");
+      assert.ok(retry.result, `reopening the attached session works once the cancelled open stopped: ${retry.error?.code}`);
+      assert.equal(run.runtime.fs.exists(`${SESSIONS}/second.writer.lease`), false);
+      run.runtime.input.push(line("n1", "session.create") + line("c2", "operation.cancel", { id: "n1" }));
+      assert.equal((await frameFor(run, "c2")).error?.code, "stale_operation");
+      assert.ok((await frameFor(run, "n1")).result);
+    } finally {
+      run.runtime.input.end();
     }
-    assert.ok(retry.result, "reopening the attached session works once the cancelled open stopped");
-    assert.equal(run.runtime.fs.exists(`${SESSIONS}/second.writer.lease`), false);
-    run.runtime.input.push(line("n1", "session.create") + line("c2", "operation.cancel", { id: "n1" }));
-    assert.equal((await frameFor(run, "c2")).error?.code, "stale_operation");
-    assert.ok((await frameFor(run, "n1")).result);
-    run.runtime.input.end();
     await run.exit;
   });
 });
@@ -107,9 +111,13 @@ class ScheduledStorage extends MemoryFileSystem {
   }
 }
 
+/** Rounds {@link settle} releases at most: a run settles within a handful, a worker that never frees in none. */
+const SETTLE_ROUNDS = 1_000;
+
 /** Releases scheduled calls until `done()`: a task may schedule more after real asynchronous work (hashing, timers). */
 async function settle(s: fc.Scheduler, done: () => boolean): Promise<void> {
-  while (!done()) {
+  for (let round = 0; !done(); round++) {
+    if (round === SETTLE_ROUNDS) throw new Error(`Not settled after ${SETTLE_ROUNDS} rounds of scheduled calls`);
     await s.waitAll();
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
@@ -233,20 +241,22 @@ describe("operation.cancel of a session.open that already replaced the attachmen
     const scan = { runtime, directory: SESSIONS, cwd: CWD, secrets: [], attached: () => store.sessionId };
     const worker = new SessionWorker(store, { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) }, replies, () => false);
     const canceller = new OperationCanceller([worker], replies);
-    const idle = async () => {
-      while (worker.busy) await new Promise((resolve) => setTimeout(resolve, 0));
-    };
-    worker.open("o1", { session_id: "first" });
-    await idle();
-    assert.equal(typeof answers.get("o1"), "object");
-    // The client's cancel lands while the open, past its last check, lets go of the previous session's lease.
-    fs.beforeUnlink = (path) => {
-      if (path.endsWith("/first.writer.lease")) canceller.cancel("c1", { id: "o2" });
-    };
-    worker.open("o2", { session_id: "second" });
-    await idle();
-    const attached = store.sessionId;
-    await worker.close(); // stops the lease heartbeats
+    const idle = () => eventually(() => !worker.busy, "the session worker to be idle", { intervalMs: 0 });
+    let attached: string | null = null;
+    try {
+      worker.open("o1", { session_id: "first" });
+      await idle();
+      assert.equal(typeof answers.get("o1"), "object");
+      // The client's cancel lands while the open, past its last check, lets go of the previous session's lease.
+      fs.beforeUnlink = (path) => {
+        if (path.endsWith("/first.writer.lease")) canceller.cancel("c1", { id: "o2" });
+      };
+      worker.open("o2", { session_id: "second" });
+      await idle();
+      attached = store.sessionId;
+    } finally {
+      await worker.close(); // stops the lease heartbeats, also after a failed wait
+    }
     assert.equal(attached, "second", "the open went through");
     assert.equal(answers.get("c1"), "stale_operation");
     assert.equal((answers.get("o2") as { session_id?: string }).session_id, "second", "a client told operation_cancelled would believe it is still on first");

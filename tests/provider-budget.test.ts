@@ -127,11 +127,15 @@ describe("RetainedEvents", () => {
     assert.equal(retained.keep({ type: "reasoning_raw", delta: "z", source: "chat.reasoning" }), false);
   });
 
-  it(`retains exactly ${RUN_PROVIDER_EVENTS} events and refuses the next, even an empty one`, () => {
+  it(`retains exactly ${RUN_PROVIDER_EVENTS} events, a delta joining the last one in no new slot, and refuses the next, even an empty one`, () => {
     const retained = new RetainedEvents(new ContentBudget());
-    for (let i = 0; i < RUN_PROVIDER_EVENTS; i++) assert.ok(retained.keep({ type: "finish", reason: "stop", raw: null }));
+    for (let i = 0; i < RUN_PROVIDER_EVENTS - 1; i++) assert.ok(retained.keep({ type: "finish", reason: "stop", raw: null }));
+    assert.ok(retained.keep({ type: "tool_delta", key: "0", delta: "a" }), "the last slot");
+    assert.ok(retained.keep({ type: "tool_delta", key: "0", delta: "b" }), "joins the last event");
+    assert.equal(retained.events.length, RUN_PROVIDER_EVENTS);
+    assert.deepEqual(retained.events.at(-1), { type: "tool_delta", key: "0", delta: "ab" });
+    assert.equal(retained.keep({ type: "tool_delta", key: "1", delta: "c" }), false, "another call's delta needs a slot");
     assert.equal(retained.keep({ type: "finish", reason: "stop", raw: null }), false);
-    // A delta joining the last event needs no new slot.
     assert.equal(retained.events.length, RUN_PROVIDER_EVENTS);
   });
 });

@@ -114,6 +114,13 @@ describe("SSE parser", () => {
     assert.equal(manyLines.failure, StreamErrorCode.eventTooLarge);
   });
 
+  it("an event's type counts toward the bound: a 1,000-char event: line in one chunk fails with event_too_large", () => {
+    const result = parseAll([encoder.encode(`event: ${"t".repeat(1000)}\n`)], 999);
+    assert.equal(result.failure, StreamErrorCode.eventTooLarge);
+    const withData = parseAll([encoder.encode(`event: ${"t".repeat(500)}\ndata: ${"d".repeat(500)}\n`)], 999);
+    assert.equal(withData.failure, StreamErrorCode.eventTooLarge);
+  });
+
   it("many events whose total exceeds the bound are fine; the default bound is 1 MiB", () => {
     const frame = `data: ${"y".repeat(500)}\n\n`;
     const result = parseAll([encoder.encode(frame.repeat(10))], 999);

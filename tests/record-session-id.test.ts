@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as v from "valibot";
-import { parseRecordLine, RecordSchema } from "../src/store/records.ts";
+import { parseRecordLine } from "../src/store/record-lines.ts";
+import { RecordSchema } from "../src/store/records.ts";
 
 // Alone in its file on purpose: the session id check remembers the last id it
 // matched, so only a process that has matched none yet shows what it starts from.

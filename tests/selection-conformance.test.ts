@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { FileInfo } from "../src/host/runtime.ts";
 import { Gate, startFakeProvider } from "./support/fake-provider.ts";
-import { type Frame, initLine, line, startServer } from "./support/harness.ts";
+import { type Frame, initLine, line, startServer, unlessBusy } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { request, runEvents } from "./support/turns.ts";
 import { builtinsAt, call, CATALOG_CAPABILITIES, type CatalogServer, fails, HOME, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
@@ -152,7 +152,7 @@ describe("selection.set on the one worker", () => {
         assert.equal(answer.error?.code, "operation_cancelled");
         assert.ok((answer.seq as number) < (cancel.seq as number), "the cancelled request is answered before the cancel");
         // The worker stays occupied until the cancelled work reaches its next check.
-        while ((await call(run, "model.catalog")).error?.code === "busy");
+        assert.ok((await unlessBusy(() => call(run, "model.catalog"), `the cancelled ${method} to stop`)).result);
       }
       const catalog = (await ok(run, "model.catalog")).revision;
       const params = { session_id: session, selection_revision: (await selectionOf(run)).revision, catalog_revision: catalog, provider: "openai", model: "gpt-5" };

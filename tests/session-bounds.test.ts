@@ -11,9 +11,14 @@ const SESSION = "full-session";
 const PATH = `${HOME}/sessions/${SESSION}.jsonl`;
 const at = "2026-11-30T10:00:00.000Z";
 
-/** A session file of exactly `lines` complete lines: its session record, then empty finished turns. */
-function fileOf(lines: number): string {
+/**
+ * A session file of exactly `lines` complete lines: its session record, then
+ * `skipped` ignorable records this version does not understand, then empty
+ * finished turns.
+ */
+function fileOf(lines: number, skipped = 0): string {
   const out = [JSON.stringify({ v: 1, type: "session", session_id: SESSION, at, cwd: "/work/project", created_at: at })];
+  while (out.length <= skipped) out.push(JSON.stringify({ v: 2, type: "session_note", session_id: SESSION, at, ignorable: true, note: "pinned" }));
   for (let turn = 0; out.length < lines; turn++) {
     out.push(JSON.stringify({ v: 1, type: "turn_started", session_id: SESSION, at, turn_id: `T${turn}`, run_id: `R${turn}` }));
     if (out.length < lines) {
@@ -25,9 +30,9 @@ function fileOf(lines: number): string {
 
 const lineCount = (fs: MemoryFileSystem) => new TextDecoder().decode(fs.contents(PATH)).split("\n").length - 1;
 
-async function fullServer(lines: number) {
+async function fullServer(lines: number, skipped = 0) {
   const fs = new MemoryFileSystem();
-  fs.writeFile(PATH, fileOf(lines), 0o600);
+  fs.writeFile(PATH, fileOf(lines, skipped), 0o600);
   const server = await startTurnServer(API, { fs });
   const opened = await request(server, "open", "session.open", { session_id: SESSION });
   assert.ok(opened.result, JSON.stringify(opened.error));
@@ -47,6 +52,17 @@ describe("the stored history never outgrows what session.open can read", () => {
     assert.deepEqual([terminalData(events).outcome, terminalData(events).persistence, terminalData(events).error_code], ["failed", "not_started", "content_limit"]);
     assert.deepEqual(diagnostics(events), ["session_full"]);
     assert.equal(server.provider.log.length, 0, "no provider request");
+    assert.equal(lineCount(fs), lines, "nothing appended");
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("records skipped on open count toward the line bound: a turn whose input would cross it still fails with session_full", async () => {
+    const lines = LIMITS.stored_history_lines - CLOSING_RESERVE_LINES - 1;
+    const { fs, server } = await fullServer(lines, 1_000);
+    const { runId } = await startTurn(server, "one more", SESSION);
+    const events = await runEvents(server, runId);
+    assert.deepEqual([terminalData(events).persistence, terminalData(events).error_code], ["not_started", "content_limit"]);
+    assert.deepEqual(diagnostics(events), ["session_full"]);
     assert.equal(lineCount(fs), lines, "nothing appended");
     assert.equal(await stopTurnServer(server), 0);
   });

@@ -105,14 +105,22 @@ describe("session.discover bounds, at and around each value", () => {
     assert.deepEqual(ids(await discoverNext(byLines, page, 100)), [id(10)]);
   });
 
-  it("a malformed history is charged its whole per-file budget", async () => {
+  it("tiny malformed histories are charged what they hold: eight and one valid fit one page", async () => {
     const runtime = createMemoryRuntime();
-    for (let n = 0; n < 8; n++) runtime.fs.writeFile(`${SESSIONS}/${id(n)}.jsonl`, "{broken\n", 0o600);
+    for (let n = 0; n < 8; n++) runtime.fs.writeFile(`${SESSIONS}/${id(n)}.jsonl`, "x\n", 0o600);
     writeSession(runtime, "zz-good");
-    const discovery = await discoveryFor(runtime);
-    const first = await discoverNext(discovery, null, 100) as DiscoverPage;
-    assert.deepEqual([first.sessions.length, first.notices, first.next_cursor !== null], [0, ["sessions_omitted_invalid"], true], "8 × 8 MiB charged");
-    assert.deepEqual(ids(await discoverNext(discovery, first, 100)), ["zz-good"]);
+    const first = await discoverNext(await discoveryFor(runtime), null, 100) as DiscoverPage;
+    assert.deepEqual([ids(first), first.notices], [["zz-good"], ["sessions_omitted_invalid"]]);
+  });
+
+  it("a history over the per-file bound is charged what was read of it: nothing when its size alone refuses it", async () => {
+    const runtime = createMemoryRuntime();
+    // One buffer shared by every file: the memory file system keeps what it is given.
+    const over = new TextEncoder().encode(sizedText("big", 8 * MiB + 1, 2));
+    for (let n = 0; n < 9; n++) runtime.fs.writeFile(`${SESSIONS}/${id(n)}.jsonl`, over, 0o600);
+    writeSession(runtime, "zz-good");
+    const first = await discoverNext(await discoveryFor(runtime), null, 100) as DiscoverPage;
+    assert.deepEqual([ids(first), first.notices], [["zz-good"], ["sessions_omitted_limit"]]);
   });
 });
 

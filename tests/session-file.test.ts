@@ -112,6 +112,29 @@ describe("readSessionFile() on the memory filesystem", () => {
     assert.equal((await read(fileWith(encodeAll(records.slice(0, 1))))).ok, true);
   });
 
+  it("readSessionFile() skips ignorable records it does not understand: lines and digest count them, retain sees their time, records leave them out", async () => {
+    const records = buildSession(SID, TURNS);
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: records.length }), { maxLength: 6 }), async (positions) => {
+        const skipped = (index: number) => ({ v: 2, type: "tool_card", session_id: SID, at: `2030-01-0${1 + (index % 9)}T00:00:00.000Z`, ignorable: true, card: { rows: [[index]] } });
+        const lines: (SessionRecord | ReturnType<typeof skipped>)[] = [...records];
+        positions.forEach((position, index) => lines.splice(Math.min(position, lines.length), 0, skipped(index)));
+        const bytes = concatBytes(lines.map((line) => `${JSON.stringify(line)}\n`));
+        const seen: (string | null)[] = [];
+        const result = await read(fileWith(bytes), { retain: (record) => (seen.push(record.type === null ? record.at : null), true) });
+        assert.ok(result.ok);
+        assert.deepEqual(result.records, records);
+        assert.equal(result.lines, lines.length);
+        assert.equal(result.intactLength, bytes.length);
+        assert.equal(result.digest, await sha256Hex(bytes));
+        assert.deepEqual(seen, lines.map((line) => line.v === 2 ? line.at : null));
+      }),
+      { numRuns: fuzzRuns(30) },
+    );
+    const first = concatBytes([`${JSON.stringify({ v: 2, type: "tool_card", session_id: SID, at: "2030-01-01T00:00:00.000Z", ignorable: true })}\n`, encodeAll(records)]);
+    assert.deepEqual(await read(fileWith(first)), { ok: false, code: ErrorCode.sessionInvalid }, "the session record stays first");
+  });
+
   it("readSessionFile() refuses a symlink, a FIFO, a directory and a group- or world-writable file", async () => {
     const bytes = encodeAll(buildSession(SID, TURNS));
     const fs = new MemoryFileSystem();
@@ -198,7 +221,9 @@ describe("readSessionFile() on the memory filesystem", () => {
       ["unknown type", json({ type: "tool_output" })],
       ["wrong v", json({ v: 2 })],
       ["schema failure", json({ text: 42 })],
-      ["extra field", json({ raw: "provider payload" })],
+      ["extra field outside the name grammar", json({ Raw: "provider payload" })],
+      ["ignorable session record", json({ v: 2, type: "session", ignorable: true })],
+      ["ignorable record of another session", json({ v: 2, type: "tool_card", ignorable: true, session_id: "another-session" })],
       ["invalid JSON", "{not json"],
       ["empty line", ""],
       ["an array", "[]"],

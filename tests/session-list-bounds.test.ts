@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createMemoryRuntime, ManualClock, type MemoryRuntime } from "../runtime/memory.ts";
-import type { FileSystem } from "../src/host/runtime.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { type FileSystem, type ReadHandle, RuntimeError } from "../src/host/runtime.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { SessionListing } from "../src/store/discovery/listing.ts";
-import { CWD, listingFor, SESSIONS, sizedText, writeSession } from "./support/listing.ts";
+import { CWD, listingFor, SESSIONS, sizedText, storedRecords, storedText, writeSession } from "./support/listing.ts";
 import { driven, SlowStorage } from "./support/slow-storage.ts";
 
 const never = new AbortController().signal;
@@ -15,6 +16,22 @@ async function listed(runtime: MemoryRuntime, limit = 100): Promise<{ code: stri
   if (!outcome.ok) return { code: outcome.code };
   const page = outcome.result;
   return { count: page.sessions.length, complete: page.complete, bytes: new TextEncoder().encode(JSON.stringify(page)).length };
+}
+
+/** The ids a fresh listing shows and its notices, or its error code. */
+async function listedIds(runtime: MemoryRuntime): Promise<{ code: string } | { ids: string[]; notices: string[] }> {
+  const outcome = await (await listingFor(runtime)).list({}, never);
+  return outcome.ok ? { ids: outcome.result.sessions.map((entry) => entry.session_id), notices: [...outcome.result.notices] } : { code: outcome.code };
+}
+
+/** A file system on which `closed*` histories cannot be opened and every read of a `failing*` one fails. */
+class Unreliable extends MemoryFileSystem {
+  override async openRead(path: string): Promise<ReadHandle> {
+    if (path.includes("/closed")) throw new RuntimeError("permission", "open");
+    const handle = await super.openRead(path);
+    if (!path.includes("/failing")) return handle;
+    return { ...handle, read: () => Promise.reject(new RuntimeError("io", "read")) };
+  }
 }
 
 const id = (n: number) => `s${String(n).padStart(4, "0")}`;
@@ -98,14 +115,49 @@ describe("session.list bounds, at and around each value", () => {
     assert.deepEqual(await listed(lines), { code: "discovery_limit" });
   });
 
-  it("a malformed history is charged its whole per-file budget; one refused on its lstat costs nothing", async () => {
-    const runtime = createMemoryRuntime();
-    for (let n = 0; n < 7; n++) runtime.fs.writeFile(`${SESSIONS}/bad${n}.jsonl`, "{broken\n", 0o600);
-    writeSession(runtime, "good");
+  for (const bad of [8, 9, 64, 4_000]) {
+    it(`${bad} tiny malformed histories and one valid: the valid one is listed, with sessions_omitted_invalid`, async () => {
+      const runtime = createMemoryRuntime();
+      for (let n = 0; n < bad; n++) runtime.fs.writeFile(`${SESSIONS}/bad${n}.jsonl`, n % 2 === 0 ? "x\n" : "{broken\n", 0o600);
+      writeSession(runtime, "good");
+      assert.deepEqual(await listedIds(runtime), { ids: ["good"], notices: ["sessions_omitted_invalid"] });
+    });
+  }
+
+  it("a malformed history is charged every byte it holds, read to its end: at and around 64 MiB in total", async () => {
+    const good = storedText(storedRecords("zz-good"));
+    for (const [extra, expected] of [[0, "ok"], [1, "discovery_limit"]] as const) {
+      const runtime = createMemoryRuntime();
+      for (let n = 0; n < 7; n++) runtime.fs.writeFile(`${SESSIONS}/${id(n)}.jsonl`, sizedText(id(n), 8 * MiB, 2), 0o600);
+      // A bad first line, then 8 MiB less good's bytes: good is admitted exactly its own size, or one byte less.
+      runtime.fs.writeFile(`${SESSIONS}/${id(7)}.jsonl`, `x\n${sizedText(id(7), 8 * MiB - good.length - 2 + extra, 2)}`, 0o600);
+      runtime.fs.writeFile(`${SESSIONS}/zz-good.jsonl`, good, 0o600);
+      const outcome = await listedIds(runtime);
+      assert.equal("code" in outcome ? outcome.code : outcome.ids.length, expected === "ok" ? 8 : expected, `${extra} over`);
+    }
+  });
+
+  it("a malformed history is charged every line it holds, read to its end: at and around 100,000 lines in total", async () => {
+    for (const [extra, expected] of [[0, "ok"], [1, "discovery_limit"]] as const) {
+      const runtime = createMemoryRuntime();
+      // Nine bad histories of 10,000 lines, then 10,000 less good's lines: good is admitted exactly its own lines, or one less.
+      const lines = storedRecords("zz-good").length;
+      for (let n = 0; n < 10; n++) runtime.fs.writeFile(`${SESSIONS}/bad${n}.jsonl`, "x\n".repeat(n < 9 ? 10_000 : 10_000 - lines + extra), 0o600);
+      writeSession(runtime, "zz-good");
+      const outcome = await listedIds(runtime);
+      assert.deepEqual("code" in outcome ? outcome.code : outcome.ids, expected === "ok" ? ["zz-good"] : expected, `${extra} over`);
+    }
+  });
+
+  it("a history that cannot be opened costs nothing, nor one refused on its lstat; one whose read fails is charged its whole admission", async () => {
+    const runtime = createMemoryRuntime({ fs: new Unreliable() });
+    for (let n = 0; n < 50; n++) runtime.fs.writeFile(`${SESSIONS}/closed${n}.jsonl`, storedText(storedRecords(`closed${n}`)), 0o600);
     for (let n = 0; n < 50; n++) runtime.fs.writeFile(`${SESSIONS}/open${n}.jsonl`, "{}\n", 0o666);
-    assert.equal((await listed(runtime) as { count: number }).count, 1, "7 × 8 MiB charged leaves 8 MiB");
-    runtime.fs.writeFile(`${SESSIONS}/bad7.jsonl`, "{broken\n", 0o600);
-    assert.deepEqual(await listed(runtime), { code: "discovery_limit" }, "8 × 8 MiB charged leaves nothing for good.jsonl");
+    for (let n = 0; n < 7; n++) runtime.fs.writeFile(`${SESSIONS}/failing${n}.jsonl`, storedText(storedRecords(`failing${n}`)), 0o600);
+    writeSession(runtime, "good");
+    assert.deepEqual(await listedIds(runtime), { ids: ["good"], notices: ["sessions_omitted_invalid"] }, "7 × 8 MiB charged leaves 8 MiB");
+    runtime.fs.writeFile(`${SESSIONS}/failing7.jsonl`, storedText(storedRecords("failing7")), 0o600);
+    assert.deepEqual(await listedIds(runtime), { code: "discovery_limit" }, "8 × 8 MiB charged leaves nothing for good.jsonl");
   });
 
   it("histories read ahead never ask for more than their own admission and one byte", async () => {
@@ -116,7 +168,7 @@ describe("session.list bounds, at and around each value", () => {
       sizes.set(name, text.length);
     };
     for (let n = 0; n < 6; n++) store(id(n), sizedText(id(n), 8 * MiB, 2));
-    store(id(6), "{broken\n"); // charged its whole 8 MiB
+    store(id(6), `x\n${sizedText(id(6), 8 * MiB - 2, 2)}`); // malformed, charged the 8 MiB it holds
     store(id(7), sizedText(id(7), 8 * MiB - 1_000, 2));
     store(id(8), sizedText(id(8), 500, 2)); // admitted the last 1,000 bytes
     const spy = await spiedReads(runtime);
@@ -126,7 +178,7 @@ describe("session.list bounds, at and around each value", () => {
     for (const [name, size] of sizes) {
       const admitted = Math.min(LIMITS.discovery_session_bytes, left);
       assert.ok((spy.furthest.get(name) ?? 0) <= admitted + 1, `${name} read to ${spy.furthest.get(name)} of ${admitted} admitted`);
-      left -= name === id(6) ? admitted : size;
+      left -= size;
     }
   });
 

@@ -8,8 +8,9 @@ import { configuredSecrets } from "../src/config/providers.ts";
 import { isLeaseStale } from "../src/store/lease-file.ts";
 import { Lease, leasePath } from "../src/store/leases.ts";
 import { projectHistory, type ProjectionRecord } from "../src/store/projection.ts";
-import { isFlatJson } from "../src/store/record-fields.ts";
-import { encodeRecord, parseRecordLine, type SessionRecord } from "../src/store/records.ts";
+import { nestingDepth } from "../src/store/record-fields.ts";
+import { parseRecordLine } from "../src/store/record-lines.ts";
+import { encodeRecord, type SessionRecord } from "../src/store/records.ts";
 import { utf8ByteCount } from "../src/util/utf8.ts";
 import { initLine, line, type Run, startServer } from "./support/harness.ts";
 
@@ -74,12 +75,13 @@ describe("session store hardening", () => {
     await run.exit;
   });
 
-  it("parseRecordLine() refuses a nested line without building it, and isFlatJson() skips strings", () => {
+  it("parseRecordLine() refuses a deeply nested line without building it, and nestingDepth() skips strings", () => {
     const deep = `{"v":1,"x":${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}}`;
     assert.deepEqual(parseRecordLine(deep, "s"), { ok: false });
-    assert.equal(isFlatJson('{"text":"{[ not nested ]}","q":"\\"{"}'), true);
-    assert.equal(isFlatJson('{"a":{"b":1}}'), false);
-    assert.equal(isFlatJson('{"a":[1]}'), false);
+    assert.equal(nestingDepth('{"text":"{[ not nested ]}","q":"\\"{"}', 16), 1);
+    assert.equal(nestingDepth('{"a":{"b":1}}', 16), 2);
+    assert.equal(nestingDepth('{"a":[1],"b":[[]]}', 16), 3);
+    assert.equal(nestingDepth(deep, 16), 17, "counted no further than one past the limit");
   });
 
   it("projectHistory() refuses a message text over the snapshot bound before redacting it", () => {

@@ -17,6 +17,7 @@ import { type Instruction, loadInstructions } from "../config/instructions.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
+import type { McpServerDefinition } from "../mcp/definition.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 import { cachedHint } from "../catalog/selection-hint.ts";
 
@@ -41,6 +42,13 @@ export interface StartupSnapshot {
   readonly instructions: readonly Instruction[];
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
+  /**
+   * The MCP servers to connect: those the settings configure that are
+   * enabled and approved (`src/mcp/servers.ts`); absent when the settings
+   * configure none. The others are skipped: never started, never failing
+   * startup.
+   */
+  readonly mcpServers?: readonly McpServerDefinition[];
 }
 
 /** The outcome of {@link runStartup}. */
@@ -109,7 +117,7 @@ async function createHome(runtime: Runtime, path: string): Promise<StartupErrorC
  * root itself (a client started in `$HOME`): the user's own global file must
  * not be read a second time as untrusted project settings.
  */
-async function projectSettingsPath(runtime: Runtime, cwd: string, home: string): Promise<string | null> {
+export async function projectSettingsPath(runtime: Runtime, cwd: string, home: string): Promise<string | null> {
   const directory = joinPath(cwd, PROJECT_SETTINGS_PATH[0]!);
   const canonical = await runtime.fs.realpath(directory).catch(() => null);
   return canonical === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
@@ -152,6 +160,24 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (signal.aborted) return cancelled;
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;
-  const snapshot = { home, cwd, contextId, settings: loaded.settings, selection: selected.selection, credentials, instructions, selectionHint };
+  let mcpServers: readonly McpServerDefinition[] | undefined;
+  if (loaded.mcpServers !== undefined) {
+    // Loaded only when a server is configured: reads the approvals file, once.
+    const { startableMcpServers } = await import("../mcp/servers.ts");
+    const startable = await startableMcpServers(runtime, { home, cwd, servers: loaded.mcpServers }, signal);
+    if (!startable.ok) return startable.code === ErrorCode.startupCancelled ? cancelled : { ok: false, code: startable.code, contextId };
+    mcpServers = startable.servers;
+  }
+  const snapshot = {
+    home,
+    cwd,
+    contextId,
+    settings: loaded.settings,
+    selection: selected.selection,
+    credentials,
+    instructions,
+    selectionHint,
+    ...(mcpServers === undefined ? {} : { mcpServers }),
+  };
   return { ok: true, snapshot };
 }

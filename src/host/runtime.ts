@@ -68,8 +68,8 @@ export interface Runtime {
   readonly stdout: ByteWriter;
   /** Standard error: launch errors only, never during serving. */
   readonly stderr: ByteWriter;
-  /** What the standard stream with descriptor 0, 1 or 2 is connected to. */
-  stdioKind(fd: 0 | 1 | 2): Promise<StdioKind>;
+  /** What standard input (0) or output (1) is connected to: the launch check of `serve --stdio`. */
+  stdioKind(fd: 0 | 1): Promise<StdioKind>;
   readonly fs: FileSystem;
   /** Starts `command` as a subprocess; rejects with `not_found` if it cannot be started. */
   spawn(command: string, options: SpawnOptions): Subprocess;

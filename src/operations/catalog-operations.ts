@@ -17,7 +17,7 @@ import type { RunConfig } from "../runner/run-config.ts";
 import type { SessionStore, StoreResult } from "../store/sessions.ts";
 import type { SessionWorker } from "./sessions/session-worker.ts";
 import { setSelection, type SelectionDeps } from "./selection/selection-set.ts";
-import { type SelectionObject, SelectionState } from "./catalog/selection-state.ts";
+import type { SelectionState } from "./catalog/selection-state.ts";
 import { attachSelection } from "./selection/session-restore.ts";
 import { observeForTurn, selectionRunConfig, type TurnRefusal } from "./selection/turn-selection.ts";
 import { CatalogContext } from "./catalog/catalog-context.ts";
@@ -34,37 +34,19 @@ export class CatalogOperations {
   // afterwards; status names this session, which changes together with the selection.
   #attached: string | null = null;
 
-  /** Binds the operations to `snapshot`, the session `store` and the worker they run on. */
-  constructor(runtime: Runtime, snapshot: StartupSnapshot, store: SessionStore, sessions: SessionWorker) {
+  /**
+   * Binds the operations to `snapshot`, the session `store` and the worker
+   * they run on; `selection` is the child's current selection, which
+   * `status` showed before these operations were loaded.
+   */
+  constructor(runtime: Runtime, snapshot: StartupSnapshot, selection: SelectionState, store: SessionStore, sessions: SessionWorker) {
     this.#sessions = sessions;
-    const { selection } = snapshot;
-    this.#deps = {
-      context: new CatalogContext(runtime, snapshot),
-      snapshots: new CatalogSnapshots(runtime),
-      selection: new SelectionState(runtime, {
-        provider: selection.provider,
-        model: selection.model,
-        endpoint: selection.endpoint,
-        requested: selection.effort,
-        hint: snapshot.selectionHint ?? null,
-      }),
-      store,
-    };
-  }
-
-  /** The `status.selection` object. */
-  get selection(): SelectionObject {
-    return this.#deps.selection.render();
+    this.#deps = { context: new CatalogContext(runtime, snapshot), snapshots: new CatalogSnapshots(runtime), selection, store };
   }
 
   /** The session of the last completed attachment (`session.create` / `session.open` with its selection), as `status` names it. */
   get sessionId(): string | null {
     return this.#attached;
-  }
-
-  /** The current provider and model, as `status` names them. */
-  get current(): { readonly provider: string; readonly model: string } {
-    return this.#deps.selection.value;
   }
 
   /** `model.catalog`. */
@@ -79,7 +61,8 @@ export class CatalogOperations {
 
   /** `model.refresh` (negotiated). */
   refresh(id: string, params: MethodParams<"model.refresh">): void {
-    this.#sessions.run(id, (_store, signal) => modelRefresh(this.#deps, params.provider, signal));
+    // Past its commit (right before the rename) the refresh answers its result: no longer cancellable by id.
+    this.#sessions.run(id, (_store, signal, commit) => modelRefresh(this.#deps, params.provider, signal, commit));
   }
 
   /** `selection.set`. */

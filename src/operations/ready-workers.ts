@@ -1,86 +1,37 @@
 /**
- * The workers a ready child runs on its admitted startup snapshot: the
- * session/history worker (which also lists sessions) and the turn worker,
- * sharing one session store and
- * excluding each other (a session operation during a run is `busy`, and a
- * turn during a session operation too). Run events reach the ordered writer
- * through a sink that leaves room for responses. On close both are
- * cancelled, and the session leases are released only after the run and the
- * last session operation have let go of the store.
+ * The ready child's worker set, loaded on first use. Startup's success
+ * creates only the selection (`status` shows it in the `initialize` answer);
+ * the workers themselves (`workers.ts`: the session store, discovery, the
+ * catalog, turn admission) are a separate chunk, imported by the first
+ * request that needs a ready child. Requests that arrive while it loads wait
+ * for it and then run in arrival order, exactly as if it had been there. On
+ * close both workers are cancelled, and the session leases are released only
+ * after the run and the last session operation have let go of the store.
+ *
+ * Once the workers exist, the run module (providers, tools) warms in the
+ * background: a child asked for sessions is likely to run a turn next, and a
+ * child asked for nothing loads neither.
  *
  * @module
  */
 
-import { LIMITS } from "../protocol/limits.ts";
-import { runConfig } from "./turns/configure-run.ts";
-import type { RunEventSink } from "../runner/event-channel.ts";
-import { TurnWorker } from "./turns/turn-worker.ts";
 import type { Runtime } from "../host/runtime.ts";
-import { configuredSecrets } from "../config/providers.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
-import { SessionWorker } from "./sessions/session-worker.ts";
-import { CatalogOperations } from "./catalog-operations.ts";
-import { SessionStore } from "../store/sessions.ts";
-import { SessionDiscovery } from "../store/discovery/discovery.ts";
-import { SessionListing } from "../store/discovery/listing.ts";
-import { joinPath } from "../util/paths.ts";
-import { OperationCanceller } from "./cancel/operation-cancel.ts";
+import { ErrorCode } from "../protocol/errors.ts";
+import type { ReadyRunner } from "../protocol/phase-gate.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
+import { SelectionState } from "./catalog/selection-state.ts";
+import type { ReadyView } from "./status.ts";
+import type { Workers } from "./workers.ts";
 
-/** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
-const RESPONSE_RESERVE = 4;
-const EVENT_SLOTS = LIMITS.pending_output_frames - RESPONSE_RESERVE;
-
-/** The two workers of a ready child. */
-export interface Workers {
-  /** `session.*` and `history.page`. */
-  readonly sessions: SessionWorker;
-  /** `turn.*` and `approval.answer`. */
-  readonly turns: TurnWorker;
-  /** `model.*`, `selection.set` and the selection side of `session.create`/`session.open`, on the session worker. */
-  readonly catalog: CatalogOperations;
-  /** `operation.cancel`, over the session worker's cancellable operations. */
-  readonly operations: OperationCanceller;
-}
-
-function createWorkers(runtime: Runtime, output: ProtocolOutput, snapshot: StartupSnapshot, outputFailed: () => void): Workers {
-  const writer = output.writer;
-  const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
-  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
-  let turns: TurnWorker | null = null;
-  const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
-  const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
-  const sessions = new SessionWorker(store, discovery, output, () => turns?.runId != null);
-  const sink: RunEventSink = {
-    // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
-    room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),
-    whenRoom: () => writer.whenPendingBelow(EVENT_SLOTS),
-    send: (event) => output.event(event.event, event.data),
-  };
-  const catalog = new CatalogOperations(runtime, snapshot, store, sessions);
-  const base = runConfig(runtime, snapshot, secrets);
-  turns = new TurnWorker({
-    runtime,
-    store,
-    sessionsBusy: () => sessions.busy,
-    replies: output,
-    sink,
-    // Read when a run starts: turns use the selection current then.
-    get config() {
-      return catalog.runConfig(base);
-    },
-    beforeRun: (signal) => catalog.beforeRun(signal),
-    outputFailed,
-  });
-  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
-}
-
-/** The workers of one child: none until startup admitted a snapshot, then both for good. */
-export class ReadyWorkers {
+/** The workers of one child: none until startup admitted a snapshot, then loaded once, for good. */
+export class ReadyWorkers implements ReadyView {
   readonly #runtime: Runtime;
   readonly #output: ProtocolOutput;
   readonly #outputFailed: () => void;
+  #ready: { readonly snapshot: StartupSnapshot; readonly selection: SelectionState } | null = null;
   #workers: Workers | null = null;
+  #loading: Promise<Workers | null> | null = null;
 
   /**
    * Prepares workers that will answer through `output`; `outputFailed`
@@ -92,37 +43,96 @@ export class ReadyWorkers {
     this.#outputFailed = outputFailed;
   }
 
-  /** Both workers once startup succeeded, else `null`: what the phase gate and `status` look at. */
-  get current(): Workers | null {
-    return this.#workers;
+  /** What `status` shows of the ready child once startup succeeded, else `null`. */
+  get view(): ReadyView | null {
+    return this.#ready === null ? null : this;
   }
 
-  /** Creates both workers over one session store for `snapshot`. */
+  /** How the phase gate runs a ready request once startup succeeded, else `null`. */
+  get runner(): ReadyRunner<Workers> | null {
+    return this.#ready === null ? null : (handle, id) => this.#run(handle, id);
+  }
+
+  /** The selection startup admitted, and every one since. */
+  get selection(): SelectionState {
+    return this.#ready!.selection;
+  }
+
+  /** The session of the last completed attachment. */
+  get sessionId(): string | null {
+    return this.#workers?.catalog.sessionId ?? null;
+  }
+
+  /** The active run, until its terminal event was handed to the writer. */
+  get runId(): string | null {
+    return this.#workers?.turns.runId ?? null;
+  }
+
+  /** Records the admitted `snapshot`: its selection, with a first revision, is what `status` shows from now on. */
   start(snapshot: StartupSnapshot): void {
-    this.#workers = createWorkers(this.#runtime, this.#output, snapshot, this.#outputFailed);
-  }
-
-  /** Warm-up: the first turn should not pay for loading the provider clients and tools. */
-  warm(): void {
-    void this.#workers?.turns.warm().catch(() => {});
+    const { selection } = snapshot;
+    this.#ready = {
+      snapshot,
+      selection: new SelectionState(this.#runtime, {
+        provider: selection.provider,
+        model: selection.model,
+        endpoint: selection.endpoint,
+        requested: selection.effort,
+        hint: snapshot.selectionHint ?? null,
+      }),
+    };
   }
 
   /**
    * Cancels the active run and the running session operation for a closing
    * connection (answering the latter `operation_cancelled` when `answer` is
-   * set). Returns the cleanup that ends with the session leases released.
+   * set). Requests still waiting for the workers to load were admitted before
+   * the close: they run first and are then cancelled like any other. Returns
+   * the cleanup that ends with the session leases released.
    */
   cancel(answer: boolean): Promise<void> {
-    const workers = this.#workers;
-    if (workers === null) return Promise.resolve();
-    workers.turns.cancelForClose();
-    workers.sessions.cancel(answer);
-    // The run uses the store until its cleanup ends; leases are released after both.
-    return workers.turns.idle().then(() => workers.sessions.close());
+    const cancel = (workers: Workers | null): Promise<void> => {
+      if (workers === null) return Promise.resolve();
+      workers.turns.cancelForClose();
+      workers.sessions.cancel(answer);
+      // The run uses the store until its cleanup ends; leases are released after both.
+      return workers.turns.idle().then(() => workers.sessions.close());
+    };
+    return this.#loading === null ? cancel(this.#workers) : this.#loading.then(cancel);
   }
 
   /** Settles once no run is active: its cleanup finished and its terminal event was handed to the writer. */
   settled(): Promise<void> {
-    return this.#workers?.turns.idle() ?? Promise.resolve();
+    if (this.#loading === null) return this.#workers?.turns.idle() ?? Promise.resolve();
+    return this.#loading.then((workers) => workers?.turns.idle());
+  }
+
+  #run(handle: (workers: Workers) => void, id: string): void {
+    if (this.#workers !== null) return handle(this.#workers);
+    void this.#load().then((workers) => {
+      // The chunk could not load (a damaged installation): the child cannot serve what startup promised.
+      if (workers === null) return this.#output.error(id, ErrorCode.startupFailed);
+      handle(workers);
+    });
+  }
+
+  #load(): Promise<Workers | null> {
+    this.#loading ??= import("./workers.ts").then(
+      ({ createWorkers }) => {
+        const ready = this.#ready!;
+        const workers = createWorkers({
+          runtime: this.#runtime,
+          output: this.#output,
+          snapshot: ready.snapshot,
+          selection: ready.selection,
+          outputFailed: this.#outputFailed,
+        });
+        this.#workers = workers;
+        void workers.turns.warm().catch(() => {});
+        return workers;
+      },
+      () => null,
+    );
+    return this.#loading;
   }
 }

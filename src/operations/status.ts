@@ -13,7 +13,17 @@ import { ErrorCode as Codes } from "../protocol/errors.ts";
 import type { WorkerReplies } from "../protocol/replies.ts";
 import type { StatusResult } from "../protocol/results.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
-import type { Workers } from "./ready-workers.ts";
+import type { SelectionState } from "./catalog/selection-state.ts";
+
+/** What `status` reads of a ready child: its selection, and what its workers hold once they are loaded. */
+export interface ReadyView {
+  /** The current selection; it reflects the last completed attachment or mutation. */
+  readonly selection: SelectionState;
+  /** The session of the last completed attachment, so it always names the session the selection belongs to. */
+  readonly sessionId: string | null;
+  /** The active run. */
+  readonly runId: string | null;
+}
 
 /** The wire `status` object, inferred from its schema in `src/protocol/results.ts`. */
 export type StatusObject = StatusResult;
@@ -62,18 +72,18 @@ function renderPhase(phase: Phase): StatusObject {
   }
 }
 
-/** Renders and answers `status` from the lifecycle phase and the ready workers. */
+/** Renders and answers `status` from the lifecycle phase and the ready child. */
 export class StatusView {
   readonly #phase: () => Phase;
-  readonly #workers: () => Workers | null;
+  readonly #ready: () => ReadyView | null;
   readonly #replies: WorkerReplies;
   // Rendered once per phase (phases are immutable objects): status is answered from memory on every request.
   #rendered: { readonly phase: Phase; readonly status: StatusObject } | null = null;
 
-  /** Creates the view over the current `phase` and `workers` (null until startup succeeded). */
-  constructor(phase: () => Phase, workers: () => Workers | null, replies: WorkerReplies) {
+  /** Creates the view over the current `phase` and `ready` child (null until startup succeeded). */
+  constructor(phase: () => Phase, ready: () => ReadyView | null, replies: WorkerReplies) {
     this.#phase = phase;
-    this.#workers = workers;
+    this.#ready = ready;
     this.#replies = replies;
   }
 
@@ -88,15 +98,12 @@ export class StatusView {
     const phase = this.#phase();
     if (this.#rendered?.phase !== phase) this.#rendered = { phase, status: renderPhase(phase) };
     const status = this.#rendered.status;
-    const workers = this.#workers();
-    if (workers === null || phase.kind !== "ready") return status;
-    // The last completed attachment's session, so it always names the session the selection belongs to.
-    const sessionId = workers.catalog.sessionId;
-    const runId = workers.turns.runId;
+    const ready = this.#ready();
+    if (ready === null || phase.kind !== "ready") return status;
+    const runId = ready.runId;
     const running = runId === null ? {} : { state: "running", run_id: runId } as const;
-    // The effective provider and model follow the selection; it reflects the last completed attachment or mutation.
-    const { provider, model } = workers.catalog.current;
-    const selection = workers.catalog.selection;
-    return { ...status, provider: safeName(provider), model: safeName(model), session_id: sessionId, ...running, selection };
+    // The effective provider and model follow the selection.
+    const { provider, model } = ready.selection.value;
+    return { ...status, provider: safeName(provider), model: safeName(model), session_id: ready.sessionId, ...running, selection: ready.selection.render() };
   }
 }

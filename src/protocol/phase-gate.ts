@@ -17,17 +17,24 @@ export type GatedPhase =
   | { readonly kind: "new" | "starting" | "ready" }
   | { readonly kind: "failed"; readonly code: StartupErrorCode };
 
+/**
+ * Runs request `id`'s handler on a ready child's `T`: at once when `T` is
+ * there, else once it has loaded, handlers in the order they were given
+ * (the runner answers `id` itself if `T` cannot load).
+ */
+export type ReadyRunner<T> = (handle: (ready: T) => void, id: string) => void;
+
 /** Admits requests to a ready child's `T` (its workers) and refuses them otherwise. */
 export class PhaseGate<T> {
   readonly #phase: () => GatedPhase;
-  readonly #ready: () => T | null;
+  readonly #ready: () => ReadyRunner<T> | null;
   readonly #reject: Reject;
 
   /**
-   * Creates the gate over the current `phase` and the `ready` value, which
+   * Creates the gate over the current `phase` and the `ready` runner, which
    * exists from the moment startup has succeeded; `reject` answers refusals.
    */
-  constructor(phase: () => GatedPhase, ready: () => T | null, reject: Reject) {
+  constructor(phase: () => GatedPhase, ready: () => ReadyRunner<T> | null, reject: Reject) {
     this.#phase = phase;
     this.#ready = ready;
     this.#reject = reject;
@@ -38,9 +45,9 @@ export class PhaseGate<T> {
     return (id, params) => {
       const phase = this.#phase();
       if (phase.kind === "failed") return this.#reject(id, phase.code);
-      const ready = this.#ready();
-      if (ready === null) return this.#reject(id, Codes.notInitialized);
-      handle(ready, id, params);
+      const run = this.#ready();
+      if (run === null) return this.#reject(id, Codes.notInitialized);
+      run((ready) => handle(ready, id, params), id);
     };
   }
 }

@@ -8,7 +8,9 @@
  * source) are joined into one event: folding concatenates them anyway, so
  * the result is unchanged, and a legitimate stream of thousands of argument
  * tokens costs one retained event. Every byte a provider sent still counts
- * against the budget.
+ * against the budget, and so does everything a decoder keeps across events
+ * (see `StreamDecoder`): it keeps only what it emitted in a call's
+ * `tool_start`, charged here.
  *
  * @module
  */
@@ -19,7 +21,12 @@ import { utf8ByteCount } from "../util/utf8.ts";
 
 type Delta = Extract<ProviderEvent, { type: "tool_delta" | "reasoning_summary" | "reasoning_raw" }>;
 
-/** The bytes `event` makes the run hold. */
+/**
+ * The bytes `event` makes the run hold. A `tool_start`'s key is charged with
+ * its id and name: the decoder keeps all three until the stream ends (a
+ * Responses key is the provider's item id, of any length); later events of
+ * the call share the decoder's key, so theirs costs nothing more.
+ */
 function payloadBytes(event: ProviderEvent): number {
   switch (event.type) {
     case "tool_delta":
@@ -29,6 +36,7 @@ function payloadBytes(event: ProviderEvent): number {
     case "reasoning_opaque":
       return utf8ByteCount(event.data) + utf8ByteCount(event.itemId ?? "");
     case "tool_start":
+      return utf8ByteCount(event.key) + utf8ByteCount(event.id ?? "") + utf8ByteCount(event.name ?? "");
     case "tool_end":
       return utf8ByteCount(event.id ?? "") + utf8ByteCount(event.name ?? "");
     default:

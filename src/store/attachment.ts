@@ -44,7 +44,7 @@ export interface Attachment {
   readonly file: FileIdentity | null;
   /** End of the last complete line when read (appends continue there); null for a lazy handle. */
   readonly intactLength: number | null;
-  /** Complete lines up to `intactLength` (each one record), for the stored-history line bound; null for a lazy handle. */
+  /** Complete lines up to `intactLength` (skipped records included), for the stored-history line bound; null for a lazy handle. */
   readonly lines: number | null;
   /** The records a next turn replays to the provider. */
   readonly conversation: readonly ConversationRecord[];
@@ -106,7 +106,7 @@ export async function loadAttachment(
     revision: revisionId({ digest: revisionDigest(runtime.createSha256(), { instanceId: context.instanceId, sessionId }, "read", read.digest), generation: context.nextGeneration() }),
     file: read.identity,
     intactLength: read.intactLength,
-    lines: read.records.length,
+    lines: read.lines,
     conversation: read.records.filter(isConversationRecord),
     preferences: lastPreferences(read.records) ?? null,
     stale: false,

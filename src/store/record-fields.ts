@@ -87,13 +87,15 @@ export function containersWithin(line: string, max: number): boolean {
 }
 
 /**
- * Whether `line` is a JSON text whose containers never nest: one object of
- * scalars, the shape of every record. A linear scan that skips strings, run
- * before `JSON.parse`, which would otherwise build millions of nested arrays
- * from a hostile line before the schema could refuse it.
+ * How deeply the containers of `line`, a JSON text, nest (the outermost
+ * object is depth 1), counted no further than `limit + 1`. A linear scan that
+ * skips strings, run before `JSON.parse`, which would otherwise build
+ * millions of nested arrays from a hostile line before any bound could
+ * refuse it.
  */
-export function isFlatJson(line: string): boolean {
+export function nestingDepth(line: string, limit: number): number {
   let depth = 0;
+  let deepest = 0;
   let inString = false;
   for (let i = 0; i < line.length; i++) {
     const unit = line.charCodeAt(i);
@@ -103,10 +105,10 @@ export function isFlatJson(line: string): boolean {
     } else if (unit === 0x22) {
       inString = true;
     } else if (unit === 0x7b /* { */ || unit === 0x5b /* [ */) {
-      if (++depth > 1) return false;
+      if (++depth > deepest && (deepest = depth) > limit) return deepest;
     } else if (unit === 0x7d /* } */ || unit === 0x5d /* ] */) {
       depth--;
     }
   }
-  return true;
+  return deepest;
 }

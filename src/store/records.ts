@@ -3,9 +3,8 @@
  * one valibot schema per `type`, the discriminated {@link RecordSchema}, and
  * the two conversions between a record and its stored line.
  *
- * Stored lines are our own earlier output, not wire input, so `JSON.parse` is
- * acceptable here; what the schemas add is that a line from a newer or broken
- * writer is refused as a whole instead of being half understood.
+ * The writer encodes exactly these schemas; the reader (`record-lines.ts`)
+ * also meets what a later writer may add to them (`record-evolution.ts`).
  *
  * @module
  */
@@ -15,11 +14,13 @@ import { PROVIDER_NAME_PATTERN } from "../protocol/identity.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { isPrintable } from "../util/redaction.ts";
-import { containersWithin, isFlatJson } from "./record-fields.ts";
 import { bytesWithin, CountSchema, IdSchema, isIdentifier, SessionIdSchema, stringWhere, TextSchema, TimestampSchema, withinNameBytes } from "./record-field-schemas.ts";
 import { EFFORTS } from "../policy/efforts.ts";
 
-/** The record format version this code reads and writes. */
+/**
+ * The newest record format version this code reads, and the `v` it writes:
+ * every type below is defined at `v: 1`.
+ */
 export const RECORD_VERSION = 1;
 
 function common<const T extends string>(type: T) {
@@ -157,18 +158,37 @@ const VARIANT = v.variant("type", [
 /** Any record, discriminated by `type`; arrays and unknown types are refused. */
 export const RecordSchema = v.pipe(notArray, VARIANT);
 
+/** The schemas of one record type as this version defines it. */
+export interface TypeSchemas {
+  /** Every field checked, no other field allowed: what the writer writes. */
+  readonly exact: v.GenericSchema<unknown, SessionRecord>;
+  /** The same checks, fields it does not name left out of the output: what a later writer may have added to. */
+  readonly extended: v.GenericSchema<unknown, SessionRecord>;
+  /** Whether the type defines a field of this name. */
+  readonly defines: (name: string) => boolean;
+}
+
 // `v.variant` tries its options in turn (most of the parse time on a large
 // history); a lookup by `type` reaches the same option schema directly.
-const SCHEMA_BY_TYPE: ReadonlyMap<unknown, (typeof VARIANT.options)[number]> = new Map(
-  VARIANT.options.map((option) => [option.entries.type.literal, option]),
+const SCHEMA_BY_TYPE: ReadonlyMap<unknown, TypeSchemas> = new Map(
+  VARIANT.options.map((option) => [option.entries.type.literal, {
+    exact: option as v.GenericSchema<unknown, SessionRecord>,
+    extended: v.object(option.entries) as v.GenericSchema<unknown, SessionRecord>,
+    defines: (name: string) => Object.hasOwn(option.entries, name),
+  }]),
 );
+
+/** The schemas of `type` at record format `version`, or undefined when this version does not understand such a record. */
+export function schemasOf(version: unknown, type: unknown): TypeSchemas | undefined {
+  return version === RECORD_VERSION ? SCHEMA_BY_TYPE.get(type) : undefined;
+}
 
 /** Validates `value` against the schema of its own `type`: what {@link RecordSchema} decides, without the scan. */
 function checkRecord(value: unknown): SessionRecord | null {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const schema = SCHEMA_BY_TYPE.get((value as { readonly type?: unknown }).type);
-  if (schema === undefined) return null;
-  const parsed = v.safeParse(schema, value);
+  const schemas = SCHEMA_BY_TYPE.get((value as { readonly type?: unknown }).type);
+  if (schemas === undefined) return null;
+  const parsed = v.safeParse(schemas.exact, value);
   return parsed.success ? parsed.output as SessionRecord : null;
 }
 
@@ -223,43 +243,6 @@ export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
   "usage",
   "turn_finished",
 ]);
-
-/** The outcome of {@link parseRecordLine}; a refusal carries no detail, it is always `session_invalid` upstream. */
-export type ParsedRecord = { readonly ok: true; readonly record: SessionRecord } | { readonly ok: false };
-
-const REFUSED: ParsedRecord = Object.freeze({ ok: false });
-
-/**
- * Openers a line may hold before it is scanned for nesting. Tool output full
- * of code holds a bracket every ~150 characters, so most lines pass below
- * this; a thousand containers cost microseconds to build, and the schemas,
- * whose fields are all scalars, refuse any nesting among them.
- */
-const UNSCANNED_CONTAINERS = 1_024;
-
-/**
- * Parses one stored line (without its LF) as a record of session
- * `sessionId`. Refuses anything that is not a JSON object, has another `v`,
- * an unknown `type`, fails its schema, or belongs to another session.
- */
-export function parseRecordLine(line: string, sessionId: string): ParsedRecord {
-  const record = recordOfLine(line, sessionId);
-  return record === null ? REFUSED : { ok: true, record };
-}
-
-/** {@link parseRecordLine} without its result object: the reader calls it for every line of every history. */
-export function recordOfLine(line: string, sessionId: string): SessionRecord | null {
-  // Only a line with many brackets pays for the character scan that keeps a hostile one from being built.
-  if (!containersWithin(line, UNSCANNED_CONTAINERS) && !isFlatJson(line)) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  const record = checkRecord(value);
-  return record === null || record.session_id !== sessionId ? null : record;
-}
 
 const encoder = new TextEncoder();
 

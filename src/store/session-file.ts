@@ -19,7 +19,8 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { type FileInfo, type FileSystem, isRuntimeError, type ReadHandle, type Sha256 } from "../host/runtime.ts";
 import { holdFile } from "./held-file.ts";
 import { type FirstRead, firstAsked, PendingLine, type Prepared, type ReadBuffer, releaseLater, unread } from "./read-buffers.ts";
-import { recordOfLine, type SessionRecord } from "./records.ts";
+import { type ReadRecord, recordOfLine } from "./record-lines.ts";
+import type { SessionRecord } from "./records.ts";
 import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 
 /**
@@ -63,10 +64,20 @@ export interface ReadSessionOptions extends Cooperation {
    * Sees every valid record as it is parsed and says whether to keep it: a
    * listing needs a few of a history's records, and records let go at once
    * never survive into the old generation. By default every one is kept.
+   * It also sees each skipped record (type null: an ignorable one this
+   * version does not understand), which is never kept, whatever it answers.
    */
-  readonly retain?: (record: SessionRecord) => boolean;
+  readonly retain?: (record: ReadRecord) => boolean;
   /** The handle's close is not awaited (its failure is ignored either way): a listing's next file need not wait for it. */
   readonly closeBehind?: boolean;
+  /**
+   * Told, once the read ends, how many bytes and LF-terminated lines it took
+   * from the file, refused or not (none when the file failed to open, or
+   * was refused on its size): a listing charges a refused history what it
+   * cost. Not told when a platform call failed midway, as what it took is
+   * then unknown.
+   */
+  readonly consumed?: (bytes: number, lines: number) => void;
 }
 
 /** The identity and length of the file a snapshot was read from. */
@@ -84,9 +95,12 @@ export interface FileIdentity {
 /** A successfully read history. */
 export interface SessionFileSnapshot {
   readonly ok: true;
-  /** The records of every complete line in order (those `retain` kept, if given); the first line's is a `session` record. */
+  /**
+   * The records of every complete line in order (those `retain` kept, if
+   * given), skipped ones left out; the first line's is a `session` record.
+   */
   readonly records: SessionRecord[];
-  /** Complete lines read, each one a valid record. */
+  /** Complete lines read, each one a valid record, skipped ones included: what the line bound counts. */
   readonly lines: number;
   /** Bytes up to and including the last LF. */
   readonly intactLength: number;
@@ -131,12 +145,19 @@ export async function readSessionFile(
     return failed(ErrorCode.operationCancelled);
   }
   const { held: opened, first } = await (options.prepared ?? holdFile(fs, path, options.lstat).then(unread));
-  if (!opened.ok) return opened;
+  if (!opened.ok) {
+    options.consumed?.(0, 0);
+    return opened;
+  }
   const { handle, info } = opened;
   try {
-    if (info.size > options.maxBytes) return failed(ErrorCode.historyLimit);
+    if (info.size > options.maxBytes) {
+      options.consumed?.(0, 0);
+      return failed(ErrorCode.historyLimit);
+    }
     const read = await readLines(handle, info.size, sessionId, options, first);
-    if (!read.ok) return read;
+    options.consumed?.(read.length, read.lines);
+    if (!read.ok) return failed(read.code);
     return {
       ok: true,
       records: read.records,
@@ -164,7 +185,8 @@ type ReadLines =
     readonly length: number;
     readonly digest: string;
   }
-  | { readonly ok: false; readonly code: ReadSessionFailureCode };
+  // Bytes and lines read until it stopped, for `consumed`.
+  | { readonly ok: false; readonly code: ReadSessionFailureCode; readonly length: number; readonly lines: number };
 
 /**
  * Reads to EOF a chunk at a time, parsing and hashing each LF-terminated line
@@ -178,7 +200,7 @@ type ReadLines =
  *
  * A bad line does not end the read: the bounds are still counted to EOF, so
  * a file both corrupt and too large is `history_limit`, as when the whole file
- * was read before any line was parsed.
+ * was read before any line was parsed, and a refused file's cost is known.
  */
 async function readLines(
   handle: ReadHandle,
@@ -208,11 +230,11 @@ async function readLines(
     if (count === 0) break;
     const offset = length;
     length += count;
-    if (length > options.maxBytes) return failed(ErrorCode.historyLimit);
+    if (length > options.maxBytes) return { ok: false, code: ErrorCode.historyLimit, length, lines };
     const data = chunk.subarray(0, count);
     let start = 0;
     for (let end = data.indexOf(LF); end !== -1; end = data.indexOf(LF, start)) {
-      if (++lines > options.maxLines) return failed(ErrorCode.historyLimit);
+      if (++lines > options.maxLines) return { ok: false, code: ErrorCode.historyLimit, length, lines };
       if (!invalid) {
         let line: Uint8Array = data.subarray(start, end);
         if (pending.length > 0) {
@@ -225,13 +247,14 @@ async function readLines(
         if (record === null) {
           invalid = true;
           records = []; // Nothing of a refused file is returned: let it go now.
-        } else if (retain === undefined || retain(record)) records.push(record);
+        } else if (record.type === null) retain?.(record);
+        else if (retain === undefined || retain(record)) records.push(record);
       }
       pending.clear();
       const lineBytes = offset + end + 1 - intactLength; // the whole line, however many chunks it spans
       intactLength += lineBytes;
       start = end + 1;
-      if (slicer.tick(1, lineBytes) && await slicer.pause()) return failed(ErrorCode.operationCancelled);
+      if (slicer.tick(1, lineBytes) && await slicer.pause()) return { ok: false, code: ErrorCode.operationCancelled, length, lines };
     }
     if (!invalid) {
       hash.update(data.subarray(0, start));
@@ -240,12 +263,12 @@ async function readLines(
     // A regular file's read returns fewer bytes than asked only at its end: no further read to see 0.
     if (count < asked) break;
   }
-  if (invalid) return failed(ErrorCode.sessionInvalid);
+  if (invalid) return { ok: false, code: ErrorCode.sessionInvalid, length, lines };
   return { ok: true, records, lines, intactLength, length, digest: hash.digest() };
 }
 
 /** Decodes and parses one line; null when it is not a valid record in its place. */
-function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8Array, sessionId: string, first: boolean): SessionRecord | null {
+function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8Array, sessionId: string, first: boolean): ReadRecord | null {
   let text: string;
   try {
     text = decoder.decode(bytes);
@@ -253,6 +276,7 @@ function parseLine(decoder: { decode(bytes: Uint8Array): string }, bytes: Uint8A
     return null;
   }
   const record = recordOfLine(text, sessionId);
-  // `session` opens the file and nothing else may: a second one would be a splice of two histories.
+  // `session` opens the file and nothing else may: a second one would be a splice of two histories. Nor may a
+  // skipped record (type null) come first: no reader passes over the record naming the history's workspace.
   return record === null || (record.type === "session") !== first ? null : record;
 }

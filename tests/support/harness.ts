@@ -74,6 +74,27 @@ export async function frameFor(run: Run, id: string): Promise<Frame> {
   }
 }
 
+/**
+ * Most tries {@link unlessBusy} makes: a worker whose cancelled work stops at
+ * its next check frees within a few, and a child accepts 4,096 request ids.
+ */
+export const BUSY_TRIES = 1_000;
+
+/**
+ * The first answer of `attempt(0)`, `attempt(1)`, … that is not `busy`,
+ * with a timer's turn of the loop between tries; fails naming `what` after
+ * {@link BUSY_TRIES} busy answers, so a worker that never frees fails the
+ * test instead of hanging it.
+ */
+export async function unlessBusy(attempt: (n: number) => Promise<Frame>, what: string): Promise<Frame> {
+  for (let n = 0; n < BUSY_TRIES; n++) {
+    const answer = await attempt(n);
+    if (answer.error?.code !== "busy") return answer;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  throw new Error(`Still busy after ${BUSY_TRIES} tries: ${what}`);
+}
+
 /** Feeds `input` (each element one read), ends input, and resolves with the exit code and frames. */
 export async function runToEnd(
   input: readonly (string | Uint8Array)[],

@@ -6,7 +6,7 @@
  * cannot both pass the `busy` check, and the admission response is enqueued
  * before the run (which starts on a later tick) can emit anything. The run
  * module itself (provider clients, tools) is loaded on first use, or warmed
- * in the background once `initialize` answered (see {@link TurnWorker.warm}).
+ * in the background once the workers have loaded (see {@link TurnWorker.warm}).
  *
  * The worker owns terminal delivery: it offers the run's `run.finished` and
  * releases the run once that event is handed to the writer. Should the

@@ -68,24 +68,23 @@ export function accumulate(events: Iterable<ProviderEvent>): Accumulated {
         break;
       case "reasoning_raw": out.rawReasoning = (out.rawReasoning ?? "") + event.delta; break;
       case "reasoning_opaque": out.opaque.push(event); break;
-      case "tool_start": {
-        if (tools.has(event.key)) break;
-        const call = { id: event.id, name: event.name, argumentsJson: "" };
-        tools.set(event.key, call);
-        out.toolCalls.push(call);
+      case "tool_start":
+      case "tool_end": {
+        const call = tools.get(event.key);
+        if (call) {
+          // A repeated start or the end may carry an id or name that came late; what is known stays.
+          call.id ??= event.id;
+          call.name ??= event.name;
+        } else if (event.type === "tool_start") {
+          const started = { id: event.id, name: event.name, argumentsJson: "" };
+          tools.set(event.key, started);
+          out.toolCalls.push(started);
+        }
         break;
       }
       case "tool_delta": {
         const call = tools.get(event.key);
         if (call) call.argumentsJson += event.delta;
-        break;
-      }
-      case "tool_end": {
-        const call = tools.get(event.key);
-        if (call) {
-          call.id ??= event.id;
-          call.name ??= event.name;
-        }
         break;
       }
       case "usage": out.usage = event.usage; break;

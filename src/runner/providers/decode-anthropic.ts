@@ -38,9 +38,15 @@ export function anthropicThinkingIsRaw(model: string | null): boolean {
 
 type MutableUsage = { -readonly [K in keyof Usage]: Usage[K] };
 
-/** Decodes one Anthropic Messages stream; `model` is the requested model id, if known. */
+/**
+ * Decodes one Anthropic Messages stream; `model` is the requested model id,
+ * if known. Only open `tool_use` blocks are kept, until their stop: no later
+ * event refers back to any other block (`server_tool_use` and its input
+ * included), so those are forgotten once decoded.
+ */
 export class AnthropicDecoder implements StreamDecoder {
-  readonly #blocks = new Map<number, { type: string | null; id: string | null; name: string | null }>();
+  /** Open `tool_use` blocks by index: exactly the strings of their `tool_start`. */
+  readonly #tools = new Map<number, { readonly id: string | null; readonly name: string | null }>();
   readonly #usage: MutableUsage = { input: null, output: null, cacheRead: null, cacheWrite: null, reasoning: null };
   #rawThinking: boolean;
   #stopReason: string | null = null;
@@ -68,8 +74,10 @@ export class AnthropicDecoder implements StreamDecoder {
       case "content_block_delta":
         return this.#delta(index, record(event.delta) ?? {});
       case "content_block_stop": {
-        const block = this.#blocks.get(index);
-        return block?.type === "tool_use" ? [{ type: "tool_end", key: String(index), id: block.id, name: block.name }] : [];
+        const tool = this.#tools.get(index);
+        if (tool === undefined) return [];
+        this.#tools.delete(index);
+        return [{ type: "tool_end", key: String(index), id: tool.id, name: tool.name }];
       }
       case "message_delta":
         this.#stopReason = text(record(event.delta)?.stop_reason) ?? this.#stopReason;
@@ -97,10 +105,13 @@ export class AnthropicDecoder implements StreamDecoder {
 
   #blockStart(index: number, block: JsonObject): ProviderEvent[] {
     const type = text(block.type);
-    const id = text(block.id);
-    const name = text(block.name);
-    this.#blocks.set(index, { type, id, name });
-    if (type === "tool_use") return [{ type: "tool_start", key: String(index), id, name }];
+    // A block started at an index replaces whatever was open there.
+    this.#tools.delete(index);
+    if (type === "tool_use") {
+      const tool = { id: text(block.id), name: text(block.name) };
+      this.#tools.set(index, tool);
+      return [{ type: "tool_start", key: String(index), ...tool }];
+    }
     if (type === "redacted_thinking") {
       return [{ type: "reasoning_opaque", source: "anthropic.redacted_thinking", itemId: null, data: text(block.data) ?? "" }];
     }
@@ -115,6 +126,8 @@ export class AnthropicDecoder implements StreamDecoder {
       case "text_delta":
         return nonEmpty(text(delta.text), (chunk) => ({ type: "text", delta: chunk }));
       case "input_json_delta":
+        // Input of a block that is no open tool_use (a server tool's) is no call's arguments: not kept.
+        if (!this.#tools.has(index)) return [];
         return nonEmpty(text(delta.partial_json), (chunk) => ({ type: "tool_delta", key: String(index), delta: chunk }));
       case "thinking_delta":
         return nonEmpty(text(delta.thinking), (chunk) => this.#thinking(chunk));

@@ -34,6 +34,7 @@ const FINISH: Readonly<Record<string, FinishReason>> = {
 
 /** Decodes one Chat Completions stream. */
 export class ChatDecoder implements StreamDecoder {
+  /** Started calls by index: exactly the strings of their `tool_start` events. */
   readonly #tools = new Map<number, { id: string | null; name: string | null }>();
   #finishRaw: string | null = null;
   #usage: Usage | null = null;
@@ -92,9 +93,14 @@ export class ChatDecoder implements StreamDecoder {
         this.#tools.set(index, { id, name });
         out.push({ type: "tool_start", key: String(index), id, name });
       } else {
-        // Some compatible servers send the id or name in a later chunk than the first.
-        known.id ??= id;
-        known.name ??= name;
+        // Some compatible servers send the id or name in a later chunk than the first. What fills a
+        // gap goes out at once in a repeated start, so the run charges it when the decoder keeps it.
+        const late = { id: known.id === null ? id : null, name: known.name === null ? name : null };
+        if (late.id !== null || late.name !== null) {
+          known.id ??= late.id;
+          known.name ??= late.name;
+          out.push({ type: "tool_start", key: String(index), ...late });
+        }
       }
       const args = text(fn?.arguments);
       if (args) out.push({ type: "tool_delta", key: String(index), delta: args });

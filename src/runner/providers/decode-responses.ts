@@ -21,17 +21,22 @@ import {
 } from "./events.ts";
 import { count, type JsonObject, nonEmpty, parseObject, record, text } from "./json-fields.ts";
 
-interface Item {
+/** A function call the decoder started: exactly the strings of its `tool_start`. */
+interface Call {
   readonly key: string;
-  readonly type: string | null;
   readonly callId: string | null;
   readonly name: string | null;
 }
 
-/** Decodes one Responses API stream. */
+/**
+ * Decodes one Responses API stream. Only function calls are kept, by item
+ * id and output index, because only their argument deltas and `done` refer
+ * back; any other item (message, reasoning, web search) is forgotten once
+ * its event is decoded.
+ */
 export class ResponsesDecoder implements StreamDecoder {
-  readonly #byId = new Map<string, Item>();
-  readonly #byIndex = new Map<number, Item>();
+  readonly #byId = new Map<string, Call>();
+  readonly #byIndex = new Map<number, Call>();
   #sawFunctionCall = false;
   #done = false;
 
@@ -44,8 +49,11 @@ export class ResponsesDecoder implements StreamDecoder {
         return this.#itemAdded(event, record(event.item) ?? {});
       case "response.output_item.done":
         return this.#itemDone(event, record(event.item) ?? {});
-      case "response.function_call_arguments.delta":
-        return nonEmpty(text(event.delta), (delta) => ({ type: "tool_delta", key: this.#key(event), delta }));
+      case "response.function_call_arguments.delta": {
+        // A delta of a call never started could be folded into nothing: it is not kept.
+        const call = this.#call(event, text(event.item_id));
+        return call === undefined ? [] : nonEmpty(text(event.delta), (delta) => ({ type: "tool_delta", key: call.key, delta }));
+      }
       case "response.output_text.delta":
         return nonEmpty(text(event.delta), (delta) => ({ type: "text", delta }));
       case "response.refusal.delta":
@@ -72,26 +80,21 @@ export class ResponsesDecoder implements StreamDecoder {
   }
 
   #itemAdded(event: JsonObject, item: JsonObject): ProviderEvent[] {
+    if (text(item.type) !== "function_call") return [];
     const outputIndex = count(event.output_index) ?? -1;
-    const entry: Item = {
-      key: text(item.id) ?? `#${outputIndex}`,
-      type: text(item.type),
-      callId: text(item.call_id),
-      name: text(item.name),
-    };
-    this.#byId.set(entry.key, entry);
-    this.#byIndex.set(outputIndex, entry);
-    if (entry.type !== "function_call") return [];
+    const call: Call = { key: text(item.id) ?? `#${outputIndex}`, callId: text(item.call_id), name: text(item.name) };
+    this.#byId.set(call.key, call);
+    this.#byIndex.set(outputIndex, call);
     this.#sawFunctionCall = true;
-    return [{ type: "tool_start", key: entry.key, id: entry.callId, name: entry.name }];
+    return [{ type: "tool_start", key: call.key, id: call.callId, name: call.name }];
   }
 
   #itemDone(event: JsonObject, item: JsonObject): ProviderEvent[] {
     const type = text(item.type);
     if (type === "function_call") {
-      const known = this.#item(event, text(item.id));
-      const key = known?.key ?? text(item.id) ?? `#${count(event.output_index) ?? -1}`;
-      return [{ type: "tool_end", key, id: known?.callId ?? text(item.call_id), name: known?.name ?? text(item.name) }];
+      const call = this.#call(event, text(item.id));
+      if (call === undefined) return [];
+      return [{ type: "tool_end", key: call.key, id: call.callId ?? text(item.call_id), name: call.name ?? text(item.name) }];
     }
     const blob = text(item.encrypted_content);
     if (type === "reasoning" && blob !== null) {
@@ -131,11 +134,7 @@ export class ResponsesDecoder implements StreamDecoder {
     return this.#sawFunctionCall ? "tool_calls" : "stop";
   }
 
-  #key(event: JsonObject): string {
-    return this.#item(event, text(event.item_id))?.key ?? text(event.item_id) ?? `#${count(event.output_index) ?? -1}`;
-  }
-
-  #item(event: JsonObject, id: string | null): Item | undefined {
+  #call(event: JsonObject, id: string | null): Call | undefined {
     return (id === null ? undefined : this.#byId.get(id)) ?? this.#byIndex.get(count(event.output_index) ?? -1);
   }
 }

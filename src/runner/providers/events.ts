@@ -66,7 +66,9 @@ export interface Usage {
 /**
  * One normalized stream event. Tool call events share a decoder-local `key`;
  * `id` and `name` may be `null` at `tool_start` (chat servers may send them
- * late) and are final at `tool_end`.
+ * late): a later `tool_start` with the same key carries what arrived since,
+ * filling only what is still missing, and `tool_end` may fill it too.
+ * Decoders emit `tool_delta` and `tool_end` only for keys they started.
  */
 export type ProviderEvent =
   | { readonly type: "text"; readonly delta: string }
@@ -99,7 +101,16 @@ export function safeProviderCode(value: unknown): string | null {
   return typeof value === "string" && IDENTIFIER_PATTERN.test(value) ? value : null;
 }
 
-/** What every per-API decoder implements: SSE events in, normalized events out. */
+/**
+ * What every per-API decoder implements: SSE events in, normalized events out.
+ *
+ * Memory rule: across events a decoder keeps constant-size state (flags,
+ * counts, at most one event's finish reason) and, for each tool call it
+ * started, only the key, id and name it emitted in that call's `tool_start`
+ * events. The run retains and charges those events, so everything a decoder
+ * keeps is within the run's budget; items, blocks and deltas no later event
+ * needs are not kept at all.
+ */
 export interface StreamDecoder {
   /** Decodes one SSE event. A `malformed` error means the stream must stop. */
   onEvent(event: { readonly event: string; readonly data: string }): ProviderEvent[];

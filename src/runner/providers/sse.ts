@@ -11,9 +11,10 @@
  *   reconnect). A blank line dispatches; an event without data is dropped.
  * - `data: [DONE]` is passed through as data ({@link DONE_DATA}); only the chat
  *   decoder gives it meaning.
- * - Bounded: one event (its pending line plus its data so far) may not exceed
- *   `maxEventChars`; past that the parser fails with `event_too_large` instead
- *   of buffering a hostile or broken stream without limit.
+ * - Bounded: one event (its pending line, its type and its data so far) may
+ *   not exceed `maxEventChars`; past that the parser fails with
+ *   `event_too_large` instead of buffering a hostile or broken stream without
+ *   limit. Nothing else outlives an event.
  *
  * @module
  */
@@ -104,7 +105,12 @@ export class SseParser {
       if (this.#failed !== null) return;
     }
     this.#line += chunk.slice(start);
-    if (this.#line.length + this.#dataChars > this.#maxEventChars) this.#fail();
+    if (this.#line.length + this.#held() > this.#maxEventChars) this.#fail();
+  }
+
+  /** What the current event holds so far, in UTF-16 code units: its data and its type. */
+  #held(): number {
+    return this.#dataChars + this.#eventType.length;
   }
 
   #field(line: string, out: SseEvent[]): void {
@@ -122,10 +128,10 @@ export class SseParser {
     if (name === "data") {
       this.#data.push(value);
       this.#dataChars += value.length + 1;
-      if (this.#dataChars > this.#maxEventChars) this.#fail();
     } else if (name === "event") {
       this.#eventType = value;
     }
+    if (this.#held() > this.#maxEventChars) this.#fail();
   }
 
   #fail(): void {

@@ -8,10 +8,12 @@
  * `session.discover` charges each page the same way under its own
  * `discover_*` bounds ({@link DISCOVER_BOUNDS}).
  *
- * A successful read is charged what it read. A failed read has no
- * trustworthy account of what it consumed, so it is charged the whole
- * budget it was admitted with; a file refused on its `lstat` alone was never
- * opened and costs nothing.
+ * A read is charged the bytes and lines it took from the file, failed or
+ * not: the safe reader counts a malformed file to its end, and a file that
+ * failed to open, or was refused on its size or its `lstat` alone, took
+ * nothing. Only a read a platform failure cut short has no trustworthy
+ * account of what it consumed, so it is charged the whole budget it was
+ * admitted with, as the spec asks.
  *
  * @module
  */
@@ -92,7 +94,7 @@ export class ScanBudget {
     return this.#bytes >= this.#bounds.sessionBytes && this.#lines >= this.#bounds.sessionLines;
   }
 
-  /** Charges a read of `bytes` bytes and `lines` lines (a failed read: its whole {@link admit}ted budget). */
+  /** Charges a read of `bytes` bytes and `lines` lines (one whose account is unknown: its whole {@link admit}ted budget). */
   charge(bytes: number, lines: number): void {
     this.#bytes -= bytes;
     this.#lines -= lines;

@@ -123,9 +123,10 @@ export function releaseAhead(ahead: Ahead): void {
 }
 
 /**
- * Examines `candidate`. A read that stopped on the cooperation signal is
- * reported `operation_cancelled`; the caller tells a cancelled request from
- * an expired deadline.
+ * Examines `candidate`, charging the request's budget what its read took
+ * (`budget.ts`), whatever the outcome. A read that stopped on the
+ * cooperation signal is reported `operation_cancelled`; the caller tells a
+ * cancelled request from an expired deadline.
  */
 export async function examine(context: ExamineContext, candidate: Candidate): Promise<Examined> {
   const { runtime, budget } = context;
@@ -140,6 +141,8 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
   // Refused on the lstat alone, as the safe reader would: never opened, so nothing is charged.
   if (!isPrivateFile(info)) return { kind: "omitted", fingerprint: fingerprintOf(info, null) };
   const admitted = budget.admit();
+  // What the reader says it took, refused or not; a platform failure midway leaves no trustworthy count, so the whole admission.
+  const charged = { bytes: admitted.maxBytes, lines: admitted.maxLines };
   const { signal, now, yieldEvery } = context.cooperation;
   // Named fields, not spreads: V8's object spread here left ~1.5 KiB per history that outlived young-generation collections.
   let latest: string | null = null;
@@ -154,12 +157,18 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
     buffer: candidate.ahead?.buffer ?? context.buffer,
     closeBehind: true,
     createSha256: () => runtime.createSha256(),
+    // Never more than admitted: the byte or line past a bound is how the reader sees it passed.
+    consumed: (bytes, lines) => {
+      charged.bytes = Math.min(bytes, admitted.maxBytes);
+      charged.lines = Math.min(lines, admitted.maxLines);
+    },
     // The entry needs only the greatest `at` (the stored form compares in time order as text), the cwds and the titles.
     retain: (record) => {
       if (latest === null || record.at > latest) latest = record.at;
       return record.type === "session" || record.type === "session_title" || record.type === "compaction";
     },
   });
+  budget.charge(charged.bytes, charged.lines);
   if (!read.ok) {
     switch (read.code) {
       case ErrorCode.sessionMissing:
@@ -169,11 +178,9 @@ export async function examine(context: ExamineContext, candidate: Candidate): Pr
       case ErrorCode.operationCancelled:
         return { kind: "failed", code: ErrorCode.operationCancelled };
       default:
-        budget.charge(admitted.maxBytes, admitted.maxLines);
         return { kind: "omitted", fingerprint: fingerprintOf(info, null) };
     }
   }
-  budget.charge(read.identity.size, read.lines);
   const fingerprint = fingerprintOf(info, { size: read.identity.size, digest: read.digest });
   const cwd = await recordedCwd({ runtime: context.resolving, cwd: context.cwd }, read.records);
   if (!cwd.ok) return { kind: "excluded", fingerprint };

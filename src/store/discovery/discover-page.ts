@@ -173,7 +173,6 @@ export async function discoverPage(
       const sessionId = held.id(next);
       const path = joinPath(context.directory, `${sessionId}.jsonl`);
       const busy = sessionId !== attached && (held.leased?.has(sessionId) ?? await leased(runtime.fs, context.directory, sessionId));
-      const full = budget.admit();
       const outcome = await examine(examining, { sessionId, path, busy });
       if (signal.aborted) return cancelled;
       let kind: string = outcome.kind;
@@ -181,8 +180,8 @@ export async function discoverPage(
       if (outcome.kind === "failed") {
         // The deadline stopped this read: the candidate is the next page's first.
         if (stop.signal.aborted) break;
+        // Over the per-file bound: `examine` charged what was read of it.
         if (outcome.code !== ErrorCode.discoveryLimit) return { ok: false, code: outcome.code };
-        budget.charge(full.maxBytes, full.maxLines);
         kind = "omitted_limit";
         omittedLimit = true;
       } else {

@@ -1,0 +1,92 @@
+/**
+ * The workers a ready child runs on its admitted startup snapshot: the
+ * session/history worker (which also lists sessions) and the turn worker,
+ * sharing one session store and excluding each other (a session operation
+ * during a run is `busy`, and a turn during a session operation too). Run
+ * events reach the ordered writer through a sink that leaves room for
+ * responses.
+ *
+ * This module and everything only it imports (the store, discovery, the
+ * catalog, the runner's admission parts) is the operations chunk: it loads on
+ * the first request that needs a ready child, never before the `initialize`
+ * answer (`ready-workers.ts`; the start-up budget in docs/architecture.md).
+ *
+ * @module
+ */
+
+import { LIMITS } from "../protocol/limits.ts";
+import { runConfig } from "./turns/configure-run.ts";
+import type { RunEventSink } from "../runner/event-channel.ts";
+import { TurnWorker } from "./turns/turn-worker.ts";
+import type { Runtime } from "../host/runtime.ts";
+import { configuredSecrets } from "../config/providers.ts";
+import type { StartupSnapshot } from "../admission/startup.ts";
+import { SessionWorker } from "./sessions/session-worker.ts";
+import { CatalogOperations } from "./catalog-operations.ts";
+import type { SelectionState } from "./catalog/selection-state.ts";
+import { SessionStore } from "../store/sessions.ts";
+import { SessionDiscovery } from "../store/discovery/discovery.ts";
+import { SessionListing } from "../store/discovery/listing.ts";
+import { joinPath } from "../util/paths.ts";
+import { OperationCanceller } from "./cancel/operation-cancel.ts";
+import type { ProtocolOutput } from "../transport/output.ts";
+
+/** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
+const RESPONSE_RESERVE = 4;
+const EVENT_SLOTS = LIMITS.pending_output_frames - RESPONSE_RESERVE;
+
+/** The two workers of a ready child. */
+export interface Workers {
+  /** `session.*` and `history.page`. */
+  readonly sessions: SessionWorker;
+  /** `turn.*` and `approval.answer`. */
+  readonly turns: TurnWorker;
+  /** `model.*`, `selection.set` and the selection side of `session.create`/`session.open`, on the session worker. */
+  readonly catalog: CatalogOperations;
+  /** `operation.cancel`, over the session worker's cancellable operations. */
+  readonly operations: OperationCanceller;
+}
+
+/** What the workers are built from: the connection's parts and the admitted snapshot. */
+export interface WorkerParts {
+  readonly runtime: Runtime;
+  readonly output: ProtocolOutput;
+  readonly snapshot: StartupSnapshot;
+  /** The selection `status` has shown since the `initialize` answer; the catalog operations take it over. */
+  readonly selection: SelectionState;
+  /** Closes the connection when a run's terminal event cannot be delivered. */
+  readonly outputFailed: () => void;
+}
+
+/** Creates both workers over one session store. */
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed }: WorkerParts): Workers {
+  const writer = output.writer;
+  const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
+  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
+  let turns: TurnWorker | null = null;
+  const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
+  const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
+  const sessions = new SessionWorker(store, discovery, output, () => turns?.runId != null);
+  const sink: RunEventSink = {
+    // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
+    room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),
+    whenRoom: () => writer.whenPendingBelow(EVENT_SLOTS),
+    send: (event) => output.event(event.event, event.data),
+  };
+  const catalog = new CatalogOperations(runtime, snapshot, selection, store, sessions);
+  const base = runConfig(runtime, snapshot, secrets);
+  turns = new TurnWorker({
+    runtime,
+    store,
+    sessionsBusy: () => sessions.busy,
+    replies: output,
+    sink,
+    // Read when a run starts: turns use the selection current then.
+    get config() {
+      return catalog.runConfig(base);
+    },
+    beforeRun: (signal) => catalog.beforeRun(signal),
+    outputFailed,
+  });
+  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
+}

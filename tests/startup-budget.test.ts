@@ -1,0 +1,55 @@
+/**
+ * The start-up budget (docs/architecture.md, "Start-up budget"): the real
+ * entry on each runtime has loaded no more of our modules, and on Deno no
+ * more Node-compat modules, than `STARTUP_BUDGET` allows when it writes the
+ * `initialize` answer, and none of the modules that must load on first use.
+ * Deterministic: it counts modules, it times nothing. Also what the lazy
+ * boundary does when its chunk is missing (docs/protocol.md, `initialize`).
+ */
+
+import assert from "node:assert/strict";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { nodeBinary, repoRoot } from "./support/processes.ts";
+import { modulesAtInitialize, NEVER_AT_STARTUP, STARTUP_BUDGET } from "./support/startup-modules.ts";
+import { WireClient } from "./support/wire-client.ts";
+
+describe("start-up budget", () => {
+  for (const runtime of ["node", "deno"] as const) {
+    it(`${runtime}: the initialize answer is written with at most ${STARTUP_BUDGET[runtime].own} own modules loaded`, async () => {
+      const loaded = await modulesAtInitialize(runtime);
+      const list = `\nloaded: ${loaded.own.join(" ")}\npackages: ${loaded.packages.join(" ")}`;
+      // The recorder still understands the runtime's module log: the entry's own path is there.
+      assert.ok(loaded.own.includes("src/cli.ts") && loaded.own.includes("src/server.ts"), `the module log was not understood${list}`);
+      assert.deepEqual(loaded.own.filter((path) => NEVER_AT_STARTUP.some((pattern) => pattern.test(path))), [], `loaded before the answer${list}`);
+      assert.ok(loaded.own.length <= STARTUP_BUDGET[runtime].own, `${loaded.own.length} own modules over the budget of ${STARTUP_BUDGET[runtime].own}${list}`);
+      assert.ok(loaded.compat <= STARTUP_BUDGET[runtime].compat, `${loaded.compat} Node-compat modules over the budget of ${STARTUP_BUDGET[runtime].compat}`);
+      assert.deepEqual(loaded.packages, STARTUP_BUDGET[runtime].packages, `npm packages loaded before the answer${list}`);
+    });
+  }
+
+  it("node: without the workers' chunk (a damaged install) ready requests are startup_failed; status and shutdown work", async () => {
+    const base = mkdtempSync(join(tmpdir(), "magi-damaged-"));
+    try {
+      const dist = join(repoRoot(), "dist");
+      cpSync(join(dist, "magi-code.mjs"), join(base, "magi-code.mjs"));
+      cpSync(join(dist, "chunks"), join(base, "chunks"), { recursive: true });
+      for (const name of readdirSync(join(base, "chunks")).filter((file) => file.startsWith("workers-"))) rmSync(join(base, "chunks", name));
+      mkdirSync(join(base, "work"));
+      const client = new WireClient({ name: "node", command: nodeBinary(), prefix: [join(base, "magi-code.mjs")] }, join(base, "work"), { ...process.env, MC_HOME: join(base, "home") });
+      try {
+        await client.ok("initialize", { required_capabilities: [] });
+        const [create, list] = await Promise.all([client.call("session.create"), client.call("session.list")]);
+        assert.deepEqual([create.error?.code, list.error?.code], ["startup_failed", "startup_failed"]);
+        assert.equal((await client.ok("status")).readiness, "ready");
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});

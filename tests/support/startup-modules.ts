@@ -1,0 +1,148 @@
+/**
+ * Which of magi-code's modules the real entry has loaded when it writes the
+ * `initialize` answer, per runtime, and the budget
+ * `tests/startup-budget.test.ts` holds them to (docs/architecture.md,
+ * "Start-up budget"). `bench/cold-start.mjs` prints the same lists.
+ *
+ * How: the child runs with its runtime's own module log on stderr, and
+ * stderr shares stdout's pipe, so the log lines written before the answer's
+ * line name exactly the modules loaded before the answer was written (after
+ * it nothing loads until a request asks). Node's `NODE_DEBUG=esm` logs
+ * "Storing <url> … in ModuleLoadMap" as each module job is created; the npm
+ * entry is a bundle, so each loaded file is mapped to its sources with
+ * `dist/bundle-inputs.json` (scripts/bundle.mjs). Deno's `--log-level=debug`
+ * logs "… code cache … for ES module: <url>," as each module is compiled
+ * (its module graph reads every statically named file up front, dynamic
+ * imports included, but compiles and evaluates only what is imported).
+ *
+ * @module
+ */
+
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SERVE_FLAGS } from "../../runtime/permissions.ts";
+import { guarded } from "./hang-guard.ts";
+import { denoBinary, nodeBinary, repoRoot } from "./processes.ts";
+
+/** What had loaded when the `initialize` answer was written. */
+export interface StartupModules {
+  /** Our modules, as repository paths of their sources (`src/…`, `runtime/…`), sorted. */
+  readonly own: readonly string[];
+  /** npm packages, sorted. */
+  readonly packages: readonly string[];
+  /** Deno's Node-compat modules (`ext:deno_node/…`, `node:…`); always 0 on Node. */
+  readonly compat: number;
+}
+
+/**
+ * The start-up budget: at most this many of our modules (and, on Deno,
+ * Node-compat modules) when the `initialize` answer is written. Raise a
+ * figure only in a commit that says why the new module cannot load on first
+ * use instead. Deno's 22 compat modules are what its global `setTimeout`
+ * loads (node:timers and its errors), which any timer pays. `packages` are
+ * the only npm packages that may load: no provider SDK, no MCP SDK.
+ */
+export const STARTUP_BUDGET = {
+  // 61: runtime/node-main.ts, the module the entry imports once Node's compile cache is on.
+  node: { own: 61, compat: 0, packages: ["jsonc-parser", "valibot"] },
+  // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
+  deno: { own: 63, compat: 22, packages: ["@noble/hashes", "valibot"] },
+} as const;
+
+/** Modules that must never load before the `initialize` answer, whatever the budget. */
+export const NEVER_AT_STARTUP: readonly RegExp[] = [
+  /^src\/(store|runner|fuzz|client)\//,
+  /^src\/operations\/(workers|catalog-operations)\.ts$/,
+  /^src\/operations\/(sessions|turns|cancel|selection)\//,
+  /^src\/protocol\/json-schema\.ts$/,
+  /^src\/admission\/config-check/,
+];
+
+const ID = "startup-budget";
+const line = (id: string, method: string, params: Record<string, unknown>) =>
+  `${JSON.stringify({ protocol: "magi-code.local-agent", version: 1, id, method, params })}\n`;
+
+/** The package a `node_modules` path belongs to. */
+function packageOf(path: string): string {
+  const parts = path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length).split("/");
+  return parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+function summarise(sources: Iterable<string>, compat: number): StartupModules {
+  const own = new Set<string>();
+  const packages = new Set<string>();
+  for (const source of sources) {
+    if (source.includes("node_modules/")) packages.add(packageOf(source));
+    else own.add(source);
+  }
+  return { own: [...own].sort(), packages: [...packages].sort(), compat };
+}
+
+/** The sources behind the files of the Node bundle that `log` shows loaded. */
+function nodeSources(log: string): StartupModules {
+  const root = repoRoot();
+  const dist = join(root, "dist");
+  const inputs = JSON.parse(readFileSync(join(dist, "bundle-inputs.json"), "utf8")) as Record<string, string[]>;
+  const sources: string[] = [];
+  for (const [, url] of log.matchAll(/Storing (file:\/\/\S+)/g)) {
+    const file = relative(dist, fileURLToPath(url!));
+    const held = inputs[file];
+    if (held === undefined) throw new Error(`${file} is not in dist/bundle-inputs.json: rebuild with scripts/bundle.mjs`);
+    sources.push(...held);
+  }
+  return summarise(sources, 0);
+}
+
+/** The sources and compat modules `log` shows Deno compiled. */
+function denoSources(log: string): StartupModules {
+  const root = repoRoot();
+  const sources: string[] = [];
+  const compat = new Set<string>();
+  for (const [, url] of log.matchAll(/for ES module: (\S+?),/g)) {
+    if (url!.startsWith("file://")) sources.push(relative(root, fileURLToPath(url!)));
+    else if (url!.startsWith("ext:deno_node/") || url!.startsWith("node:")) compat.add(url!);
+  }
+  return summarise(sources, compat.size);
+}
+
+/**
+ * Spawns the real entry of `runtime` (the npm bin under Node; `runtime/deno.ts`
+ * with the documented narrow permission set under Deno) on a fresh `MC_HOME`,
+ * sends `initialize` and returns what had loaded when the answer was written;
+ * then shuts the child down.
+ */
+export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<StartupModules> {
+  const root = repoRoot();
+  const base = mkdtempSync(join(tmpdir(), "magi-startup-modules-"));
+  const cwd = join(base, "work");
+  mkdirSync(cwd);
+  const command = runtime === "node"
+    ? [nodeBinary(), join(root, "dist", "magi-code.mjs")]
+    : [denoBinary(), "run", ...SERVE_FLAGS, "--log-level=debug", join(root, "runtime", "deno.ts")];
+  const env = { ...process.env, MC_HOME: join(base, "home"), ...(runtime === "node" ? { NODE_DEBUG: "esm" } : {}) };
+  // stderr joins stdout: one pipe keeps the order in which the log and the answer were written.
+  const child = spawn("sh", ["-c", 'exec "$@" serve --stdio 2>&1', "sh", ...command], { cwd, env, stdio: ["pipe", "pipe", "ignore"] });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.stdin!.write(line(ID, "initialize", { required_capabilities: [] }));
+  try {
+    const before = await guarded(new Promise<string>((resolve, reject) => {
+      let text = "";
+      child.stdout!.setEncoding("utf8");
+      child.stdout!.on("data", (chunk: string) => {
+        text += chunk;
+        const at = text.indexOf(`"id":"${ID}"`);
+        if (at !== -1) resolve(text.slice(0, text.lastIndexOf("\n", at) + 1));
+      });
+      child.stdout!.on("end", () => reject(new Error(`the child closed stdout before answering initialize:\n${text.slice(-2000)}`)));
+    }), "the initialize answer");
+    child.stdin!.end(line("bye", "shutdown", {}));
+    await guarded(exited, "the child to exit");
+    return runtime === "node" ? nodeSources(before) : denoSources(before);
+  } finally {
+    child.kill("SIGKILL");
+    rmSync(base, { recursive: true, force: true });
+  }
+}
