@@ -8,8 +8,8 @@
  * extension guide does (CommonJS, platform node), spawns the real agent
  * through the package shipped beside it, explains a missing bin when the
  * package is not shipped, and works there with an explicit command; with
- * magi-code marked external (an ESM bundle here) the shipped package is
- * used as is. Runs
+ * magi-code marked external the bundle requires the shipped package's
+ * CommonJS client. Runs
  * under Node and under Deno (whose node:child_process serves the helper);
  * the bundle is a Node program, so Deno's run spawns `node` for it.
  */
@@ -132,21 +132,14 @@ export async function activate(): Promise<unknown> {
 }
 `;
 
-/** The extension host's part: load the bundle (CommonJS or ESM), call activate(), print what it returned. */
-const HOST = `const { pathToFileURL } = require("node:url");
-import(pathToFileURL(process.argv[2]).href)
-  .then((loaded) => (loaded.activate ?? loaded.default.activate)())
-  .then((report) => process.stdout.write(JSON.stringify(report)));
-`;
+/** The extension host's part: load the bundle as CommonJS, call activate(), print what it returned. */
+const HOST = `require(process.argv[2]).activate().then((report) => process.stdout.write(JSON.stringify(report)));\n`;
 
 describe("a bundled extension spawns the agent", () => {
   const project = join(root, "extension");
   const bundle = join(project, "out", "extension.js");
 
-  /**
-   * Bundles the extension as the VS Code guide does (CommonJS, magi-code
-   * inlined), or as ESM with magi-code left external; returns the bundle.
-   */
+  /** Bundles the extension as the VS Code guide does (CommonJS), magi-code inlined or left external; returns the bundle. */
   function bundled(external = false): string {
     mkdirSync(join(project, "src"), { recursive: true });
     mkdirSync(join(project, "node_modules"), { recursive: true });
@@ -160,11 +153,11 @@ describe("a bundled extension spawns the agent", () => {
       // Linked by an earlier test of this file.
     }
     const esbuild = join(repoRoot(), "node_modules", ".bin", "esbuild");
-    const shape = external ? ["--outfile=out/extension.mjs", "--format=esm", "--external:magi-code"] : ["--outfile=out/extension.js", "--format=cjs"];
-    const args = ["src/extension.ts", "--bundle", ...shape, "--platform=node", "--external:vscode", "--log-level=error"];
-    const built = spawnSync(esbuild, args, { cwd: project, encoding: "utf8" });
+    const outfile = external ? "out/external.js" : "out/extension.js";
+    const args = ["src/extension.ts", "--bundle", `--outfile=${outfile}`, "--format=cjs", "--platform=node", "--external:vscode", "--log-level=error"];
+    const built = spawnSync(esbuild, external ? [...args, "--external:magi-code"] : args, { cwd: project, encoding: "utf8" });
     assert.equal(built.status, 0, built.stderr);
-    return external ? join(project, "out", "extension.mjs") : bundle;
+    return join(project, outfile);
   }
 
   /** Runs `host.cjs` on `file` in a workspace and returns the extension's report. */
@@ -182,9 +175,9 @@ describe("a bundled extension spawns the agent", () => {
     assert.deepEqual(report, { ok: true, readiness: "ready", exit: 0 });
   });
 
-  it("with magi-code marked external, the library loads from the shipped package and spawns its own bin", async () => {
+  it("with magi-code marked external, the bundle requires the shipped package's CommonJS client, which spawns its own bin", async () => {
     const file = bundled(true);
-    assert.ok(readFileSync(file, "utf8").includes('from "magi-code/client"'), "the library stayed external");
+    assert.ok(readFileSync(file, "utf8").includes('require("magi-code/client")'), "the library stayed external");
     const report = await activate(file, "ext-external");
     assert.deepEqual(report, { ok: true, readiness: "ready", exit: 0 });
   });

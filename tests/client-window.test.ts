@@ -3,9 +3,8 @@
  * and the Deno entry over real pipes, a loopback fake provider for turns):
  * bursts of up to 200 mixed requests fired at once through `AgentClient`,
  * checked on the wire by a tap between the library and the child: never
- * more unanswered requests than the window (16; 4 while a run is active and
- * until the child answered a request sent after its end; the last 2 only
- * for requests that stop or answer something), never two
+ * more unanswered requests than the window (16; 4 while a run is active;
+ * the last 2 only for requests that stop or answer something), never two
  * session/history/catalog operations at once, every request answered or
  * rejected with a code its situation explains (`busy` only while a run is
  * active), and the child alive afterwards.
@@ -53,16 +52,11 @@ class WindowCheck {
   readonly problems: string[] = [];
   /** Unanswered request id → method. */
   readonly #unanswered = new Map<string, string>();
-  /** Request id → how many requests were written before it. */
-  readonly #order = new Map<string, number>();
   readonly #runs = new Set<string>();
-  /** Set at a run.finished: requests written from here on are after it. Cleared by an answer to one of them. */
-  #tailFrom: number | null = null;
 
-  /** Whether the child may hold a run's events (active, being started, or finished with no later answer yet), leaving out request `except`. */
+  /** Whether a run is active or being started, leaving out request `except`. */
   #running(except?: string): boolean {
-    if (this.#runs.size > 0 || this.#tailFrom !== null) return true;
-    return [...this.#unanswered].some(([id, method]) => id !== except && method === "turn.start");
+    return this.#runs.size > 0 || [...this.#unanswered].some(([id, method]) => id !== except && method === "turn.start");
   }
 
   request(request: WireRequest): void {
@@ -75,24 +69,18 @@ class WindowCheck {
     if (EXCLUSIVE.has(method) && [...this.#unanswered.values()].some((other) => EXCLUSIVE.has(other as MethodName))) {
       this.problems.push(`${method} sent while another session operation was unanswered`);
     }
-    this.#order.set(request.id, this.#order.size);
     this.#unanswered.set(request.id, method);
   }
 
   frame(frame: WireFrame): void {
     if (frame.type === "event") {
-      if (frame.event !== "run.finished") return;
-      this.#runs.delete(String(frame.data?.run_id));
-      this.#tailFrom = this.#order.size;
+      if (frame.event === "run.finished") this.#runs.delete(String(frame.data?.run_id));
       return;
     }
     const id = String(frame.id);
     const method = this.#unanswered.get(id);
     if (method === undefined) return void this.problems.push(`a response to ${id}, which is not unanswered`);
-    if (frame.error?.code === "busy" && this.#runs.size === 0 && ![...this.#unanswered].some(([other, m]) => other !== id && m === "turn.start")) {
-      this.problems.push(`${method} answered busy while no run was active`);
-    }
-    if (this.#tailFrom !== null && this.#order.get(id)! >= this.#tailFrom) this.#tailFrom = null;
+    if (frame.error?.code === "busy" && !this.#running(id)) this.problems.push(`${method} answered busy while no run was active`);
     this.#unanswered.delete(id);
     if (method === "turn.start" && frame.result !== undefined) this.#runs.add(String(frame.result.run_id));
   }

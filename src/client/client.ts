@@ -230,7 +230,8 @@ export class AgentClient {
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {
       this.#runs.delete(run.runId);
-      this.#exchange.runEnded();
+      // Its events no longer compete for the child's output slots: the full window reopens.
+      this.#exchange.pump();
     }
     return true;
   }

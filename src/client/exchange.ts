@@ -46,18 +46,11 @@ export class Exchange {
   readonly #holds = new Set<ReturnType<typeof setTimeout>>();
   #nextId = 0;
   #shutdownSent = false;
-  /**
-   * Set when a run's `run.finished` was read: the last id sent before it.
-   * Until the child answers a later one it may still count the run's
-   * events as pending (it has not seen their writes complete), so the run
-   * window stays.
-   */
-  #runTail: number | null = null;
 
   /** Creates the exchange over `port`. */
   constructor(port: ExchangePort) {
     this.#port = port;
-    this.#outbox = new Outbox((entry) => this.#transmit(entry), () => port.runActive() || this.#runTail !== null);
+    this.#outbox = new Outbox((entry) => this.#transmit(entry), () => port.runActive());
   }
 
   /** Whether `shutdown` was sent: the child reads nothing after it. */
@@ -70,9 +63,8 @@ export class Exchange {
     this.#outbox.fit(pendingOutputFrames);
   }
 
-  /** A run's `run.finished` was read: the full window reopens once the child answered a request sent after it. */
-  runEnded(): void {
-    this.#runTail = this.#nextId;
+  /** Sends what the window admits now (a run ended: the full window reopened). */
+  pump(): void {
     this.#outbox.pump();
   }
 
@@ -101,8 +93,6 @@ export class Exchange {
   answer(frame: ResultFrame | (ErrorFrame & { readonly id: string })): string | null {
     const entry = this.#sent.get(frame.id);
     if (entry === undefined) return "a response to no pending request";
-    // Our ids are c1, c2, …: an answer to one sent after run.finished was written after the run's events.
-    if (this.#runTail !== null && Number(frame.id.slice(1)) > this.#runTail) this.#runTail = null;
     if ("error" in frame) {
       this.#sent.delete(frame.id);
       const code = frame.error.code;

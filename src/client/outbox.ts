@@ -1,18 +1,16 @@
 /**
  * The client's flow control: which requests go to the child now and which
  * wait. The spec leaves bounding in-flight requests to the caller, and the
- * child's ordered writer holds at most `pending_output_frames` (32) frames,
- * exiting 1 on the next; a frame counts as pending until the child sees its
- * write complete, which can be after the client read it, and run events
- * may take all but 4 of those slots (docs/protocol.md, "Output"). So:
+ * child holds at most `pending_output_frames` (32) frames its stdout could
+ * not take yet, exiting 1 on the next; run events leave the last 4 of those
+ * to responses (docs/protocol.md, "Output"). A caller that reads promptly
+ * never comes near that, but an editor's extension host may stop reading
+ * for a while, and then the answers it is owed pile up in the child. So:
  *
  * - at most {@link REQUEST_WINDOW} requests are unanswered, half the
- *   published bound: the other half is for answers the client already read
- *   whose writes the child has not yet seen complete;
+ *   published bound;
  * - while a run is active, or a `turn.start` would start one, at most
- *   {@link RUN_REQUEST_WINDOW}, the slots the run's events leave free; and
- *   after its `run.finished` still, until the child answers a request sent
- *   after it: until then the child may count the run's events as pending;
+ *   {@link RUN_REQUEST_WINDOW}, the slots the run's events leave free;
  * - requests that stop or answer something ({@link URGENT}) skip the queue,
  *   and the last {@link URGENT_SLOTS} of either window are theirs alone, so
  *   a cancel never waits behind what it cancels; `shutdown` is never held;
@@ -32,7 +30,7 @@ import type { MethodName } from "../protocol/methods.ts";
 /** Requests the client keeps unanswered at most: half the published `pending_output_frames` (32). */
 export const REQUEST_WINDOW = 16;
 
-/** Requests unanswered at most while a run is active (and until the child answered one sent after it): the 4 output slots its events leave free. */
+/** Requests unanswered at most while a run is active: the 4 output slots its events leave free. */
 export const RUN_REQUEST_WINDOW = 4;
 
 /** The last slots of either window, which only {@link URGENT} requests may take. */
@@ -75,8 +73,7 @@ export class Outbox<T extends Outgoing> {
   /**
    * Creates the outbox. `transmit` writes a request and returns true, or
    * settles it itself and returns false (it could not be sent); `runActive`
-   * says whether the child may hold a run's events (streaming them, or not
-   * yet seen their writes complete).
+   * says whether a run of this connection streams events.
    */
   constructor(transmit: (entry: T) => boolean, runActive: () => boolean) {
     this.#transmit = transmit;
