@@ -40,6 +40,7 @@ type ActivityState = "started" | "completed" | "failed";
 
 const DENIED_BY_SETTINGS = "The tool call was denied by the user's settings. Do not retry it.";
 const DENIED_BY_USER = "The user denied this tool call.";
+const EXPIRED = "No one answered the approval request in time, so this tool call was not run. Do not retry it unless the user asks.";
 
 /** Runs `calls` one after another; returns their results in call order. Throws {@link RunStop} on cancellation or output failure. */
 export async function runToolCalls(calls: readonly ModelToolCall[], context: ToolStepContext): Promise<ToolResultMessage[]> {
@@ -102,9 +103,10 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
       await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
     }
-    if (decision === "denied") {
-      await activity(io, activityId, name, "failed", `${summary} (denied)`);
-      return result(DENIED_BY_USER, true);
+    if (decision !== "allowed") {
+      const expired = decision === "expired";
+      await activity(io, activityId, name, "failed", `${summary} (${expired ? "approval expired" : "denied"})`);
+      return result(expired ? EXPIRED : DENIED_BY_USER, true);
     }
   }
   await activity(io, activityId, name, "started", summary);
