@@ -8,6 +8,8 @@
  */
 
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { ProviderApi } from "../src/config/settings.ts";
@@ -15,6 +17,7 @@ import { reply } from "./support/provider-scripts.ts";
 import { leaves } from "./support/request-checks.ts";
 import { type Frame } from "./support/harness.ts";
 import { HOME, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer } from "./support/turns.ts";
+import { repoRoot } from "./support/processes.ts";
 
 const APIS: ProviderApi[] = ["openai-chat", "openai-responses", "anthropic-messages"];
 const USER_SKILLS = "/home/user/.agents/skills";
@@ -171,5 +174,31 @@ describe("the skill tool in a turn", () => {
       else assert.match(result, /^<skill name="pdf-tools">/);
       assert.equal(await stopTurnServer(server), 0);
     }
+  });
+});
+
+describe("a published skill in a turn", () => {
+  it("wednesday-dev from @wednesday-solutions-eng/ai-agent-skills (npm) is listed, loaded and its reference read", async () => {
+    const api: ProviderApi = "anthropic-messages";
+    const source = join(repoRoot(), "node_modules", "@wednesday-solutions-eng", "ai-agent-skills", "skills", "wednesday-dev");
+    const target = `${USER_SKILLS}/wednesday-dev`;
+    const fs = new MemoryFileSystem();
+    for (const entry of readdirSync(source, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const path = join(entry.parentPath, entry.name);
+      fs.writeFile(`${target}/${path.slice(source.length + 1)}`, readFileSync(path));
+    }
+    const server = await startTurnServer(api, { fs });
+    server.provider.enqueue(reply(api, { calls: [{ id: "c1", name: "skill", args: { name: "wednesday-dev" } }] }));
+    server.provider.enqueue(reply(api, { calls: [{ id: "c2", name: "read_file", args: { path: `${target}/references/NAMING.md`, end_line: 1 } }] }));
+    server.provider.enqueue(reply(api, { text: ["Following the naming rules."] }));
+    await runEvents(server, (await startTurn(server, "Review my component names")).runId);
+    const first = server.provider.log[0]!.body as Record<string, unknown>;
+    assert.match(systemText(api, first), /\n- wednesday-dev: Technical development guidelines for Wednesday Solutions projects\. /);
+    const [loaded, read] = toolResults(api, server.provider.log[2]!.body as Record<string, unknown>);
+    assert.match(loaded!, /^<skill name="wednesday-dev">\n# Wednesday Technical Development Guidelines\n/);
+    assert.match(loaded!, /\nFiles \(2 files\):\nreferences\/COMPLEXITY\.md\nreferences\/NAMING\.md$/);
+    assert.equal(read, `${readFileSync(join(source, "references", "NAMING.md"), "utf8").split("\n")[0]}\n[Lines 1–1.]`);
+    assert.equal(await stopTurnServer(server), 0);
   });
 });

@@ -21,6 +21,7 @@ import type { FileSystem } from "../src/host/runtime.ts";
 import { runStartup, type StartupSnapshot } from "../src/admission/startup.ts";
 import { loadSkills, MAX_ROOT_ENTRIES, MAX_SKILL_FILE_BYTES, MAX_SKILLS, type SkillNote, type SkillRoot } from "../src/config/skills.ts";
 import { mergeSettings } from "../src/config/settings.ts";
+import { repoRoot } from "./support/processes.ts";
 
 const isDeno = "Deno" in globalThis;
 // A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.
@@ -284,6 +285,22 @@ describe("skills on disk", () => {
       ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a published skills collection", () => {
+  it("loads both skills of @wednesday-solutions-eng/ai-agent-skills (npm) with every field, as installed", async () => {
+    const published = join(repoRoot(), "node_modules", "@wednesday-solutions-eng", "ai-agent-skills", "skills");
+    const set = await loadSkills(diskFs, { roots: [{ path: published, scope: "user" }], home: "/nonexistent-mc-home", disabled: [] }, new AbortController().signal);
+    assert.deepEqual(set.notes, []);
+    assert.deepEqual(set.skills.map(({ name, license, compatibility, metadata, allowedTools }) => ({ name, license, compatibility, metadata, allowedTools })), [
+      { name: "wednesday-design", license: "MIT", compatibility: "React 18+, Next.js 14+, Tailwind CSS, Framer Motion", metadata: { author: "wednesday-solutions", version: "1.0" }, allowedTools: undefined },
+      { name: "wednesday-dev", license: "MIT", compatibility: "Next.js 14+, React 18+, TypeScript 5+", metadata: { author: "wednesday-solutions", version: "1.0" }, allowedTools: undefined },
+    ]);
+    for (const skill of set.skills) {
+      assert.match(skill.description, /^(Design and UX|Technical development) guidelines for Wednesday Solutions projects\./);
+      assert.match(skill.body, /^# Wednesday /);
     }
   });
 });
