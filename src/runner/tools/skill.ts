@@ -88,8 +88,8 @@ function render(skill: Skill, listing: Listing): string {
     "Paths in the skill are relative to that directory. Read its files with read_file using absolute paths; run its scripts " +
     "with shell. Each call needs the approval its tool needs: a skill never grants any.",
   ];
-  if (listing.files.length === 0) lines.push(listing.cut ? "" : "The skill has no other files.");
-  else lines.push("", `Files (${count(listing.files.length, "file")}${listing.cut ? ", listing incomplete" : ""}):`, ...listing.files);
+  if (listing.files.length > 0) lines.push("", `Files (${count(listing.files.length, "file")}${listing.cut ? ", listing incomplete" : ""}):`, ...listing.files);
+  else if (!listing.cut) lines.push("", "The skill has no other files.");
   if (listing.cut) lines.push(`[Listing stopped at its bounds: ${MAX_LIST_DEPTH} levels, ${MAX_LIST_READS} entries, ${MAX_LISTED_FILES} files.]`);
   return lines.join("\n");
 }
