@@ -21,6 +21,7 @@ import type { FileSystem } from "../src/host/runtime.ts";
 import { runStartup, type StartupSnapshot } from "../src/admission/startup.ts";
 import { loadSkills, MAX_ROOT_ENTRIES, MAX_SKILL_FILE_BYTES, MAX_SKILLS, type SkillNote, type SkillRoot } from "../src/config/skills.ts";
 import { mergeSettings } from "../src/config/settings.ts";
+import { resolveWorkspacePath } from "../src/policy/workspace-paths.ts";
 import { repoRoot } from "./support/processes.ts";
 
 const isDeno = "Deno" in globalThis;
@@ -283,6 +284,31 @@ describe("skills on disk", () => {
         note(join(project, "shared-tool", "SKILL.md"), "$", "skipped: is a symlink leaving its skills directory; not loaded"),
         note(join(user, "hardlinked", "SKILL.md"), "$.name", "skipped: must equal the name of the skill's directory"),
       ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the read policy's skill directories", () => {
+  it("lets reads, never writes, reach inside a readable directory outside the workspace, and no link out of it", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "magi-skill-reads-")));
+    try {
+      const workspace = join(dir, "work");
+      const home = join(dir, "mc-home");
+      const skill = join(home, "skills", "pdf");
+      mkdirSync(workspace);
+      mkdirSync(join(skill, "references"), { recursive: true });
+      writeFileSync(join(skill, "references", "FORMS.md"), "forms");
+      writeFileSync(join(home, "credentials.json"), "{}");
+      symlinkSync(join(home, "credentials.json"), join(skill, "references", "creds.md"));
+      const scope = { fs: diskFs, workspace, home, readable: [skill] };
+      const decide = (path: string, access: "read" | "write" = "read") => resolveWorkspacePath(scope, path, access);
+      assert.deepEqual(await decide(join(skill, "references", "FORMS.md")), { ok: true, path: join(skill, "references", "FORMS.md") });
+      assert.deepEqual(await decide(join(skill, "references", "FORMS.md"), "write"), { ok: false, reason: "outside_workspace" });
+      assert.deepEqual(await decide(join(skill, "references", "creds.md")), { ok: false, reason: "outside_workspace" });
+      assert.deepEqual(await decide(join(skill, "..", "..", "credentials.json")), { ok: false, reason: "outside_workspace" });
+      assert.deepEqual(await resolveWorkspacePath({ fs: diskFs, workspace, home }, join(skill, "references", "FORMS.md"), "read"), { ok: false, reason: "outside_workspace" });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
