@@ -190,16 +190,14 @@ describe("skills at startup", () => {
   });
 
   it("never opens a FIFO SKILL.md", async () => {
-    const fs = world();
-    fs.mkfifo(`${ROOTS.project}/pipe/SKILL.md`);
     const opened: string[] = [];
-    const watched = new Proxy(fs, {
-      get: (target, key) => {
-        const value: unknown = Reflect.get(target, key);
-        if (key === "openRead") return (path: string) => (opened.push(path), target.openRead(path));
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const watched = new class extends MemoryFileSystem {
+      override openRead(path: string) {
+        opened.push(path);
+        return super.openRead(path);
+      }
+    }();
+    watched.mkfifo(`${ROOTS.project}/pipe/SKILL.md`);
     const set = await loadSkills(watched, { roots: [{ path: ROOTS.project, scope: "project", within: REPO }], home: MC_HOME, disabled: [] }, new AbortController().signal);
     assert.deepEqual(set.notes, [note(`${ROOTS.project}/pipe/SKILL.md`, "$", "skipped: SKILL.md is not a regular file")]);
     assert.deepEqual(opened, []);
