@@ -2,8 +2,8 @@
  * The single startup task behind `initialize`: resolve and create `MC_HOME`,
  * capture the context identity, load the credentials file and settings,
  * decide the effective provider and model, read the `AGENTS.md`
- * instructions and, when a skill directory exists, the skills, all locally. No network request is ever made here, and
- * no provider SDK is loaded.
+ * instructions and, when a skill directory exists, the skills, all locally.
+ * No network request is ever made here, and no provider SDK is loaded.
  *
  * @module
  */
