@@ -1,9 +1,9 @@
 /**
  * The single startup task behind `initialize`: resolve and create `MC_HOME`,
  * capture the context identity, load the credentials file and settings,
- * decide the effective provider and model and read the `AGENTS.md`
- * instructions, all locally. No network request is ever made here, and
- * no provider SDK is loaded.
+ * decide the effective provider and model, read the `AGENTS.md`
+ * instructions and, when a skill directory exists, the skills, all locally.
+ * No network request is ever made here, and no provider SDK is loaded.
  *
  * @module
  */
@@ -11,12 +11,13 @@
 import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
-import { isAbsolute, joinPath } from "../util/paths.ts";
+import { dirname, isAbsolute, joinPath } from "../util/paths.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials } from "../config/credentials.ts";
 import { type Instruction, loadInstructions } from "../config/instructions.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
+import type { SkillRoot, SkillSet } from "../config/skills.ts";
 import type { McpServerDefinition } from "../mcp/definition.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 import { cachedHint } from "../catalog/selection-hint.ts";
@@ -49,6 +50,11 @@ export interface StartupSnapshot {
    * startup.
    */
   readonly mcpServers?: readonly McpServerDefinition[];
+  /**
+   * The enabled skills and what was skipped (`src/config/skills.ts`);
+   * absent when no skill directory exists, so none of the skills code loads.
+   */
+  readonly skills?: SkillSet;
 }
 
 /** The outcome of {@link runStartup}. */
@@ -123,6 +129,39 @@ export async function projectSettingsPath(runtime: Runtime, cwd: string, home: s
   return canonical === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
 }
 
+/**
+ * The project root: the nearest ancestor of the canonical `cwd` (itself
+ * included) holding a `.git` file or directory, looked for up to the user's
+ * home directory and never above it, else `cwd` itself.
+ */
+export async function findProjectRoot(runtime: Runtime, cwd: string): Promise<string> {
+  const home = runtime.env("HOME");
+  const userHome = home !== undefined && isAbsolute(home) ? await runtime.fs.realpath(home).catch(() => null) : null;
+  for (let directory = cwd;; directory = dirname(directory)) {
+    const git = await runtime.fs.lstat(joinPath(directory, ".git")).catch(() => null);
+    if (git?.kind === "directory" || git?.kind === "file") return directory;
+    if (directory === userHome || directory === "/") return cwd;
+  }
+}
+
+/**
+ * The skill roots that exist, in precedence order (docs/features/runner.md,
+ * "Skills"): one `stat` each, so a child without any never loads the skills
+ * code or the YAML parser.
+ */
+export async function existingSkillRoots(runtime: Runtime, home: string, cwd: string): Promise<SkillRoot[]> {
+  const projectRoot = await findProjectRoot(runtime, cwd);
+  const userHome = runtime.env("HOME");
+  const candidates: SkillRoot[] = [
+    { path: joinPath(cwd, ".magi-code", "skills"), scope: "project", within: cwd },
+    { path: joinPath(projectRoot, ".agents", "skills"), scope: "project", within: projectRoot },
+    { path: joinPath(home, "skills"), scope: "user" },
+    ...(userHome !== undefined && isAbsolute(userHome) ? [{ path: joinPath(userHome, ".agents", "skills"), scope: "user" } as const] : []),
+  ];
+  const found = await Promise.all(candidates.map((root) => runtime.fs.stat(root.path).then((info) => info.kind === "directory", () => false)));
+  return candidates.filter((_, index) => found[index]);
+}
+
 /** Runs startup once; honours `signal` between steps. */
 export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise<StartupOutcome> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled, contextId: null } as const;
@@ -158,6 +197,13 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (!selected.ok) return { ok: false, code: selected.code, contextId };
   const instructions = await loadInstructions(runtime.fs, { home, cwd }, signal);
   if (signal.aborted) return cancelled;
+  const skillRoots = await existingSkillRoots(runtime, home, cwd);
+  let skills: SkillSet | undefined;
+  if (skillRoots.length > 0) {
+    const { loadSkills } = await import("../config/skills.ts");
+    skills = await loadSkills(runtime.fs, { roots: skillRoots, home, disabled: loaded.settings.skills?.disabled ?? [] }, signal);
+    if (signal.aborted) return cancelled;
+  }
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;
   let mcpServers: readonly McpServerDefinition[] | undefined;
@@ -178,6 +224,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
     instructions,
     selectionHint,
     ...(mcpServers === undefined ? {} : { mcpServers }),
+    ...(skills === undefined ? {} : { skills }),
   };
   return { ok: true, snapshot };
 }

@@ -6,6 +6,7 @@
  */
 
 import type { Endpoint } from "../config/providers.ts";
+import type { Skill } from "../config/skills.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
@@ -19,8 +20,10 @@ export interface RunConfig {
   readonly effort: Effort;
   /** The key, or null for a keyless endpoint. */
   readonly apiKey: string | null;
-  /** The system prompt (base instructions and AGENTS.md files). */
+  /** The system prompt (base instructions, AGENTS.md files, the skills' names and descriptions). */
   readonly instructions: string;
+  /** The enabled skills, for the `skill` tool and `read_file`; empty when there are none. */
+  readonly skills: readonly Skill[];
   /** Tool approval policies from settings. */
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;
   /** Most model requests per turn. */

@@ -70,7 +70,10 @@ const DELTA_PATIENCE_MS = 50;
 /** Output room the model gets per request, in tokens. */
 const MAX_OUTPUT_TOKENS = 16_384;
 
-const TOOL_SPECS = builtinTools().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+const specs = (skills: boolean) => builtinTools(skills).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+const TOOL_SPECS = specs(false);
+// `skill` is offered only when skills are enabled: a tool with nothing to load would only mislead the model.
+const TOOL_SPECS_WITH_SKILL = specs(true);
 
 /** Runs one step; throws {@link RunStop} when the run must end early. */
 export async function runStep(config: RunConfig, context: StepContext): Promise<StepResult> {
@@ -91,7 +94,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       model: config.model,
       effort: config.effort,
       messages: context.messages,
-      tools: TOOL_SPECS,
+      tools: config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS,
       apiKey: config.apiKey,
       maxOutputTokens: MAX_OUTPUT_TOKENS,
     });
@@ -151,7 +154,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     broker: context.broker,
     policies: config.policies,
     nextActivityId: context.nextActivityId,
-    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets },
+    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);
   return { calledTools: true };

@@ -1,12 +1,15 @@
 /**
  * The system prompt of every turn: magi-code's own instructions, then the
  * user's global `AGENTS.md`, then the workspace's, so the most specific
- * guidance comes last and wins where they disagree.
+ * guidance comes last and wins where they disagree; then the enabled skills'
+ * names and descriptions (`skills-prompt.ts`).
  *
  * @module
  */
 
 import type { Instruction } from "../config/instructions.ts";
+import type { Skill } from "../config/skills.ts";
+import { skillsSection } from "./skills-prompt.ts";
 
 const BASE = `You are magi-code, a coding agent working in the user's workspace through tools.
 
@@ -21,12 +24,14 @@ const HEADINGS: Readonly<Record<Instruction["source"], string>> = {
   workspace: "This workspace's instructions (AGENTS.md in the workspace root):",
 };
 
-/** Builds the system prompt from the base instructions and the loaded `files`, in order. */
-export function systemPrompt(files: readonly Instruction[], workspace: string): string {
+/** Builds the system prompt from the base instructions, the loaded `files`, in order, and the enabled `skills`. */
+export function systemPrompt(files: readonly Instruction[], workspace: string, skills: readonly Pick<Skill, "name" | "description">[] = []): string {
   const sections = [BASE, `The workspace root is ${workspace}.`];
   for (const file of files) {
     const text = file.text.trim();
     if (text !== "") sections.push(`${HEADINGS[file.source]}\n\n${text}`);
   }
+  const listed = skillsSection(skills);
+  if (listed !== null) sections.push(listed);
   return sections.join("\n\n");
 }

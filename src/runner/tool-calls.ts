@@ -61,7 +61,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await io.diagnostic(DiagnosticCode.activityLimit);
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
-  const tool = findBuiltinTool(call.name);
+  const tool = findBuiltinTool(call.name, (context.tool.skills ?? []).length > 0);
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
   if (tool === undefined) {
     await activity(io, activityId, name, "failed", `${name}: no such tool`);

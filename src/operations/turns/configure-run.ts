@@ -16,13 +16,15 @@ import type { RunConfig } from "../../runner/run-config.ts";
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
   const { selection } = snapshot;
+  const skills = snapshot.skills?.skills ?? [];
   return {
     runtime,
     endpoint: selection.endpoint,
     model: selection.model,
     effort: selection.effort,
     apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
-    instructions: systemPrompt(snapshot.instructions, snapshot.cwd),
+    instructions: systemPrompt(snapshot.instructions, snapshot.cwd, skills),
+    skills,
     policies: snapshot.settings.tools ?? {},
     maxSteps: snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS,
     secrets,

@@ -21,6 +21,7 @@ import type * as v from "valibot";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { Runtime } from "../../host/runtime.ts";
 import type { PathScope } from "../../policy/workspace-paths.ts";
+import type { Skill } from "../../config/skills.ts";
 
 /** Largest `output` a tool hands the model, in UTF-8 bytes. */
 export const MAX_OUTPUT_BYTES = 65_536;
@@ -40,6 +41,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Known secret values (provider keys, configured secrets) to redact from everything returned. */
   readonly secrets: readonly string[];
+  /** The enabled skills: `skill` loads them, and `read_file` may read inside their directories. Absent: none. */
+  readonly skills?: readonly Skill[];
 }
 
 /** How a call ended. */
