@@ -37,6 +37,7 @@ const LAYERS = [
   "store",
   "catalog",
   "runner",
+  "mcp",
   "admission",
   "operations",
   "server.ts",

@@ -59,6 +59,7 @@ describe("terminal delivery", () => {
         secrets: [],
         workspace: CWD,
         home: HOME,
+        external: null,
       },
       outputFailed: () => outputFailures++,
     });

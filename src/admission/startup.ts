@@ -19,6 +19,8 @@ import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../c
 import { loadSettings } from "../config/settings-load.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 import { cachedHint } from "../catalog/selection-hint.ts";
+import type { McpServerDefinition } from "../mcp/definition.ts";
+import type { McpManager } from "../mcp/manager.ts";
 
 /** Directories created under `MC_HOME` at startup, with owner-only permissions. */
 export const HOME_DIRECTORIES = ["sessions"] as const;
@@ -41,12 +43,59 @@ export interface StartupSnapshot {
   readonly instructions: readonly Instruction[];
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
+  /** The connected MCP servers, for the child's lifetime; absent when none is startable. */
+  readonly mcp?: McpManager;
 }
 
 /** The outcome of {@link runStartup}. */
 export type StartupOutcome =
   | { readonly ok: true; readonly snapshot: StartupSnapshot }
   | { readonly ok: false; readonly code: StartupErrorCode; readonly contextId: string | null };
+
+/** What startup knows when it decides which MCP servers to start. */
+export interface McpStartupContext {
+  readonly runtime: Runtime;
+  /** Canonical `MC_HOME`, where the global approvals are. */
+  readonly home: string;
+  /** Canonical workspace. */
+  readonly cwd: string;
+  /** The admitted settings. */
+  readonly settings: Settings;
+}
+
+/** The servers startup starts: those enabled and approved; the rest are skipped, never started, never failing startup. */
+export type McpServerSource = (context: McpStartupContext, signal: AbortSignal) => Promise<readonly McpServerDefinition[]>;
+
+/**
+ * The source until the global approvals exist (issue 20, the settings
+ * side): with nothing approved, no server is startable.
+ */
+export const noApprovedServers: McpServerSource = () => Promise.resolve([]);
+
+/**
+ * Connects `definitions` through the MCP chunk (`src/mcp/connect.ts`),
+ * imported only when there is one, so a child with none loads no MCP code
+ * and no SDK. A failed server is `mcp_unavailable` on the wire (the code
+ * alone); a startup cancelled meanwhile is `startup_cancelled`. Either way
+ * every server started is closed before this resolves.
+ */
+async function startMcp(
+  runtime: Runtime,
+  definitions: readonly McpServerDefinition[],
+  signal: AbortSignal,
+): Promise<{ readonly ok: true; readonly manager: McpManager | null } | { readonly ok: false; readonly code: StartupErrorCode }> {
+  if (definitions.length === 0) return { ok: true, manager: null };
+  let connect: typeof import("../mcp/connect.ts");
+  try {
+    connect = await import("../mcp/connect.ts");
+  } catch {
+    // A damaged installation: the chunk is missing.
+    return { ok: false, code: ErrorCode.startupFailed };
+  }
+  const result = await connect.connectMcpServers(runtime, definitions, signal);
+  if (result.ok) return { ok: true, manager: result.manager };
+  return { ok: false, code: result.failure.reason === "cancelled" || signal.aborted ? ErrorCode.startupCancelled : ErrorCode.mcpUnavailable };
+}
 
 /** The context identity: SHA-256 over the canonical cwd and storage root. */
 export async function contextIdentity(cwd: string, home: string): Promise<string> {
@@ -115,8 +164,12 @@ async function projectSettingsPath(runtime: Runtime, cwd: string, home: string):
   return canonical === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
 }
 
-/** Runs startup once; honours `signal` between steps. */
-export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise<StartupOutcome> {
+/**
+ * Runs startup once; honours `signal` between steps. The MCP servers
+ * `mcpServers` names are connected last, once everything local succeeded,
+ * so a configuration mistake never starts one.
+ */
+export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpServers: McpServerSource = noApprovedServers): Promise<StartupOutcome> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled, contextId: null } as const;
   const configured = resolveHome((name) => runtime.env(name));
   if (configured === null) return { ok: false, code: ErrorCode.configurationInvalid, contextId: null };
@@ -152,6 +205,25 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (signal.aborted) return cancelled;
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;
-  const snapshot = { home, cwd, contextId, settings: loaded.settings, selection: selected.selection, credentials, instructions, selectionHint };
+  const definitions = await mcpServers({ runtime, home, cwd, settings: loaded.settings }, signal);
+  if (signal.aborted) return cancelled;
+  const mcp = await startMcp(runtime, definitions, signal);
+  if (!mcp.ok) return { ok: false, code: mcp.code, contextId: mcp.code === ErrorCode.startupCancelled ? null : contextId };
+  const snapshot = {
+    home,
+    cwd,
+    contextId,
+    settings: loaded.settings,
+    selection: selected.selection,
+    credentials,
+    instructions,
+    selectionHint,
+    ...(mcp.manager === null ? {} : { mcp: mcp.manager }),
+  };
+  // Cancelled while the last server connected: nothing may outlive the answer.
+  if (signal.aborted) {
+    await mcp.manager?.close();
+    return cancelled;
+  }
   return { ok: true, snapshot };
 }

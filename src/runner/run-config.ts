@@ -9,6 +9,7 @@ import type { Endpoint } from "../config/providers.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import type { ExternalTools } from "./tools/external.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -31,4 +32,6 @@ export interface RunConfig {
   readonly workspace: string;
   /** Canonical `MC_HOME`. */
   readonly home: string;
+  /** Tools from outside the runner (the connected MCP servers'), or null when there are none. */
+  readonly external: ExternalTools | null;
 }
