@@ -54,6 +54,7 @@ const EXIT_SETTLE_MS = 250;
 
 /** Why the attempt on `connection` failed with `error` in `phase`. */
 async function reasonOf(runtime: Runtime, connection: McpConnection, phase: "handshake" | "list", error: unknown): Promise<McpFailureReason> {
+  if (error instanceof Refused) return error.refusal.reason;
   const transport = connection.transport;
   if (transport instanceof StdioTransport) {
     if (transport.pid === null) return "spawn_failed";
@@ -61,7 +62,6 @@ async function reasonOf(runtime: Runtime, connection: McpConnection, phase: "han
   }
   if (connection.unauthorized) return "auth_required";
   if (connection.stopped) return "exited";
-  if (error instanceof Refused) return error.refusal.reason;
   return phase === "handshake" ? "handshake_failed" : "list_failed";
 }
 

@@ -9,13 +9,14 @@
 // exit-handshake, silent, stderr-flood, huge-schema, invalid-schema,
 // collide, paged, stubborn (ignores stdin EOF and SIGTERM, and keeps a
 // grandchild in its group that does too). `record-file`, when given, gets
-// one line per message received (its method, or "response"), and the pid of
-// any grandchild as `grandchild <pid>`.
+// its own pid as `pid <pid>`, then one line per message received (its
+// method, or "response"), and the pid of any grandchild as `grandchild <pid>`.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 
 const [mode = "well", record] = process.argv.slice(2);
 const note = (line) => record !== undefined && appendFileSync(record, `${line}\n`);
+note(`pid ${process.pid}`);
 const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 
 const object = (properties = {}) => ({ type: "object", properties });
