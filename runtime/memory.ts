@@ -102,6 +102,8 @@ export interface MemoryRuntimeOptions {
   readonly hostname?: string | null;
   /** A filesystem to share with other runtimes (default: a fresh one). */
   readonly fs?: MemoryFileSystem;
+  /** Starts subprocesses (default: none can start); tests of MCP servers pass a real runtime's. */
+  readonly spawn?: Runtime["spawn"];
 }
 
 /** A {@link Runtime} with its in-memory parts exposed. */
@@ -161,9 +163,9 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     stdioKind: (fd) => Promise.resolve(stdio[fd]),
     fs,
     livePids,
-    spawn: (): Subprocess => {
+    spawn: options.spawn ?? ((): Subprocess => {
       throw new RuntimeError("not_found", "spawn");
-    },
+    }),
     randomUUID: () => {
       const n = (++uuidCounter).toString(16).padStart(12, "0");
       return `00000000-0000-4000-8000-${n}`;
