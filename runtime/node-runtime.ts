@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import { hostname as osHostname } from "node:os";
-import { isatty } from "node:tty";
+import { isatty, ReadStream } from "node:tty";
 import {
   type ByteReader,
   type ByteWriter,
@@ -101,19 +101,21 @@ function stdinReader(): ByteReader {
     else current.reject(error);
   };
   const open = (): net.Socket => {
-    // `onread` is accepted by the constructor since Node 12 but missing from @types/node's constructor options.
-    const created = new net.Socket({
-      fd: 0,
-      readable: true,
-      writable: false,
-      onread: {
-        buffer,
-        callback: (bytes: number) => {
-          finish(buffer.subarray(0, bytes));
-          return false;
-        },
+    const onread = {
+      buffer,
+      callback: (bytes: number) => {
+        finish(buffer.subarray(0, bytes));
+        return false;
       },
-    } as net.SocketConstructorOpts);
+    };
+    // `onread` is accepted by the constructor since Node 12 but missing from @types/node's constructor options.
+    // net.Socket refuses a terminal's fd; `magi-code mcp approve` reads its answer from one (serving never does).
+    const terminal = isatty(0);
+    const created = terminal
+      ? new ReadStream(0, { onread } as net.SocketConstructorOpts)
+      : new net.Socket({ fd: 0, readable: true, writable: false, onread } as net.SocketConstructorOpts);
+    // A terminal stream starts paused; the socket over a pipe starts reading on its own.
+    if (terminal) created.resume();
     created.on("end", () => {
       ended = true;
       finish(null);

@@ -7,8 +7,13 @@
 // re2js) in chunks under dist/chunks/, loaded by dynamic imports on first use,
 // so cold start does not parse it (the start-up budget in
 // docs/architecture.md). Deno runs the sources.
+//
+// It also writes dist/cjs/, the CommonJS twin of `magi-code/client` that the
+// package's `require` condition (and `typesVersions`, for TypeScript's
+// `node10` resolution) points a CommonJS project at, such as a VS Code
+// extension generated with `module: node16` (see docs/client.md).
 import { build } from "esbuild";
-import { chmod, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -44,3 +49,44 @@ const inputs = Object.fromEntries(
   Object.entries(built.metafile.outputs).map(([file, { inputs }]) => [relative(outdir, join(root, file)), Object.keys(inputs)]),
 );
 await writeFile(join(outdir, "bundle-inputs.json"), `${JSON.stringify(inputs, null, 1)}\n`);
+
+// The CommonJS client: one file, so `require()` never meets an ES module (Node
+// before 20.19 and older Electron hosts cannot load one). Dependencies stay
+// external: valibot ships a CommonJS build of its own. Its `binPath` comes
+// from `import.meta.url`, which a CommonJS file lacks; dist/cjs/client.js sits
+// one level under dist/ like dist/runtime/node-client.js, so the same
+// relative URL finds dist/magi-code.mjs from this file's own URL.
+const cjs = join(outdir, "cjs");
+await rm(cjs, { recursive: true, force: true });
+await build({
+  entryPoints: { client: join(root, "runtime", "node-client.ts") },
+  outdir: cjs,
+  bundle: true,
+  packages: "external",
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  legalComments: "inline",
+  define: { "import.meta.url": "__magiCodeFileUrl" },
+  banner: { js: 'const __magiCodeFileUrl = require("node:url").pathToFileURL(__filename).href;' },
+  logLevel: "warning",
+});
+await writeFile(join(cjs, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
+
+// Its types: the declaration files tsc wrote for runtime/node-client.ts and
+// everything they import, copied under dist/cjs/ so that the package.json
+// above makes TypeScript read them as CommonJS. The originals sit in a
+// `"type": "module"` package, where a CommonJS importer gets TS1479.
+const RELATIVE = /(?:\bfrom\s*|\bimport\s*\(\s*)["'](\.\.?\/[^"']+)["']/g;
+const copied = new Set();
+async function copyDeclarations(path) {
+  if (copied.has(path)) return;
+  copied.add(path);
+  const text = await readFile(join(outdir, path), "utf8");
+  await mkdir(dirname(join(cjs, path)), { recursive: true });
+  await copyFile(join(outdir, path), join(cjs, path));
+  for (const [, specifier] of text.matchAll(RELATIVE)) {
+    await copyDeclarations(join(dirname(path), specifier.replace(/\.(?:ts|js)$/, ".d.ts")));
+  }
+}
+await copyDeclarations(join("runtime", "node-client.d.ts"));

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 /**
- * Generates docs/settings.schema.json from the valibot SettingsSchema.
+ * Generates docs/settings.schema.json from the valibot schema of a settings
+ * file, its `mcp` section included (CompleteSettingsSchema: startup checks
+ * that section only when a file has it, see src/config/settings.ts).
  *
  *   node scripts/gen-settings-schema.mjs          # rewrite the file
  *   node scripts/gen-settings-schema.mjs --check  # exit 1 if it is stale
@@ -13,7 +15,7 @@
 
 import { readFile, writeFile } from "node:fs/promises";
 import { toJsonSchema } from "@valibot/to-json-schema";
-import { SettingsSchema } from "../dist/src/config/settings.js";
+import { CompleteSettingsSchema } from "../dist/src/config/mcp-settings.js";
 
 /** Where the published schema lives; package.json exports it as ./settings.schema.json. */
 const OUTPUT = new URL("../docs/settings.schema.json", import.meta.url);
@@ -29,7 +31,7 @@ const SCHEMA_ID = "https://unpkg.com/magi-code/docs/settings.schema.json";
  * permissive than the runtime, never stricter.
  */
 function generate() {
-  const { $schema, ...body } = toJsonSchema(SettingsSchema, { target: "draft-07", errorMode: "ignore" });
+  const { $schema, ...body } = toJsonSchema(CompleteSettingsSchema, { target: "draft-07", errorMode: "ignore" });
   const document = {
     $schema,
     $id: SCHEMA_ID,

@@ -6,6 +6,9 @@
  *   node scripts/gen-wire-schemas.mjs          # rewrite docs/schema/
  *   node scripts/gen-wire-schemas.mjs --check  # exit 1 if any file is stale, missing or extra
  *
+ * Only `*.schema.json` files are generated; docs/schema/README.md is written
+ * by hand and left alone.
+ *
  * Run `npm run build` first: the schemas are imported from the tsc output in
  * dist/, so this script stays plain Node with no TypeScript loader.
  *
@@ -30,7 +33,7 @@ async function existing(directory) {
   for (const entry of entries) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) found.push(...await existing(path));
-    else found.push(relative(OUTPUT, path).split("\\").join("/"));
+    else if (entry.name.endsWith(".schema.json")) found.push(relative(OUTPUT, path).split("\\").join("/"));
   }
   return found;
 }

@@ -1,5 +1,6 @@
 /**
- * The command line: `magi-code serve --stdio`, `config check`, `schema`, `--help` and `--version`.
+ * The command line: `magi-code serve --stdio`, `config check`, `mcp list | approve | revoke`,
+ * `schema`, `--help` and `--version`.
  * Anything else is an invalid launch: exit 2 with one line on stderr, nothing
  * on stdout, and no filesystem or other runtime side effect.
  *
@@ -18,6 +19,13 @@ Usage:
   magi-code serve --stdio   Serve magi-code.local-agent version 1 on stdin/stdout.
   magi-code config check    Print every settings problem (file, JSON path, what is
                             wrong); exit 1 if there is any.
+  magi-code mcp list        Print each MCP server in the settings: its file, whether
+                            it is enabled, approved, or changed since approval.
+  magi-code mcp approve <name> [--yes]
+                            Print the server's definition and approve it (asks
+                            on a terminal; --yes approves without asking).
+  magi-code mcp revoke <name>
+                            Withdraw the server's approval.
   magi-code schema          Print the wire's JSON Schemas (params, results, events,
                             envelopes), keyed by their file under docs/schema/.
   magi-code --help          Print this help.
@@ -26,7 +34,8 @@ Usage:
 stdin and stdout must be pipes (FIFOs or the socketpairs a parent process
 creates for child stdio). MC_HOME selects the storage root (default
 ~/.magi-code). See docs/protocol.md for the wire contract and
-docs/settings.md for settings and providers.
+docs/settings.md for settings and providers, docs/features/mcp.md for MCP
+servers (run the mcp commands in the workspace, with the client's MC_HOME).
 `;
 
 /** Stdio kinds the transport serves: FIFOs and unnamed socketpairs. */
@@ -79,6 +88,12 @@ export async function main(runtime: Runtime): Promise<number> {
     // Loaded on demand, like the schema converter: serving never parses the settings reporter.
     if (args.length === 2 && args[1] === "check") return await (await import("./admission/config-check-command.ts")).configCheckCommand(runtime);
     return await fail(runtime, "'config' takes one subcommand, check");
+  }
+  if (args[0] === "mcp") {
+    // Loaded on demand: serving never parses the approval commands.
+    const command = await import("./admission/mcp-command.ts");
+    const verb = command.parseMcpArgs(args.slice(1));
+    return verb === null ? await fail(runtime, command.MCP_USAGE) : await command.mcpCommand(runtime, verb);
   }
   if (args[0] !== "serve") {
     return await fail(runtime, args.length === 0 ? "missing command; try 'magi-code --help'" : "unknown command; try 'magi-code --help'");

@@ -34,6 +34,7 @@ const LAYERS = [
   "client",
   "transport",
   "config",
+  "trust",
   "store",
   "catalog",
   "runner",

@@ -69,6 +69,18 @@ describe("catalog bounds at their boundaries", () => {
     }, fs);
   });
 
+  it("one cache over a per-file bound is its provider's invalid in model.catalog.status, which still answers; model.catalog is catalog_limit", async () => {
+    const fs = new MemoryFileSystem();
+    fs.writeFile(`${HOME}/catalog/p0.json`, new Uint8Array(LIMITS.catalog_file_bytes + 1).fill(0x20), 0o600);
+    await withEndpoints(2, async (run) => {
+      await seedCache(fs, "p1", "openai-chat", `${run.provider.url}/v1`, [{ id: "x".repeat(LIMITS.catalog_string_bytes + 1) }]);
+      const rows = (await ok(run, "model.catalog.status")).providers as { provider: string; state: string; notices: string[] }[];
+      const states = rows.filter((row) => row.provider.startsWith("p")).map((row) => [row.provider, row.state, row.notices]);
+      assert.deepEqual(states, [["p0", "invalid", ["provider_catalog_unavailable"]], ["p1", "invalid", ["provider_catalog_unavailable"]]]);
+      assert.equal(await fails(run, "model.catalog"), "catalog_limit");
+    }, fs);
+  });
+
   it("catalog_snapshot_bytes: choices serializing past 1 MiB are catalog_limit, however the pages would split them", async () => {
     const provider = await startFakeProvider();
     const url = `${provider.url}/v1`;

@@ -11,9 +11,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { startFakeProvider } from "./support/fake-provider.ts";
+import type { Frame } from "./support/harness.ts";
+import { request } from "./support/turns.ts";
 import {
   allChoices,
   builtinsAt,
+  CATALOG_CAPABILITIES,
   fails,
   HOME,
   ok,
@@ -55,6 +58,72 @@ describe("model.refresh edges", () => {
       await stopCatalogServer(run);
     }
   });
+});
+
+/** The steps of a cache replacement a test can hold: the temporary file's creation, the rename over the cache, the directory sync. */
+type CacheStep = "temporary" | "rename" | "sync";
+
+/** A memory filesystem that waits for `hold(step)` before each step of replacing a catalog cache. */
+class HeldCacheWrite extends MemoryFileSystem {
+  hold: (step: CacheStep) => Promise<void> = () => Promise.resolve();
+  override async createExclusive(path: string, bytes: Uint8Array, mode: number): Promise<void> {
+    if (path.startsWith(`${HOME}/catalog/`)) await this.hold("temporary");
+    return await super.createExclusive(path, bytes, mode);
+  }
+  override async rename(from: string, to: string): Promise<void> {
+    if (to.startsWith(`${HOME}/catalog/`)) await this.hold("rename");
+    return await super.rename(from, to);
+  }
+  override async syncDirectory(path: string): Promise<void> {
+    if (path === `${HOME}/catalog`) await this.hold("sync");
+    return await super.syncDirectory(path);
+  }
+}
+
+describe("model.refresh's commit point: right before the rename", () => {
+  const cases: [CacheStep, string, string][] = [
+    ["temporary", "writes its temporary file", "the refresh is operation_cancelled; the previous cache stays"],
+    ["rename", "renames it over the cache", "stale_operation; the refresh answers its result, the cache is the new one"],
+    ["sync", "syncs the directory", "stale_operation; the refresh answers its result, the cache is the new one"],
+  ];
+  for (const [step, doing, outcome] of cases) {
+    const verdict = outcome.startsWith("stale_operation") ? "stale_operation" : "operation_cancelled";
+    it(`operation.cancel while model.refresh ${doing}: ${outcome}`, async () => {
+      const provider = await startFakeProvider();
+      const fs = new HeldCacheWrite();
+      await seedCache(fs, "ollama", "openai-chat", `${provider.url}/v1`, [{ id: "qwen" }]);
+      const run = await startCatalogServer({ provider, fs, settings: builtinsAt(provider), capabilities: [...CATALOG_CAPABILITIES, "operation.cancel"] });
+      const bytes = fs.contents(`${HOME}/catalog/ollama.json`);
+      const cancel: { answer?: Promise<Frame> } = {};
+      try {
+        // The step is held until the client's cancel of the refresh has been answered.
+        fs.hold = async (held) => {
+          if (held !== step) return;
+          fs.hold = () => Promise.resolve();
+          cancel.answer = request(run, "cancel1", "operation.cancel", { id: "refresh1" });
+          await cancel.answer;
+        };
+        provider.enqueue(openAiList([{ id: "qwen" }, { id: "deep" }]));
+        const refreshed = await request(run, "refresh1", "model.refresh", { provider: "ollama" });
+        assert.ok(cancel.answer !== undefined, `the refresh reached the ${step} step`);
+        const answer = await cancel.answer;
+        if (verdict === "stale_operation") {
+          assert.equal(answer.error?.code, "stale_operation");
+          assert.deepEqual(refreshed.result, { provider: "ollama", refreshed: true, models: 2, notices: [] }, `answered ${refreshed.error?.code}`);
+          assert.notDeepEqual(fs.contents(`${HOME}/catalog/ollama.json`), bytes);
+        } else {
+          assert.deepEqual(answer.result, { cancellation_requested: true });
+          assert.equal(refreshed.error?.code, "operation_cancelled");
+          assert.ok(refreshed.seq < answer.seq, "the cancelled request is answered first");
+        }
+      } finally {
+        await stopCatalogServer(run);
+      }
+      // Exit waited for the worker: a cancelled refresh removes its temporary file after its answer.
+      assert.deepEqual((await fs.readDir(`${HOME}/catalog`)).map((entry) => entry.name), ["ollama.json"], "no temporary file is left");
+      if (verdict !== "stale_operation") assert.deepEqual(fs.contents(`${HOME}/catalog/ollama.json`), bytes, "the previous cache stays");
+    });
+  }
 });
 
 describe("catalog identifiers are scoped to their child", () => {

@@ -1,26 +1,21 @@
 /**
- * What `npm pack` ships, tested the way a user gets it: the repository's
- * files (tracked and not ignored, as a fresh clone would have them plus
- * this checkout's uncommitted work) are copied to a temp directory, packed
- * there (so `prepack` must build; nothing from this checkout's dist/ can
- * leak in), and the tarball is installed offline (the tarball plus the npm
- * cache `npm ci` filled) into a new project. The installed bin then serves
- * a turn against a loopback provider on Node 20 and on Node 22 and 24 from
- * the npm `node` package (tests/support/node-versions.ts).
- *
- * Packing in the copy, not here, also keeps its tsc run from rewriting the
- * dist/ other test files are importing.
+ * What `npm pack` ships, tested the way a user gets it (tests/support/packed.ts:
+ * a clean copy of this checkout packed and installed offline into a new
+ * project). The installed bin then serves a turn against a loopback provider
+ * on Node 20 and on Node 22 and 24 from the npm `node` package
+ * (tests/support/node-versions.ts).
  */
 
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join, posix } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { type NodeVersion, nodeVersions } from "./support/node-versions.ts";
+import { headingAnchors, linkTargets } from "./support/markdown.ts";
+import { must, packAndInstall } from "./support/packed.ts";
 import { collect, repoRoot } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { WireClient, workspace } from "./support/wire-client.ts";
@@ -29,87 +24,25 @@ const root = repoRoot();
 const scratch = mkdtempSync(join(tmpdir(), "magi-package-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Runs `command` and fails with its output unless it exits 0. */
-function must(command: string, args: readonly string[], cwd: string): string {
-  const result = spawnSync(command, args, { cwd, encoding: "utf8", env: { ...process.env, npm_config_update_notifier: "false" } });
-  assert.equal(result.status, 0, `${command} ${args.join(" ")} in ${cwd} exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
-  return result.stdout;
-}
-
-/** Copies what a clone of this checkout holds into `target`, node_modules linked rather than copied. */
-function cleanCopy(target: string): void {
-  const files = must("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], root).split("\0").filter((file) => file !== "");
-  for (const file of files) {
-    if (!existsSync(join(root, file))) continue; // deleted in the work tree, not yet committed
-    mkdirSync(dirname(join(target, file)), { recursive: true });
-    cpSync(join(root, file), join(target, file));
-  }
-  symlinkSync(join(root, "node_modules"), join(target, "node_modules"), "dir");
-}
-
-/**
- * A lockfile for an app that depends on the tarball: magi-code's runtime
- * dependencies (and theirs) are copied from this repository's lockfile, with
- * their registry URLs and integrity hashes, so `npm ci --offline` takes them
- * from the cache `npm ci` filled here. A plain `npm install <tarball>` would
- * need each dependency's registry metadata, which that cache does not hold.
- */
-function appLockfile(tarballRef: string, integrity: string, pkg: Record<string, any>): unknown {
-  const lock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8")).packages as Record<string, Record<string, any>>;
-  const packages: Record<string, unknown> = {
-    "": { name: "app", dependencies: { "magi-code": tarballRef } },
-    "node_modules/magi-code": {
-      version: pkg.version,
-      resolved: tarballRef,
-      integrity,
-      license: pkg.license,
-      dependencies: pkg.dependencies,
-      bin: pkg.bin,
-      engines: pkg.engines,
-      peerDependencies: pkg.peerDependencies,
-      peerDependenciesMeta: pkg.peerDependenciesMeta,
-    },
-  };
-  const queue = Object.keys(pkg.dependencies ?? {});
-  for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-    const key = `node_modules/${name}`;
-    if (key in packages) continue;
-    const entry = lock[key];
-    assert.ok(entry !== undefined, `${name} is in package-lock.json`);
-    const { dev: _dev, devOptional: _devOptional, peer: _peer, ...kept } = entry;
-    packages[key] = kept;
-    queue.push(...Object.keys(entry.dependencies ?? {}));
-  }
-  return { name: "app", lockfileVersion: 3, requires: true, packages };
-}
-
-let tarball = "";
-let shipped: string[] = [];
+let shipped: readonly string[] = [];
 let app = "";
 let versions: NodeVersion[] = [];
 
 before(() => {
-  const clone = join(scratch, "clone");
-  cleanCopy(clone);
-  const packs = join(scratch, "packs");
-  mkdirSync(packs);
-  must("npm", ["pack", "--pack-destination", packs], clone);
-  tarball = join(packs, readdirSync(packs).find((name) => name.endsWith(".tgz"))!);
-  shipped = must("tar", ["-tzf", tarball], scratch).split("\n").filter((line) => line !== "" && !line.endsWith("/")).map((line) => line.replace(/^package\//, ""));
-  app = join(scratch, "app");
-  mkdirSync(app);
-  const ref = `file:../packs/${tarball.slice(packs.length + 1)}`;
-  const integrity = `sha512-${createHash("sha512").update(readFileSync(tarball)).digest("base64")}`;
-  const pkg = JSON.parse(readFileSync(join(clone, "package.json"), "utf8"));
-  writeFileSync(join(app, "package.json"), `${JSON.stringify({ name: "app", private: true, type: "module", dependencies: { "magi-code": ref } })}\n`);
-  writeFileSync(join(app, "package-lock.json"), `${JSON.stringify(appLockfile(ref, integrity, pkg), null, 2)}\n`);
-  must("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app);
+  ({ shipped, app } = packAndInstall(scratch));
   versions = nodeVersions();
 });
 
 describe("the packed tarball", () => {
   it("ships the runtime, types, schemas, linked docs, the example client and LICENSE, and no tests, bench or scripts", () => {
-    for (const file of ["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts", "LICENSE", "README.md", "package.json", "docs/settings.schema.json", "docs/schema/request.schema.json", "docs/schema/results/turn.start.schema.json", "docs/schema/events/run.finished.schema.json", "examples/agent.mjs"]) {
+    const expected = [
+      ...["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts"],
+      ...["dist/cjs/client.js", "dist/cjs/package.json", "dist/cjs/runtime/node-client.d.ts"],
+      ...["docs/client.md", "docs/fuzzing.md", "docs/security.md", "docs/schema/README.md", "docs/settings.schema.json"],
+      ...["docs/schema/request.schema.json", "docs/schema/results/turn.start.schema.json", "docs/schema/events/run.finished.schema.json"],
+      ...["LICENSE", "README.md", "package.json", "examples/agent.mjs"],
+    ];
+    for (const file of expected) {
       assert.ok(shipped.includes(file), `${file} is shipped`);
     }
     assert.ok(shipped.some((file) => file.startsWith("dist/chunks/")), "the bundle's chunks are shipped");
@@ -118,6 +51,30 @@ describe("the packed tarball", () => {
     const pkg = JSON.parse(readFileSync(join(app, "node_modules", "magi-code", "package.json"), "utf8"));
     assert.equal(pkg.license, "MIT");
     assert.match(readFileSync(join(app, "node_modules", "magi-code", "LICENSE"), "utf8"), /MIT License[\s\S]*the magi-code authors/);
+  });
+
+  it("every link of every shipped Markdown file resolves in the package, anchors included; links into the repository name its files", () => {
+    const repository = "https://github.com/magi-code/magi-code/blob/main/";
+    const tracked = new Set(must("git", ["ls-files", "--cached", "--others", "--exclude-standard"], root).split("\n"));
+    const installed = join(app, "node_modules", "magi-code");
+    const broken: string[] = [];
+    const documents = shipped.filter((file) => file.endsWith(".md"));
+    assert.ok(documents.includes("README.md") && documents.includes("docs/fuzzing.md"), documents.join(", "));
+    for (const document of documents) {
+      for (const target of linkTargets(readFileSync(join(installed, document), "utf8"))) {
+        if (target.startsWith(repository)) {
+          if (!tracked.has(target.slice(repository.length).split("#")[0]!)) broken.push(`${document}: ${target}`);
+          continue;
+        }
+        if (/^[a-z][a-z+.-]*:/i.test(target)) continue; // another site: nothing to resolve offline
+        const [path, anchor] = target.split("#") as [string, string | undefined];
+        const file = path === "" ? document : posix.normalize(posix.join(posix.dirname(document), path));
+        const isFile = shipped.includes(file);
+        if (!isFile && !shipped.some((shippedFile) => shippedFile.startsWith(`${file.replace(/\/$/, "")}/`))) broken.push(`${document}: ${target}`);
+        else if (anchor !== undefined && !(isFile && headingAnchors(readFileSync(join(installed, file), "utf8")).has(anchor))) broken.push(`${document}: ${target} (anchor)`);
+      }
+    }
+    assert.deepEqual(broken, []);
   });
 
   it("ships every document the --help text names", () => {

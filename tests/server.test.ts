@@ -4,6 +4,9 @@ import { ManualClock } from "../runtime/memory.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { initLine, line, responses, runToEnd, startServer } from "./support/harness.ts";
 
+/** Every limit but those of `session.discover`, an extension a base-only client never sees a field of. */
+const BASE_LIMITS = Object.fromEntries(Object.entries(LIMITS).filter(([name]) => !name.startsWith("discover_")));
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe("server lifecycle", () => {
@@ -13,14 +16,14 @@ describe("server lifecycle", () => {
     assert.deepEqual(frames.map((f) => [f.id, f.error?.code]), [["s1", "not_initialized"]]);
   });
 
-  it("initialize on a fresh MC_HOME is ready on ollama with every limit published", async () => {
+  it("initialize on a fresh MC_HOME is ready on ollama with every base limit published", async () => {
     const run = startServer();
     run.runtime.input.push(initLine("i1"));
     const [frame] = await run.waitFrames(1);
     assert.equal(frame!.id, "i1");
     const result = frame!.result as { capabilities: string[]; limits: unknown; status: Record<string, unknown> };
     assert.deepEqual(result.capabilities, ["approval.answer", "history.page", "initialize", "model.catalog", "model.catalog.status", "model.refresh", "operation.cancel", "selection.set", "session.create", "session.discover", "session.list", "session.open", "shutdown", "status", "turn.cancel", "turn.start"]);
-    assert.deepEqual(result.limits, LIMITS);
+    assert.deepEqual(result.limits, BASE_LIMITS);
     assert.equal(result.status.state, "idle");
     assert.equal(result.status.readiness, "ready");
     assert.equal(result.status.provider, "ollama");
@@ -31,6 +34,22 @@ describe("server lifecycle", () => {
     assert.ok(run.runtime.fs.exists("/home/user/.magi-code/sessions"));
     run.runtime.input.end();
     assert.equal(await run.exit, 0);
+  });
+
+  it("initialize publishes the discover_* limits only to a client that negotiated session.discover", async () => {
+    const negotiations: [string[], boolean][] = [
+      [["status"], false],
+      [["status", "session.list", "model.refresh", "model.catalog.status", "operation.cancel"], false],
+      [["status", "session.discover"], true],
+    ];
+    for (const [required, discover] of negotiations) {
+      const run = startServer();
+      run.runtime.input.push(initLine("i1", required));
+      const [frame] = await run.waitFrames(1);
+      assert.deepEqual(frame!.result!.limits, discover ? LIMITS : BASE_LIMITS, required.join(", "));
+      run.runtime.input.end();
+      assert.equal(await run.exit, 0);
+    }
   });
 
   it("status while startup is pending reports starting with null selection", async () => {

@@ -19,7 +19,7 @@ const directory = join(repoRoot(), "docs", "schema");
 
 function files(at: string): string[] {
   return readdirSync(at, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? files(join(at, entry.name)) : [relative(directory, join(at, entry.name)).split("\\").join("/")]
+    entry.isDirectory() ? files(join(at, entry.name)) : entry.name.endsWith(".schema.json") ? [relative(directory, join(at, entry.name)).split("\\").join("/")] : []
   );
 }
 
@@ -44,13 +44,37 @@ describe("wire JSON Schemas", () => {
     }
   });
 
-  it("results and events allow unknown fields and keep enums closed; params are strict", () => {
+  it("results, events and output envelopes say they allow unknown fields and keep enums closed; params and requests are strict", () => {
     const result = generated["results/turn.start.schema.json"]!;
-    assert.equal(result.additionalProperties, undefined);
+    assert.equal(result.additionalProperties, true);
     const params = generated["params/turn.start.schema.json"]!;
     assert.equal(params.additionalProperties, false);
-    const activity = generated["events/activity.schema.json"]! as { properties: { kind: { enum: string[] } } };
+    const activity = generated["events/activity.schema.json"]! as { additionalProperties: unknown; properties: { kind: { enum: string[] } } };
+    assert.equal(activity.additionalProperties, true);
     assert.deepEqual(activity.properties.kind.enum, ["tool", "subagent", "compaction"]);
+    const branches = (name: string) => Object.values((generated[name] as { definitions: Record<string, { additionalProperties: unknown }> }).definitions);
+    assert.ok(branches("request.schema.json").every((branch) => branch.additionalProperties === false));
+    assert.ok([...branches("response.schema.json"), ...branches("event.schema.json")].every((branch) => branch.additionalProperties === true));
+  });
+
+  it("every document, every object in it and every field has a description", () => {
+    const missing: string[] = [];
+    const visit = (node: unknown, at: string, isField: boolean): void => {
+      if (node === null || typeof node !== "object") return;
+      if (Array.isArray(node)) return node.forEach((item, index) => visit(item, `${at}/${index}`, false));
+      const object = node as Record<string, unknown>;
+      const described = typeof object.description === "string" && object.description.length > 0;
+      // An `if` only tests a tag; a field's own description covers the object it holds.
+      if (object.properties !== undefined && !at.endsWith("/if") && !isField && !described) missing.push(`${at} (object)`);
+      if (isField && !described) missing.push(at);
+      for (const [key, value] of Object.entries(object)) {
+        if (key === "properties" && !at.endsWith("/if")) {
+          for (const [field, schema] of Object.entries(value as Record<string, unknown>)) visit(schema, `${at}/properties/${field}`, true);
+        } else visit(value, `${at}/${key}`, false);
+      }
+    };
+    for (const [path, schema] of Object.entries(generated)) visit(schema, path, false);
+    assert.deepEqual(missing, []);
   });
 
   for (const launcher of launchers()) {

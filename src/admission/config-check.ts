@@ -13,6 +13,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, RuntimeErrorCode, type Runtime } from "../host/runtime.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BYTES } from "../config/credentials.ts";
 import { catalogProblems } from "./catalog-problems.ts";
+import { mcpApprovalNotes, mcpMergeOf } from "./mcp-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
 import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
 import {
@@ -39,6 +40,8 @@ export interface ConfigReport {
   readonly checked: readonly string[];
   /** Every problem, in the order startup would meet them. */
   readonly problems: readonly FileProblem[];
+  /** What does not fail startup but a person should know: enabled MCP servers that will not start. */
+  readonly notes: readonly FileProblem[];
 }
 
 const SEE = "see docs/settings.md";
@@ -87,7 +90,7 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const configured = resolveHome((name) => runtime.env(name));
   if (configured === null) {
     const message = runtime.env("MC_HOME") ? "MC_HOME must be an absolute path" : "HOME is unset or relative; set MC_HOME to an absolute path";
-    return { checked, problems: [{ file: "environment", path: "$", message }] };
+    return { checked, problems: [{ file: "environment", path: "$", message }], notes: [] };
   }
   const home = await runtime.fs.realpath(configured).catch(() => configured);
   const homeInfo = await runtime.fs.stat(home).catch(() => null);
@@ -109,7 +112,7 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const globalPath = joinPath(home, GLOBAL_SETTINGS_FILE);
   const projectDir = await runtime.fs.realpath(joinPath(cwd, PROJECT_SETTINGS_PATH[0]!)).catch(() => null);
   const projectPath = projectDir === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
-  const layers: { file: string; settings: Settings | null }[] = [];
+  const layers: { file: string; settings: Settings | null; mcp?: unknown }[] = [];
   for (const file of projectPath === null ? [globalPath] : [globalPath, projectPath]) {
     const read = await readSettings(runtime, file);
     if (read.problem !== null) problems.push({ file, path: "$", message: read.problem });
@@ -121,19 +124,25 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
     const found = settingsProblems(read.text);
     problems.push(...found.map((problem) => ({ file, ...problem })));
     const parsed = parseSettingsText(read.text);
-    layers.push({ file, settings: found.length === 0 && parsed.ok ? parsed.settings : null });
+    layers.push({ file, settings: found.length === 0 && parsed.ok ? parsed.settings : null, mcp: parsed.ok ? parsed.mcp : undefined });
   }
   const [global, project] = [layers[0]!.settings, layers[1]?.settings ?? {}];
-  if (global === null || project === null || problems.length > 0) return { checked, problems };
+  const notes: FileProblem[] = [];
+  if (global === null || project === null || problems.length > 0) return { checked, problems, notes };
 
   if (projectPath !== null) problems.push(...trustProblems(projectPath, global, project));
-  if (problems.length > 0) return { checked, problems };
+  const mcp = mcpMergeOf(layers[0]!, projectPath === null ? null : layers[1]!);
+  problems.push(...mcp.problems);
+  if (problems.length > 0) return { checked, problems, notes };
   const merged = mergeSettings(global, project);
   problems.push(...catalogProblems({ global: globalPath, project: projectPath }, global, project, merged));
-  if (problems.length > 0) return { checked, problems };
+  if (problems.length > 0) return { checked, problems, notes };
   const selected = resolveSelection(merged, (name) => runtime.env(name), credentials);
   if (!selected.ok) problems.push(selectionProblem(selected.code, merged, project.model?.provider !== undefined ? projectPath! : globalPath));
-  return { checked, problems };
+  const approvals = await mcpApprovalNotes(runtime, { home, cwd, merge: mcp });
+  problems.push(...approvals.problems);
+  notes.push(...approvals.notes);
+  return { checked, problems, notes };
 }
 
 function selectionProblem(code: ErrorCode, merged: Settings, file: string): FileProblem {

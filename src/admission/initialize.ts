@@ -4,7 +4,8 @@
  * `already_initialized`, and a required capability this child does not serve
  * is `unsupported_capability`, after which a corrected `initialize` may still
  * come. An admitted one starts the single startup task and is answered when
- * that task settles: with `capabilities`, `limits` and `status`, or with the
+ * that task settles: with `capabilities`, `limits` (a negotiated
+ * extension's bounds only when it was negotiated) and `status`, or with the
  * startup's error code.
  *
  * @module
@@ -12,7 +13,7 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import { ErrorCode as Codes } from "../protocol/errors.ts";
-import { LIMITS } from "../protocol/limits.ts";
+import { publishedLimits } from "../protocol/limits.ts";
 import { CAPABILITIES, isMethodName } from "../protocol/methods.ts";
 import type { WorkerReplies } from "../protocol/replies.ts";
 import type { Negotiation } from "../protocol/negotiation.ts";
@@ -93,6 +94,7 @@ export class Initializer {
     host.lifecycle.settle(outcome);
     if (!outcome.ok) return host.replies.error(id, outcome.code);
     host.start(outcome.snapshot);
-    host.replies.result(id, { capabilities: CAPABILITIES, limits: LIMITS, status: host.status() } satisfies InitializeResult);
+    const limits = publishedLimits(host.negotiation.negotiated("session.discover"));
+    host.replies.result(id, { capabilities: CAPABILITIES, limits, status: host.status() } satisfies InitializeResult);
   }
 }

@@ -12,7 +12,8 @@
 
 import { getLocation, type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import * as v from "valibot";
-import { SettingsSchema } from "../config/settings.ts";
+import { CompleteSettingsSchema } from "../config/mcp-settings.ts";
+import { jsonPath } from "../util/json-path.ts";
 
 /** One problem in one file. */
 export interface Problem {
@@ -25,11 +26,6 @@ export interface Problem {
 // The same bounds the startup reader enforces (src/util/jsonc.ts).
 const RESERVED_KEYS = new Set(["__proto__", "prototype", "constructor"]);
 const MAX_DEPTH = 8;
-
-/** A JSON path from property names and array indices. */
-export function jsonPath(segments: readonly (string | number)[]): string {
-  return `$${segments.map((segment) => typeof segment === "number" ? `[${segment}]` : /^[A-Za-z_$][\w$]*$/.test(segment) ? `.${segment}` : `[${JSON.stringify(segment)}]`).join("")}`;
-}
 
 function lineAndColumn(text: string, offset: number): string {
   const before = text.slice(0, offset).split("\n");
@@ -61,6 +57,7 @@ const CHECK_TEXT: Readonly<Record<string, string>> = {
   base_url: "must be an absolute http(s) URL without credentials, query or fragment",
   model: "must be 1-256 UTF-8 bytes without control characters",
   endpoints: "provider names must be 1-64 of [A-Za-z0-9._-]",
+  url: "must be an absolute http(s) URL without credentials or fragment",
 };
 
 function issueMessage(issue: v.BaseIssue<unknown>, last: string | number | undefined): string {
@@ -95,7 +92,7 @@ export function settingsProblems(text: string): Problem[] {
   const out: Problem[] = [];
   structureProblems(root, [], out);
   if (out.length > 0) return out;
-  const parsed = v.safeParse(SettingsSchema, nodeValue(root), { abortEarly: false });
+  const parsed = v.safeParse(CompleteSettingsSchema, nodeValue(root), { abortEarly: false });
   if (parsed.success) return [];
   for (const issue of parsed.issues) {
     const segments = (issue.path ?? []).map((item) => item.key as string | number);

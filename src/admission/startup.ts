@@ -17,10 +17,10 @@ import { type Instruction, loadInstructions } from "../config/instructions.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
-import type { ReasoningHint } from "../policy/effort-policy.ts";
-import { cachedHint } from "../catalog/selection-hint.ts";
 import type { McpServerDefinition } from "../mcp/definition.ts";
 import type { McpManager } from "../mcp/manager.ts";
+import type { ReasoningHint } from "../policy/effort-policy.ts";
+import { cachedHint } from "../catalog/selection-hint.ts";
 
 /** Directories created under `MC_HOME` at startup, with owner-only permissions. */
 export const HOME_DIRECTORIES = ["sessions"] as const;
@@ -43,7 +43,14 @@ export interface StartupSnapshot {
   readonly instructions: readonly Instruction[];
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
-  /** The connected MCP servers, for the child's lifetime; absent when none is startable. */
+  /**
+   * The MCP servers to connect: those the settings configure that are
+   * enabled and approved (`src/mcp/servers.ts`); absent when the settings
+   * configure none. The others are skipped: never started, never failing
+   * startup.
+   */
+  readonly mcpServers?: readonly McpServerDefinition[];
+  /** The connected MCP servers, for the child's lifetime; absent when none was started. */
   readonly mcp?: McpManager;
 }
 
@@ -63,14 +70,13 @@ export interface McpStartupContext {
   readonly settings: Settings;
 }
 
-/** The servers startup starts: those enabled and approved; the rest are skipped, never started, never failing startup. */
-export type McpServerSource = (context: McpStartupContext, signal: AbortSignal) => Promise<readonly McpServerDefinition[]>;
-
 /**
- * The source until the global approvals exist (issue 20, the settings
- * side): with nothing approved, no server is startable.
+ * Which MCP servers a startup connects in place of the settings' enabled
+ * and approved ones: what in-process tests use to start real servers on
+ * the memory runtime (whose filesystem holds no commands to resolve). The
+ * served child never has one.
  */
-export const noApprovedServers: McpServerSource = () => Promise.resolve([]);
+export type McpServerSource = (context: McpStartupContext, signal: AbortSignal) => Promise<readonly McpServerDefinition[]>;
 
 /**
  * Connects `definitions` through the MCP chunk (`src/mcp/connect.ts`),
@@ -158,18 +164,19 @@ async function createHome(runtime: Runtime, path: string): Promise<StartupErrorC
  * root itself (a client started in `$HOME`): the user's own global file must
  * not be read a second time as untrusted project settings.
  */
-async function projectSettingsPath(runtime: Runtime, cwd: string, home: string): Promise<string | null> {
+export async function projectSettingsPath(runtime: Runtime, cwd: string, home: string): Promise<string | null> {
   const directory = joinPath(cwd, PROJECT_SETTINGS_PATH[0]!);
   const canonical = await runtime.fs.realpath(directory).catch(() => null);
   return canonical === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
 }
 
 /**
- * Runs startup once; honours `signal` between steps. The MCP servers
- * `mcpServers` names are connected last, once everything local succeeded,
- * so a configuration mistake never starts one.
+ * Runs startup once; honours `signal` between steps. The MCP servers (the
+ * enabled and approved ones, or those `mcpSource` names) are connected
+ * last, once everything local succeeded, so a configuration mistake never
+ * starts one.
  */
-export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpServers: McpServerSource = noApprovedServers): Promise<StartupOutcome> {
+export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSource?: McpServerSource): Promise<StartupOutcome> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled, contextId: null } as const;
   const configured = resolveHome((name) => runtime.env(name));
   if (configured === null) return { ok: false, code: ErrorCode.configurationInvalid, contextId: null };
@@ -205,9 +212,17 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpServe
   if (signal.aborted) return cancelled;
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;
-  const definitions = await mcpServers({ runtime, home, cwd, settings: loaded.settings }, signal);
+  let mcpServers: readonly McpServerDefinition[] | undefined;
+  if (mcpSource !== undefined) mcpServers = await mcpSource({ runtime, home, cwd, settings: loaded.settings }, signal);
+  else if (loaded.mcpServers !== undefined) {
+    // Loaded only when a server is configured: reads the approvals file, once.
+    const { startableMcpServers } = await import("../mcp/servers.ts");
+    const startable = await startableMcpServers(runtime, { home, cwd, servers: loaded.mcpServers }, signal);
+    if (!startable.ok) return startable.code === ErrorCode.startupCancelled ? cancelled : { ok: false, code: startable.code, contextId };
+    mcpServers = startable.servers;
+  }
   if (signal.aborted) return cancelled;
-  const mcp = await startMcp(runtime, definitions, signal);
+  const mcp = await startMcp(runtime, mcpServers ?? [], signal);
   if (!mcp.ok) return { ok: false, code: mcp.code, contextId: mcp.code === ErrorCode.startupCancelled ? null : contextId };
   const snapshot = {
     home,
@@ -218,6 +233,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpServe
     credentials,
     instructions,
     selectionHint,
+    ...(mcpServers === undefined ? {} : { mcpServers }),
     ...(mcp.manager === null ? {} : { mcp: mcp.manager }),
   };
   // Cancelled while the last server connected: nothing may outlive the answer.

@@ -7,7 +7,8 @@
  * Anything else fails startup with `configuration_invalid` instead of being
  * used or skipped, so a key that other users can read is noticed. A missing
  * file means no credentials. No outcome ever carries the file's content or
- * path: startup errors reach the client verbatim.
+ * path: startup errors reach the client verbatim. The same owner-only read
+ * ({@link readOwnerOnlyFile}) guards the approvals file (`src/trust/`).
  *
  * @module
  */
@@ -67,40 +68,47 @@ export function parseCredentialsText(text: string): Credentials | null {
   return parsed.success ? new Map(Object.entries(parsed.output.keys)) : null;
 }
 
+/** What {@link readOwnerOnlyFile} found: the bytes, null for no file, or why the file is refused. */
+export type OwnerOnlyRead =
+  | { readonly ok: true; readonly bytes: Uint8Array | null }
+  | { readonly ok: false; readonly code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed };
+
 /** Owner-only regular file within the size bound: what ssh demands of a private key. */
-function isAcceptable(info: FileInfo): boolean {
-  return info.kind === "file" && (info.mode & 0o077) === 0 && info.size <= MAX_CREDENTIALS_BYTES;
+function isAcceptable(info: FileInfo, maxBytes: number): boolean {
+  return info.kind === "file" && (info.mode & 0o077) === 0 && info.size <= maxBytes;
 }
 
 /** Reads at most one byte past the bound, so a file that grew after the stat is still caught. */
-async function readBounded(handle: ReadHandle): Promise<Uint8Array | null> {
-  const buffer = new Uint8Array(MAX_CREDENTIALS_BYTES + 1);
+async function readBounded(handle: ReadHandle, maxBytes: number): Promise<Uint8Array | null> {
+  const buffer = new Uint8Array(maxBytes + 1);
   let length = 0;
   for (;;) {
     const count = await handle.read(buffer.subarray(length), length);
     if (count === 0) break;
     length += count;
-    if (length > MAX_CREDENTIALS_BYTES) return null;
+    if (length > maxBytes) return null;
   }
   return buffer.slice(0, length);
 }
 
 /**
- * Loads the credentials file at `path`. The path is checked with `lstat`
- * (never followed), opened without following a final symlink, and the open
- * handle re-checked to be the same owner-only file, so a swap between the
- * check and the open is refused too. An unreadable file (permission denied,
- * I/O error) is `startup_failed`, like an unreadable settings file.
+ * Reads a file that must be an owner-only (no group or other permission bit)
+ * regular file of at most `maxBytes`: the credentials file, and the approvals
+ * file of `src/trust/`. The path is checked with `lstat` (never followed),
+ * opened without following a final symlink, and the open handle re-checked
+ * to be the same owner-only file, so a swap between the check and the open is
+ * refused too. A missing file is `bytes: null`; anything else that is not
+ * such a file is `configuration_invalid`; an unreadable one (permission
+ * denied, I/O error) is `startup_failed`, like an unreadable settings file.
  */
-export async function loadCredentials(fs: FileSystem, path: string, signal: AbortSignal): Promise<LoadCredentialsResult> {
-  if (signal.aborted) return { ok: false, code: ErrorCode.startupCancelled };
+export async function readOwnerOnlyFile(fs: FileSystem, path: string, maxBytes: number): Promise<OwnerOnlyRead> {
   let before: FileInfo;
   try {
     before = await fs.lstat(path);
   } catch (error) {
-    return isRuntimeError(error, RuntimeErrorCode.notFound) ? { ok: true, credentials: new Map() } : FAILED;
+    return isRuntimeError(error, RuntimeErrorCode.notFound) ? { ok: true, bytes: null } : FAILED;
   }
-  if (!isAcceptable(before)) return INVALID;
+  if (!isAcceptable(before, maxBytes)) return INVALID;
   let handle: ReadHandle;
   try {
     handle = await fs.openRead(path);
@@ -108,17 +116,28 @@ export async function loadCredentials(fs: FileSystem, path: string, signal: Abor
     const swapped = isRuntimeError(error, RuntimeErrorCode.symlink) || isRuntimeError(error, RuntimeErrorCode.notFile);
     return swapped ? INVALID : FAILED;
   }
-  let bytes: Uint8Array | null;
   try {
     const opened = await handle.stat();
-    if (!isAcceptable(opened) || opened.dev !== before.dev || opened.ino !== before.ino) return INVALID;
-    bytes = await readBounded(handle);
+    if (!isAcceptable(opened, maxBytes) || opened.dev !== before.dev || opened.ino !== before.ino) return INVALID;
+    const bytes = await readBounded(handle, maxBytes);
+    return bytes === null ? INVALID : { ok: true, bytes };
   } catch {
     return FAILED;
   } finally {
     await handle.close().catch(() => undefined);
   }
-  if (bytes === null) return INVALID;
+}
+
+/**
+ * Loads the credentials file at `path`, read as {@link readOwnerOnlyFile}
+ * reads it.
+ */
+export async function loadCredentials(fs: FileSystem, path: string, signal: AbortSignal): Promise<LoadCredentialsResult> {
+  if (signal.aborted) return { ok: false, code: ErrorCode.startupCancelled };
+  const read = await readOwnerOnlyFile(fs, path, MAX_CREDENTIALS_BYTES);
+  if (!read.ok) return read;
+  if (read.bytes === null) return { ok: true, credentials: new Map() };
+  const bytes = read.bytes;
   let text: string;
   try {
     text = decoder.decode(bytes);

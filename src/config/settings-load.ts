@@ -11,6 +11,8 @@ import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../host/runti
 import { projectEndpointsTrusted, projectToolsTrusted } from "./project-trust.ts";
 import { projectCatalogNarrows, unknownCatalogProviders } from "./catalog-settings.ts";
 import { resolveEndpoints } from "./providers.ts";
+import type { ConfiguredMcpServer } from "./mcp-merge.ts";
+import type { McpSettings } from "./mcp-settings.ts";
 import {
   MAX_SETTINGS_BYTES,
   mergeSettings,
@@ -19,12 +21,21 @@ import {
 } from "./settings.ts";
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
-const EMPTY = { ok: true, settings: {} } as const;
+const EMPTY: LoadOneResult = { ok: true, settings: {} };
 
-/** Outcome of {@link loadSettings}. */
+type LoadFailure = { ok: false; code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed | typeof ErrorCode.startupCancelled };
+
+/**
+ * Outcome of {@link loadSettings}. `mcpServers` is present only when a file
+ * configures at least one MCP server: each with the file its definition came
+ * from (`mcp-merge.ts`), enabled or not, approved or not.
+ */
 export type LoadSettingsResult =
-  | { ok: true; settings: Settings }
-  | { ok: false; code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed | typeof ErrorCode.startupCancelled };
+  | { ok: true; settings: Settings; mcpServers?: readonly ConfiguredMcpServer[] }
+  | LoadFailure;
+
+/** One file, its `mcp` section checked. */
+type LoadOneResult = { ok: true; settings: Settings; mcp?: McpSettings } | LoadFailure;
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -35,7 +46,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * still refuses a final symlink and enforces the 1 MiB bound, and FIFOs or
  * devices are never opened because a read could block startup forever.
  */
-async function loadOne(fs: FileSystem, path: string): Promise<LoadSettingsResult> {
+async function loadOne(fs: FileSystem, path: string): Promise<LoadOneResult> {
   let bytes: Uint8Array;
   try {
     const link = await fs.lstat(path);
@@ -59,13 +70,29 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadSettingsResult
   } catch {
     return INVALID;
   }
-  return parseSettingsText(text);
+  const parsed = parseSettingsText(text);
+  if (!parsed.ok) return parsed;
+  if (parsed.mcp === undefined) return { ok: true, settings: parsed.settings };
+  // Loaded only when a file has an `mcp` key: a child without MCP servers never builds their schemas.
+  const mcp = (await import("./mcp-settings.ts")).parseMcpSettings(parsed.mcp);
+  return mcp === null ? INVALID : { ok: true, settings: parsed.settings, mcp };
+}
+
+/** The MCP servers both files configure, or a failure when they break a rule of `mcp-merge.ts`. */
+async function loadMcpServers(
+  global: { file: string; mcp: McpSettings | undefined },
+  project: { file: string; mcp: McpSettings | undefined } | null,
+): Promise<{ ok: true; servers: readonly ConfiguredMcpServer[] } | typeof INVALID> {
+  const { mergeMcpServers } = await import("./mcp-merge.ts");
+  const merged = mergeMcpServers(global, project);
+  return merged.problems.length > 0 ? INVALID : { ok: true, servers: merged.servers };
 }
 
 /**
  * Loads, validates and merges the global and project settings files (project
- * wins), after checking what the project file may not do (`project-trust.ts`).
- * Cancellation is checked before each file and before returning.
+ * wins), after checking what the project file may not do (`project-trust.ts`,
+ * and for MCP servers `mcp-merge.ts`). Cancellation is checked before each
+ * file and before returning.
  */
 export async function loadSettings(
   fs: FileSystem,
@@ -88,5 +115,12 @@ export async function loadSettings(
   // An enabled choice of a provider nobody configured can never be offered: a typo, refused like an unknown model.provider.
   const known = new Set(resolveEndpoints(merged).keys());
   if (unknownCatalogProviders(merged.providers?.catalog, known).length > 0) return INVALID;
-  return { ok: true, settings: merged };
+  if (global.mcp === undefined && project.mcp === undefined) return { ok: true, settings: merged };
+  const mcp = await loadMcpServers(
+    { file: paths.global, mcp: global.mcp },
+    paths.project === null ? null : { file: paths.project, mcp: project.mcp },
+  );
+  if (!mcp.ok) return mcp;
+  if (signal.aborted) return cancelled;
+  return mcp.servers.length === 0 ? { ok: true, settings: merged } : { ok: true, settings: merged, mcpServers: mcp.servers };
 }

@@ -64,10 +64,14 @@ const ModelIdSchema = v.pipe(
 
 const ProviderNameSchema = v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN), described("Provider name: 1-64 of [A-Za-z0-9._-]."));
 
-/** Whether `raw` is an absolute http(s) URL without credentials, query or fragment. */
-function isPlainHttpUrl(raw: string): boolean {
+/**
+ * Whether `raw` parses as an absolute http(s) URL with a host and without
+ * credentials; whether a query or fragment may follow is each schema's
+ * pattern's business (`base_url` here, an MCP server's `url`).
+ */
+export function isCredentialFreeHttpUrl(raw: string): boolean {
   // Any "@" in the authority is refused, which also catches empty credentials ("http://:@h").
-  if ((raw.slice(raw.indexOf("//") + 2).split("/")[0] ?? "").includes("@")) return false;
+  if ((raw.slice(raw.indexOf("//") + 2).split(/[/?#]/)[0] ?? "").includes("@")) return false;
   try {
     const url = new URL(raw);
     return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
@@ -82,7 +86,7 @@ const BaseUrlSchema = v.pipe(
   v.maxLength(2048),
   // deno-lint-ignore no-control-regex -- matching controls is the point
   v.regex(/^https?:\/\/[^\s\u0000-\u001F\u007F-\u009F?#]+$/),
-  v.check(isPlainHttpUrl),
+  v.check(isCredentialFreeHttpUrl),
   described("Absolute http(s) URL without credentials, query or fragment."),
 );
 
@@ -149,8 +153,7 @@ const AgentSchema = v.pipe(
   described("Limits of one turn."),
 );
 
-/** The valibot schema of one `settings.jsonc` file. Unknown keys are errors at every level. */
-export const SettingsSchema = exactObject({
+const SECTIONS = {
   $schema: v.exactOptional(v.pipe(v.string(), described("JSON Schema URL for editors; ignored at runtime."))),
   model: v.exactOptional(v.pipe(
     exactObject({
@@ -166,7 +169,26 @@ export const SettingsSchema = exactObject({
   })),
   tools: v.exactOptional(ToolsSchema),
   agent: v.exactOptional(AgentSchema),
-});
+} as const;
+
+/**
+ * The valibot schema of one `settings.jsonc` file, its `mcp` section checked
+ * by `mcp`. Unknown keys are errors at every level.
+ */
+export function settingsSchema<const TMcp extends v.GenericSchema>(mcp: TMcp) {
+  return exactObject({
+    ...SECTIONS,
+    mcp: v.exactOptional(mcp),
+  });
+}
+
+/**
+ * The schema startup parses with: the `mcp` section is only taken apart here.
+ * `settings-load.ts` checks it with `mcp-settings.ts`, loaded only when a file
+ * has the key, so a child without MCP servers never builds their schemas;
+ * `config check` and the published JSON Schema use the complete schema there.
+ */
+export const SettingsSchema = settingsSchema(v.unknown());
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
 export interface EndpointSettings {
@@ -201,9 +223,9 @@ export interface Settings {
   readonly agent?: AgentSettings;
 }
 
-/** Outcome of parsing one settings text. */
+/** Outcome of parsing one settings text; `mcp` is the file's `mcp` section, present and still unchecked. */
 export type ParseSettingsResult =
-  | { ok: true; settings: Settings }
+  | { ok: true; settings: Settings; mcp?: unknown }
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
@@ -211,14 +233,17 @@ const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
  * Parses and validates one `settings.jsonc` text. Comments and trailing commas
  * are allowed; an empty, whitespace-only or comment-only text is `{}`. Any
  * syntax error, duplicate key, non-object top level or schema violation is
- * `configuration_invalid`. Never throws.
+ * `configuration_invalid`. The `mcp` section comes back apart, unchecked:
+ * `settings-load.ts` checks it. Never throws.
  */
 export function parseSettingsText(text: string): ParseSettingsResult {
   const value = parseConfigText(text, { jsonc: true });
   if (value === null) return INVALID;
   if (value === undefined) return { ok: true, settings: {} };
   const parsed = v.safeParse(SettingsSchema, value);
-  return parsed.success ? { ok: true, settings: parsed.output satisfies Settings } : INVALID;
+  if (!parsed.success) return INVALID;
+  const { mcp, ...settings } = parsed.output;
+  return mcp === undefined ? { ok: true, settings: settings satisfies Settings } : { ok: true, settings, mcp };
 }
 
 /**
@@ -226,7 +251,8 @@ export function parseSettingsText(text: string): ParseSettingsResult {
  * merge field by field, `tools` per tool name, `providers.endpoints` per name
  * and, within a name, field by field. A section present on either side is
  * present in the result. Whether the project may win is decided before this,
- * in `project-trust.ts`.
+ * in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
+ * definition keeps the file it came from, which its approval binds to.
  */
 export function mergeSettings(global: Settings, project: Settings): Settings {
   const out: { -readonly [K in keyof Settings]: Settings[K] } = {};

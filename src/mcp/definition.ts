@@ -1,6 +1,8 @@
 /**
- * The contract between settings and the MCP connection layer: a server
- * definition after resolution.
+ * The contract between the settings side of MCP (names, approval, which
+ * servers may start: `servers.ts`) and the connection side (`connect`, the
+ * tools in turns): a server definition after resolution, exactly what is
+ * approved and what is started.
  *
  * @module
  */
@@ -8,23 +10,30 @@
 /** A server definition after resolution: exactly what is approved and what is started. */
 export type McpServerDefinition =
   | {
-      readonly transport: "stdio";
-      readonly name: string;            // the settings key, already valid by the grammar
-      readonly command: string;         // resolved absolute path (PATH lookup done by M1)
-      readonly args: readonly string[];
-      readonly env: Readonly<Record<string, string>>; // only the variables the settings name (merged over nothing: M2 decides what else a server inherits, and documents it)
-      readonly cwd: string;             // resolved absolute; default the workspace cwd
-      readonly startupTimeoutMs: number;
-      readonly toolTimeoutMs: number;
-      readonly toolPolicies: Readonly<Record<string, "allow" | "ask" | "deny">>; // by the server's own tool name; merged global+project with project only tightening
-    }
+    readonly transport: "stdio";
+    /** The settings key, already valid by the grammar (`config/mcp-settings.ts`). */
+    readonly name: string;
+    /** Resolved absolute path (the PATH lookup is done). */
+    readonly command: string;
+    readonly args: readonly string[];
+    /** Only the variables the settings name; what else a server inherits is the connection's decision. */
+    readonly env: Readonly<Record<string, string>>;
+    /** Resolved absolute; by default the workspace. */
+    readonly cwd: string;
+    readonly startupTimeoutMs: number;
+    readonly toolTimeoutMs: number;
+    /** By the server's own tool name; merged global and project, the project only tightening. */
+    readonly toolPolicies: Readonly<Record<string, "allow" | "ask" | "deny">>;
+  }
   | {
-      readonly transport: "http";
-      readonly name: string;
-      readonly url: string;
-      readonly headers: Readonly<Record<string, string>>; // values resolved
-      readonly bearerToken: string | null;                 // value of bearer_token_env, if set
-      readonly startupTimeoutMs: number;
-      readonly toolTimeoutMs: number;
-      readonly toolPolicies: Readonly<Record<string, "allow" | "ask" | "deny">>;
-    };
+    readonly transport: "http";
+    readonly name: string;
+    readonly url: string;
+    /** Values resolved. */
+    readonly headers: Readonly<Record<string, string>>;
+    /** The value of `bearer_token_env`, if set. */
+    readonly bearerToken: string | null;
+    readonly startupTimeoutMs: number;
+    readonly toolTimeoutMs: number;
+    readonly toolPolicies: Readonly<Record<string, "allow" | "ask" | "deny">>;
+  };

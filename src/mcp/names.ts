@@ -1,37 +1,68 @@
 /**
- * The name an MCP tool is offered to the model under: `mcp__<server>__<tool>`,
- * valid for every provider API (at most 64 bytes of `[A-Za-z0-9_-]`).
+ * The names MCP tools are exposed to the model under:
+ * `mcp__<server>__<tool>`, valid for every provider API magi-code speaks
+ * (OpenAI Chat Completions and Responses, Anthropic Messages all accept
+ * `^[a-zA-Z0-9_-]{1,64}$`).
  *
- * A minimal version written by the connection layer so it could be built
- * first; the settings side owns the grammar and the documented hash, and
- * replaces this file (same export) when both land.
+ * The server name's grammar (`config/mcp-settings.ts`) keeps it within
+ * those characters, 32 long at most and free of `__` and a trailing `_`, so
+ * the first `__` after `mcp__` always ends it and two servers never expose
+ * the same name. A tool name is the server's choice: each character outside
+ * `[A-Za-z0-9_-]` becomes `_`, and a name still longer than 64 bytes is cut
+ * to 55 and ends in `_` and the first 8 hex digits of the SHA-256 of the
+ * tool's own name (UTF-8), so long names sharing a prefix stay apart. Two
+ * tools of one server can still meet (`a.b` and `a_b`); that collision is
+ * reported, naming both, and fails startup. Documented in
+ * docs/features/mcp.md.
  *
  * @module
  */
 
-/** Longest tool name every provider API accepts. */
-export const MAX_EXPOSED_NAME_BYTES = 64;
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 
-const INVALID = /[^A-Za-z0-9_-]/g;
+/** What every provider API accepts as a tool name. */
+export const PROVIDER_TOOL_NAME: RegExp = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** FNV-1a over the UTF-16 code units of `text`, as 8 hex digits: short, deterministic, synchronous. */
-function shortHash(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < text.length; index++) {
-    hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, "0");
+/** Longest exposed name, in bytes (all ASCII). */
+const MAX_NAME = 64;
+/** Hex digits of the hash that ends a shortened name. */
+const HASH_DIGITS = 8;
+
+const encoder = new TextEncoder();
+
+/** The name `server`'s tool `tool` is exposed under; `server` must follow the server-name grammar. */
+export function exposedToolName(server: string, tool: string): string {
+  const full = `mcp__${server}__${tool.replace(/[^A-Za-z0-9_-]/gu, "_")}`;
+  if (full.length <= MAX_NAME) return full;
+  const hash = bytesToHex(sha256(encoder.encode(tool))).slice(0, HASH_DIGITS);
+  return `${full.slice(0, MAX_NAME - HASH_DIGITS - 1)}_${hash}`;
+}
+
+/** One server's tool, by the server's own names. */
+export interface ServerTool {
+  readonly server: string;
+  readonly tool: string;
 }
 
 /**
- * `mcp__<server>__<tool>` with every character outside `[A-Za-z0-9_-]`
- * replaced by `_`; a name over 64 bytes keeps its first 55 characters and
- * ends in `_` and a hash of the whole unsanitised pair. Distinct tools can
- * still meet on one name (`a.b` and `a_b`): startup fails on a collision.
+ * Every exposed name with the tool behind it, or the first two tools that
+ * would share one (a server listing one name twice counts: both are named).
  */
-export function exposedToolName(server: string, tool: string): string {
-  const name = `mcp__${server}__${tool}`.replace(INVALID, "_");
-  if (name.length <= MAX_EXPOSED_NAME_BYTES) return name;
-  return `${name.slice(0, MAX_EXPOSED_NAME_BYTES - 9)}_${shortHash(`${server}\u0000${tool}`)}`;
+export type ExposedNames =
+  | { readonly ok: true; readonly names: ReadonlyMap<string, ServerTool> }
+  | { readonly ok: false; readonly collision: { readonly exposed: string; readonly first: ServerTool; readonly second: ServerTool } };
+
+/** Exposes the tools of every server at once, so a collision across servers would be caught too. */
+export function exposeToolNames(servers: readonly { readonly server: string; readonly tools: readonly string[] }[]): ExposedNames {
+  const names = new Map<string, ServerTool>();
+  for (const { server, tools } of servers) {
+    for (const tool of tools) {
+      const exposed = exposedToolName(server, tool);
+      const first = names.get(exposed);
+      if (first !== undefined) return { ok: false, collision: { exposed, first, second: { server, tool } } };
+      names.set(exposed, { server, tool });
+    }
+  }
+  return { ok: true, names };
 }

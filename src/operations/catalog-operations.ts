@@ -61,7 +61,8 @@ export class CatalogOperations {
 
   /** `model.refresh` (negotiated). */
   refresh(id: string, params: MethodParams<"model.refresh">): void {
-    this.#sessions.run(id, (_store, signal) => modelRefresh(this.#deps, params.provider, signal));
+    // Past its commit (right before the rename) the refresh answers its result: no longer cancellable by id.
+    this.#sessions.run(id, (_store, signal, commit) => modelRefresh(this.#deps, params.provider, signal, commit));
   }
 
   /** `selection.set`. */

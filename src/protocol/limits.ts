@@ -1,6 +1,7 @@
 /**
  * The concrete bounds of protocol version 1, published verbatim in the
- * `initialize` result's `limits` object. Names are documented in
+ * `initialize` result's `limits` object (a negotiated extension's only to
+ * the client that negotiated it). Names are documented in
  * `docs/protocol.md#limits`; the core reads its bounds from here so the
  * published value and the enforced value cannot drift apart.
  *
@@ -70,3 +71,34 @@ export const LIMITS = {
 
 /** The type of {@link LIMITS}. */
 export type Limits = typeof LIMITS;
+
+/**
+ * The bounds of the negotiated `session.discover`, published only to a
+ * client that required it: a base-only client never sees an extension's
+ * fields (`docs/features/local-agent-extensions.md`). The core enforces
+ * them from {@link LIMITS} whoever asked.
+ */
+export const DISCOVER_LIMIT_NAMES = [
+  "discover_page_entries",
+  "discover_page_bytes",
+  "discover_directory_entries",
+  "discover_page_scan_bytes",
+  "discover_page_scan_lines",
+  "discover_page_ms",
+  "discover_session_bytes",
+  "discover_session_lines",
+] as const satisfies readonly (keyof Limits)[];
+
+/** The name of one bound of `session.discover`. */
+export type DiscoverLimitName = typeof DISCOVER_LIMIT_NAMES[number];
+
+/** What `initialize` publishes: every base bound, and `session.discover`'s when it was negotiated. */
+export type PublishedLimits = Omit<Limits, DiscoverLimitName> & Partial<Pick<Limits, DiscoverLimitName>>;
+
+/** The `limits` of `initialize` for a client that did (`discover`) or did not negotiate `session.discover`. */
+export function publishedLimits(discover: boolean): PublishedLimits {
+  if (discover) return LIMITS;
+  const base: Partial<Limits> = { ...LIMITS };
+  for (const name of DISCOVER_LIMIT_NAMES) delete base[name];
+  return base as PublishedLimits;
+}

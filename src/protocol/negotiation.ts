@@ -30,6 +30,11 @@ export class Negotiation {
     this.#required = new Set(required);
   }
 
+  /** Whether the admitted `initialize` required `method`. */
+  negotiated(method: MethodName): boolean {
+    return this.#required.has(method);
+  }
+
   /** Wraps `handle` so that a call of `method` without negotiation is `unsupported_capability`. */
   only<T, P>(method: MethodName, handle: (ready: T, id: string, params: P) => void): (ready: T, id: string, params: P) => void {
     return (ready, id, params) => {

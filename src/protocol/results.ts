@@ -13,7 +13,7 @@
 
 import * as v from "valibot";
 import { ErrorCode, type StartupErrorCode } from "./errors.ts";
-import { type Limits, LIMITS } from "./limits.ts";
+import { DISCOVER_LIMIT_NAMES, type DiscoverLimitName, type Limits, LIMITS } from "./limits.ts";
 import type { MethodName } from "./methods.ts";
 import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CountSchema, list } from "./schema-parts.ts";
@@ -64,9 +64,17 @@ export const StatusResultSchema: Obj<{
   selection: v.nullable(SelectionObjectSchema),
 });
 
-/** The published bounds: every name of {@link LIMITS}, each a non-negative integer. */
-export const LimitsSchema: Obj<{ readonly [K in keyof Limits]: Count }> = v.object(
-  Object.fromEntries(Object.keys(LIMITS).map((name) => [name, CountSchema])) as { readonly [K in keyof Limits]: typeof CountSchema },
+/** The entries of {@link LimitsSchema}: `session.discover`'s bounds are optional, every other one required. */
+export type LimitsEntries = { readonly [K in keyof Limits]: K extends DiscoverLimitName ? v.OptionalSchema<Count, undefined> : Count };
+
+/**
+ * The published bounds: every name of {@link LIMITS}, each a non-negative
+ * integer; those of `session.discover` only when it was negotiated.
+ */
+export const LimitsSchema: Obj<LimitsEntries> = v.object(
+  Object.fromEntries(
+    Object.keys(LIMITS).map((name) => [name, (DISCOVER_LIMIT_NAMES as readonly string[]).includes(name) ? v.optional(CountSchema) : CountSchema]),
+  ) as LimitsEntries,
 );
 
 /** `initialize`'s result: what the child serves, its bounds and its status. */

@@ -82,6 +82,16 @@ export class SessionStore {
     return this.#attachment?.preferences ?? null;
   }
 
+  /**
+   * Whether the attachment's current revision can be paged: false without
+   * an attachment, once its file changed underneath, and when its projection
+   * exceeds the snapshot budget (every page of it is `history_limit`).
+   */
+  get pageable(): boolean {
+    const attachment = this.#attachment;
+    return attachment !== null && !attachment.stale && attachment.snapshot !== null;
+  }
+
   /** `session.create`: attaches a new lazy handle with no file and no placeholder history. */
   async create(): Promise<StoreResult<MethodResult<"session.create">>> {
     const runtime = this.#context.runtime;

@@ -3,8 +3,9 @@
  * records go through (`docs/storage.md#leases`, `#appends-and-durability`).
  *
  * A lazy session (`session.create`) has no file yet: its first append
- * creates the file exclusively with the `session` record in front, after the
- * writer lease was taken, which is what makes the session durable. The
+ * creates the file exclusively with the `session` record in front (stamped
+ * no later than the records behind it), after the writer lease was taken,
+ * which is what makes the session durable. The
  * `active` lease marks the turn for other children and discovery from before
  * the first append until {@link TurnJournal.close}.
  *
@@ -106,7 +107,7 @@ export class TurnJournal {
     let session: SessionRecord | null = null;
     let opened: AppenderOpenResult;
     if (target.intactLength === null) {
-      session = sessionRecord(target, runtime.wallNow());
+      session = sessionRecord(target, runtime.wallNow(), records);
       opened = await SessionAppender.open(runtime.fs, target.path, target.sessionId, { create: true, firstRecords: [session, ...records] });
     } else {
       opened = await SessionAppender.open(runtime.fs, target.path, target.sessionId, {
@@ -124,7 +125,7 @@ export class TurnJournal {
     }
     // An existing file without one complete line (empty, or torn inside its first record) is
     // durable but has no `session` record yet; this first turn writes it, as a create would.
-    const opening = opened.appender.intactLength === 0 ? [sessionRecord(target, runtime.wallNow()), ...records] : records;
+    const opening = opened.appender.intactLength === 0 ? [sessionRecord(target, runtime.wallNow(), records), ...records] : records;
     return await this.append(opening);
   }
 
@@ -166,7 +167,14 @@ export class TurnJournal {
   }
 }
 
-function sessionRecord(target: JournalTarget, nowMs: number): SessionRecord {
-  const at = new Date(nowMs).toISOString();
+/**
+ * The `session` record written in front of `after`, stamped no later than
+ * any of them: the caller stamped those before this append took its leases,
+ * and a file's timestamps ascend in file order. (Record timestamps all have
+ * `toISOString`'s fixed width, so they compare as strings.)
+ */
+function sessionRecord(target: JournalTarget, nowMs: number, after: readonly SessionRecord[]): SessionRecord {
+  let at = new Date(nowMs).toISOString();
+  for (const record of after) if (record.at < at) at = record.at;
   return { v: 1, type: "session", session_id: target.sessionId, at, cwd: target.cwd, created_at: at };
 }

@@ -180,3 +180,13 @@ export async function startFakeProvider(): Promise<FakeProvider> {
   };
   return fake;
 }
+
+/** Runs `body` with a fake provider of its own (no script left over from another test can reach it), then closes it. */
+export async function withFakeProvider<T>(body: (provider: FakeProvider) => Promise<T>): Promise<T> {
+  const provider = await startFakeProvider();
+  try {
+    return await body(provider);
+  } finally {
+    await provider.close();
+  }
+}

@@ -2,10 +2,14 @@
  * `model.refresh` (negotiated): the one deliberate remote call of the
  * catalog. It fetches one provider's model list with that provider's normal
  * credentials, validates all of it, and only then replaces the cache
- * atomically; cancellation is checked right before the rename. Any failure
- * keeps the previous cache. It never changes settings, enabled ids or saved
- * preferences, and every admitted refresh invalidates the catalog snapshot,
- * because the files a snapshot was built from are about to change.
+ * atomically. Right before the rename is its commit point, as `session.open`
+ * has one before it replaces the attachment: cancellation is checked there
+ * for the last time, and past it the refresh runs to its answer (a later
+ * `operation.cancel` is `stale_operation`), since the cache it would report
+ * as kept is being replaced. Any failure before it keeps the previous
+ * cache. It never changes settings, enabled ids or saved preferences, and
+ * every admitted refresh invalidates the catalog snapshot, because the files
+ * a snapshot was built from are about to change.
  *
  * @module
  */
@@ -23,11 +27,15 @@ import type { CatalogDeps } from "./model-catalog.ts";
 /** Longest a whole listing (all pages) may take. */
 export const REFRESH_DEADLINE_MS = 30_000;
 
-/** Handles `model.refresh` for `provider`; `deadlineMs` bounds the remote part. */
+/**
+ * Handles `model.refresh` for `provider`; `commit` is called at the commit
+ * point (see above), and `deadlineMs` bounds the remote part.
+ */
 export async function modelRefresh(
   deps: CatalogDeps,
   provider: string,
   signal: AbortSignal,
+  commit: () => void,
   deadlineMs: number = REFRESH_DEADLINE_MS,
 ): Promise<StoreResult> {
   const { context, snapshots, selection } = deps;
@@ -47,7 +55,11 @@ export async function modelRefresh(
   });
   if (bytes.length > LIMITS.catalog_file_bytes) return { ok: false, code: ErrorCode.catalogUnavailable };
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
-  const written = await writeCache(context.runtime, context.home, provider, bytes, () => !signal.aborted);
+  const written = await writeCache(context.runtime, context.home, provider, bytes, () => {
+    if (signal.aborted) return false;
+    commit();
+    return true;
+  });
   if (!written.ok) return { ok: false, code: signal.aborted ? ErrorCode.operationCancelled : ErrorCode.persistenceFailed };
   // The refresh is itself an observation of the selected provider's cache.
   if (selection.value.provider === provider) {

@@ -68,7 +68,7 @@ function candidate(
   return { ok: true, choice };
 }
 
-/** Appends the preferences record; returns the new history revision (null: unreadable back), or the refusal. */
+/** Appends the preferences record; returns the new history revision (null: not pageable, or unreadable back), or the refusal. */
 async function persist(store: SessionStore, record: SessionPreferencesRecord): Promise<{ ok: true; revision: string | null } | Refusal> {
   const encoded = encodeRecord(record);
   if (encoded === null || encoded.length > LIMITS.selection_append_bytes) return refuse(ErrorCode.selectionInvalid);
@@ -80,7 +80,10 @@ async function persist(store: SessionStore, record: SessionPreferencesRecord): P
     await store.completeTurn(begun.journal, false);
     return refuse(appended.code === ErrorCode.sessionBusy ? ErrorCode.sessionBusy : ErrorCode.persistenceFailed);
   }
-  return { ok: true, revision: await store.completeTurn(begun.journal, true) };
+  const revision = await store.completeTurn(begun.journal, true);
+  // Over the snapshot budget the revision names no page (each is `history_limit`): the spec's
+  // `history_unavailable`, with a null revision, tells the client to reopen explicitly instead.
+  return { ok: true, revision: store.pageable ? revision : null };
 }
 
 /** Handles `selection.set`. */

@@ -1,0 +1,63 @@
+/**
+ * How MCP servers are described to a person in a terminal, by
+ * `magi-code mcp list | approve` and `magi-code config check`: one status
+ * line per server, and the canonical definition an approval covers.
+ *
+ * Everything printed comes from settings files, which a cloned repository
+ * may have written, so text is made terminal-safe: strings are JSON-quoted,
+ * and every control, format (bidirectional overrides, zero-width),
+ * unassigned or private-use character, line or paragraph separator and
+ * non-ASCII space is shown as a `\u{…}` escape; a definition cannot pass
+ * for another one on screen. Values of `env` and `headers` are never
+ * printed, only their names and one digest.
+ *
+ * @module
+ */
+
+import type { McpServerStatus } from "../mcp/servers.ts";
+
+const UNSAFE = /[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
+
+/** `text` with every character that could disguise what a terminal shows escaped. */
+export function terminalSafe(text: string): string {
+  return text.replace(UNSAFE, (char) => `\\u{${char.codePointAt(0)!.toString(16).toUpperCase()}}`);
+}
+
+/** A value as unambiguous terminal-safe JSON. */
+function shown(value: unknown): string {
+  return terminalSafe(JSON.stringify(value));
+}
+
+/** What a status means for a person: whether the server starts, and if not why. */
+export function stateText(status: McpServerStatus): string {
+  const approve = `run 'magi-code mcp approve ${status.server.name}'`;
+  switch (status.state) {
+    case "approved":
+      return status.server.enabled ? "approved, starts" : "approved";
+    case "not_approved":
+      return status.server.enabled ? `not approved, will not start: ${approve}` : "not approved";
+    case "changed":
+      return status.server.enabled ? `changed since approval, will not start: ${approve} again` : "changed since approval";
+    case "unresolved":
+      return status.reason === "command_not_found"
+        ? "command not found (not on PATH, not executable, or no such file), will not start"
+        : "working directory not found, will not start";
+  }
+}
+
+/** The `mcp list` line of one server. */
+export function statusLine(status: McpServerStatus): string {
+  const server = status.server;
+  return `${server.name}: ${server.enabled ? "enabled" : "disabled"}, ${stateText(status)} (${server.transport.transport}; ${terminalSafe(server.source)})`;
+}
+
+/** The canonical definition of a resolved server, one field a line, for `mcp approve`. */
+export function definitionLines(status: Extract<McpServerStatus, { definition: unknown }>): string[] {
+  const fields = Object.entries(status.canonical.fields).filter(([key]) => key !== "v");
+  const width = Math.max(...fields.map(([key]) => key.length), "digest".length);
+  return [
+    `MCP server ${status.server.name}, defined in ${terminalSafe(status.server.source)}:`,
+    ...fields.map(([key, value]) => `  ${key.padEnd(width)}  ${shown(value)}`),
+    `  ${"digest".padEnd(width)}  ${status.canonical.digest}`,
+  ];
+}

@@ -1,0 +1,94 @@
+/**
+ * Which configured MCP servers may start: those enabled **and** whose current
+ * canonical definition is approved, from the file that defines it, in the
+ * approvals file (`src/trust/`). Every other server is skipped: it is never
+ * started and never fails `initialize`; `magi-code mcp list` and
+ * `magi-code config check` say why.
+ *
+ * A project file that sets `enabled: true` on a server the global file
+ * defines and disables starts the global definition, and only once that is
+ * approved: the project cannot change the definition (`config/mcp-merge.ts`)
+ * nor approve anything.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import type { Runtime } from "../host/runtime.ts";
+import type { ConfiguredMcpServer } from "../config/mcp-merge.ts";
+import { type Approval, type ApprovalState, approvalState } from "../trust/approvals.ts";
+import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
+import type { CanonicalDefinition } from "./canonical.ts";
+import type { McpServerDefinition } from "./definition.ts";
+import { type ResolveFailure, resolveServer } from "./resolve.ts";
+
+/** The approval kind of MCP servers in the approvals file. */
+export const MCP_APPROVAL_KIND = "mcp";
+
+/** Where one configured server stands. */
+export type McpServerStatus =
+  | {
+    readonly server: ConfiguredMcpServer;
+    /** Approval of the current definition from its source file. */
+    readonly state: ApprovalState;
+    readonly definition: McpServerDefinition;
+    readonly canonical: CanonicalDefinition;
+  }
+  | {
+    readonly server: ConfiguredMcpServer;
+    /** The definition could not be resolved, so it cannot be compared with any approval. */
+    readonly state: "unresolved";
+    readonly reason: ResolveFailure;
+  };
+
+/** Whether a status's server starts: enabled and approved. */
+export function startsNow(status: McpServerStatus): status is Extract<McpServerStatus, { state: ApprovalState }> {
+  return status.server.enabled && status.state === "approved";
+}
+
+/** The approval `status`'s current definition would need (null when it is unresolved). */
+export function approvalFor(status: McpServerStatus): Approval | null {
+  if (status.state === "unresolved") return null;
+  return { kind: MCP_APPROVAL_KIND, name: status.server.name, source: status.server.source, digest: status.canonical.digest };
+}
+
+/** Resolves every server in `workspace` and compares its definition with `approvals`. */
+export async function mcpServerStatuses(
+  runtime: Runtime,
+  servers: readonly ConfiguredMcpServer[],
+  approvals: readonly Approval[],
+  workspace: string,
+): Promise<McpServerStatus[]> {
+  return await Promise.all(servers.map(async (server): Promise<McpServerStatus> => {
+    const resolved = await resolveServer(runtime, server, workspace);
+    if (!resolved.ok) return { server, state: "unresolved", reason: resolved.reason };
+    const subject = { kind: MCP_APPROVAL_KIND, name: server.name, source: server.source, digest: resolved.canonical.digest };
+    return { server, state: approvalState(approvals, subject), definition: resolved.definition, canonical: resolved.canonical };
+  }));
+}
+
+/** The outcome of {@link startableMcpServers}. */
+export type StartableMcpServers =
+  | { readonly ok: true; readonly servers: readonly McpServerDefinition[]; readonly statuses: readonly McpServerStatus[] }
+  | {
+    readonly ok: false;
+    readonly code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed | typeof ErrorCode.startupCancelled;
+  };
+
+/**
+ * What startup starts: reads the approvals file once (an invalid one is
+ * `configuration_invalid`, an unreadable one `startup_failed`) and returns
+ * the definitions of the enabled, approved servers among `servers` (the
+ * startup snapshot's `mcpServers`), in name order.
+ */
+export async function startableMcpServers(
+  runtime: Runtime,
+  input: { readonly home: string; readonly cwd: string; readonly servers: readonly ConfiguredMcpServer[] },
+  signal: AbortSignal,
+): Promise<StartableMcpServers> {
+  const read = await readApprovals(runtime.fs, approvalsPath(input.home), signal);
+  if (!read.ok) return read;
+  const statuses = await mcpServerStatuses(runtime, input.servers, read.approvals, input.cwd);
+  if (signal.aborted) return { ok: false, code: ErrorCode.startupCancelled };
+  return { ok: true, servers: statuses.filter(startsNow).map((status) => status.definition), statuses };
+}

@@ -1,0 +1,70 @@
+/**
+ * What each published bound of `initialize`'s `limits` bounds, as
+ * docs/protocol.md#limits tabulates it; the type makes the table name every
+ * bound of `LIMITS` and nothing else.
+ *
+ * @module
+ */
+
+import type { Limits } from "./limits.ts";
+
+/** Bound name → what it bounds. */
+export const LIMIT_DESCRIPTIONS: { readonly [K in keyof Limits]: string } = {
+  input_frame_bytes: "Bytes of one input frame, LF excluded, CR included.",
+  output_frame_bytes: "Bytes of one output frame, LF included.",
+  json_depth: "Nested containers in one frame.",
+  identifier_bytes: "Bytes of a request id, method or capability name.",
+  required_capabilities: "Names in one `initialize`'s `required_capabilities`.",
+  read_batch_bytes: "Bytes of one read from stdin.",
+  prompt_bytes: "UTF-8 bytes of a `turn.start` prompt.",
+  history_chunk_bytes: "UTF-8 bytes of one history text part (fewer when JSON escaping needs it).",
+  event_chunk_bytes: "UTF-8 bytes of one live event's text part.",
+  history_page_bytes: "Serialized bytes of one `history.page` result.",
+  history_page_entries: "Entries of one `history.page` result.",
+  history_snapshot_bytes: "Serialized bytes of one history projection (per revision).",
+  history_snapshot_parts: "Parts of one history projection (per revision).",
+  stored_history_bytes: "Bytes of a session's JSONL file read for its history.",
+  stored_history_lines: "Lines of a session's JSONL file read for its history.",
+  pending_output_frames: "Output frames queued for the writer.",
+  worker_events: "Events queued by the turn worker.",
+  critical_event_wait_ms: "Milliseconds a critical event waits for room in the event queue.",
+  run_content_bytes: "Bytes a provider may stream in one run (text, reasoning, tool-call arguments).",
+  run_content_segments: "Assistant text segments of one run.",
+  run_activities: "Activity identities of one run.",
+  activity_id_bytes: "Bytes of one internal activity id.",
+  summary_bytes: "UTF-8 bytes of an activity, approval or diagnostic summary.",
+  approval_expiry_ms: "Milliseconds before an unanswered approval is denied.",
+  request_ids: "Request ids per child, rejected ones included.",
+  output_deadline_ms: "Milliseconds an output frame may wait from enqueue until written.",
+  closing_deadline_ms: "Milliseconds for draining output after EOF, shutdown or a protocol close.",
+  cleanup_wait_ms: "Milliseconds the child waits for cleanup after draining.",
+  name_bytes: "UTF-8 bytes of a provider or model name.",
+  selection_append_bytes: "Bytes of one stored `session_preferences` record.",
+  discovery_page_bytes: "Serialized bytes of one `session.list` result.",
+  discovery_page_entries: "Entries of one `session.list` result.",
+  discovery_directory_entries: "Directory entries per inventory pass of `session.list` (two passes per listing).",
+  discovery_sessions: "Sessions in one `session.list` snapshot.",
+  discovery_session_bytes: "Bytes of one history read by `session.list`.",
+  discovery_session_lines: "Lines of one history read by `session.list`.",
+  discovery_scan_bytes: "Bytes of all histories read by one `session.list` request.",
+  discovery_scan_lines: "Lines of all histories read by one `session.list` request.",
+  discovery_scan_ms: "Milliseconds of the cooperative deadline of one `session.list` request.",
+  discovery_title_bytes: "Bytes of a stored title's input.",
+  discover_page_entries: "Entries of one `session.discover` result.",
+  discover_page_bytes: "Serialized bytes of one `session.discover` result.",
+  discover_directory_entries: "Directory iterations per `session.discover` page.",
+  discover_page_scan_bytes: "Bytes of all histories read by one `session.discover` page.",
+  discover_page_scan_lines: "Lines of all histories read by one `session.discover` page.",
+  discover_page_ms: "Milliseconds of the cooperative deadline of one `session.discover` page (the page stops early).",
+  discover_session_bytes: "Bytes of one history read by `session.discover` (a larger one is omitted with `sessions_omitted_limit`).",
+  discover_session_lines: "Lines of one history read by `session.discover` (a longer one is omitted with `sessions_omitted_limit`).",
+  catalog_page_bytes: "Serialized bytes of one `model.catalog` result, metadata included.",
+  catalog_page_entries: "Choices of one `model.catalog` result.",
+  catalog_providers: "Admitted providers, built-ins included.",
+  catalog_models: "Cached models per catalog scan, before exclusions.",
+  catalog_file_bytes: "Bytes of one catalog cache file (and of one `/models` response).",
+  catalog_scan_bytes: "Cache bytes read per catalog scan.",
+  catalog_snapshot_bytes: "Serialized bytes of the choices of one catalog snapshot.",
+  catalog_string_bytes: "Bytes of a cached model id or display name.",
+  catalog_scan_ms: "Milliseconds of the cooperative deadline of one catalog scan.",
+};
