@@ -63,3 +63,28 @@ export async function connectMcpServers(runtime: Runtime, definitions: readonly 
   await manager.close();
   return { ok: false, failure };
 }
+
+/** What `mcp list` learns of one server by connecting it the way startup does. */
+export type McpProbe =
+  | { readonly server: string; readonly ok: true; readonly tools: number }
+  | { readonly server: string; readonly ok: false; readonly failure: McpStartFailure };
+
+/**
+ * Connects each of `definitions` on its own, as startup would (the same
+ * bounds and checks, name collisions across them included), reports each,
+ * and closes them all again. Unlike startup, one failure does not cancel
+ * the others, so a person sees every server that would fail.
+ */
+export async function probeMcpServers(runtime: Runtime, definitions: readonly McpServerDefinition[], signal: AbortSignal): Promise<readonly McpProbe[]> {
+  const opened = await Promise.all(definitions.map((definition) => openServer(runtime, definition, signal)));
+  const connected = opened.flatMap((result) => (result.ok ? [result.connection] : []));
+  const collision = firstCollision(connected.map((connection) => ({ server: connection.server, tools: connection.tools })));
+  await new McpManager(runtime, connected).close();
+  return opened.map((result, index): McpProbe => {
+    const server = definitions[index]!.name;
+    if (!result.ok) return { server, ok: false, failure: result.failure };
+    if (collision !== null && collision.server === server) return { server, ok: false, failure: { server, reason: "name_collision", tool: collision.tool } };
+    return { server, ok: true, tools: result.connection.tools.length };
+  });
+}
+

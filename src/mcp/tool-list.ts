@@ -16,7 +16,7 @@ import {
   MAX_SERVER_SCHEMA_BYTES,
   MAX_TOOLS_PER_SERVER,
 } from "./limits.ts";
-import { exposedToolName } from "./names.ts";
+import { exposedToolName, exposeToolNames } from "./names.ts";
 
 /** Longest tool name a server may use, in UTF-8 bytes. */
 export const MAX_TOOL_NAME_BYTES = 256;
@@ -72,7 +72,6 @@ function admitTool(server: string, raw: unknown): { tool: ListedTool; bytes: num
 export function admitTools(server: string, raw: readonly unknown[]): ListAdmission {
   if (raw.length > MAX_TOOLS_PER_SERVER) return { ok: false, reason: "list_failed" };
   const tools: ListedTool[] = [];
-  const names = new Set<string>();
   let total = 0;
   for (const entry of raw) {
     const admitted = admitTool(server, entry);
@@ -80,9 +79,6 @@ export function admitTools(server: string, raw: readonly unknown[]): ListAdmissi
       const name = isRecord(entry) && usableName(entry.name) ? entry.name : null;
       return { ok: false, reason: "invalid_schema", tool: name };
     }
-    // The same tool twice would make one name call two things.
-    if (names.has(admitted.tool.name)) return { ok: false, reason: "list_failed" };
-    names.add(admitted.tool.name);
     total += admitted.bytes;
     if (total > MAX_SERVER_SCHEMA_BYTES) return { ok: false, reason: "invalid_schema", tool: admitted.tool.name };
     tools.push(admitted.tool);
@@ -90,14 +86,11 @@ export function admitTools(server: string, raw: readonly unknown[]): ListAdmissi
   return { ok: true, tools };
 }
 
-/** The first exposed name two tools share across `lists`, with the server of its second holder, or null. */
+/**
+ * The second of the first two tools that share an exposed name across
+ * `lists` (one server listing a name twice included), or null.
+ */
 export function firstCollision(lists: readonly { readonly server: string; readonly tools: readonly ListedTool[] }[]): { server: string; tool: string } | null {
-  const seen = new Set<string>();
-  for (const { server, tools } of lists) {
-    for (const tool of tools) {
-      if (seen.has(tool.exposed)) return { server, tool: tool.name };
-      seen.add(tool.exposed);
-    }
-  }
-  return null;
+  const exposed = exposeToolNames(lists.map(({ server, tools }) => ({ server, tools: tools.map((tool) => tool.name) })));
+  return exposed.ok ? null : { server: exposed.collision.second.server, tool: exposed.collision.second.tool };
 }
