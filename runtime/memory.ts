@@ -102,8 +102,11 @@ export interface MemoryRuntimeOptions {
   readonly hostname?: string | null;
   /** A filesystem to share with other runtimes (default: a fresh one). */
   readonly fs?: MemoryFileSystem;
-  /** Starts subprocesses (default: none can start); tests of MCP servers pass a real runtime's. */
-  readonly spawn?: Runtime["spawn"];
+  /**
+   * A real runtime's subprocesses and process table, for tests of MCP
+   * servers (default: nothing can start, and only {@link livePids} are alive).
+   */
+  readonly processes?: Pick<Runtime, "spawn" | "isProcessAlive">;
 }
 
 /** A {@link Runtime} with its in-memory parts exposed. */
@@ -163,7 +166,7 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     stdioKind: (fd) => Promise.resolve(stdio[fd]),
     fs,
     livePids,
-    spawn: options.spawn ?? ((): Subprocess => {
+    spawn: options.processes?.spawn ?? ((): Subprocess => {
       throw new RuntimeError("not_found", "spawn");
     }),
     randomUUID: () => {
@@ -182,7 +185,7 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     envAll: () => ({ ...env }),
     cwd: () => cwd,
     pid,
-    isProcessAlive: (candidate) => livePids.has(candidate),
+    isProcessAlive: (candidate) => livePids.has(candidate) || (options.processes?.isProcessAlive(candidate) ?? false),
     hostname: () => hostname,
     fetch: options.fetch ?? ((url, init) => globalThis.fetch(url, init)),
     platform: "linux",

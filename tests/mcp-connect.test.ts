@@ -15,7 +15,7 @@ import { connectMcpServers, type McpManager } from "../src/mcp/connect.ts";
 import type { ExternalTool } from "../src/runner/tools/external.ts";
 import { isPrepared, type ToolContext, type ToolResult } from "../src/runner/tools/tool.ts";
 import { guarded } from "./support/hang-guard.ts";
-import { everythingStdio, filesystemStdio, isRunning, startEverythingHttp } from "./support/mcp-servers.ts";
+import { everythingStdio, filesystemStdio, isRunning, httpServer, startEverythingHttp } from "./support/mcp-servers.ts";
 import { spawningRuntimes } from "./support/tools.ts";
 import type { Runtime } from "../src/host/runtime.ts";
 
@@ -110,16 +110,7 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
     it("server-everything over Streamable HTTP: lists, calls echo, and ends its session on close()", async () => {
       const server = await startEverythingHttp();
       try {
-        const manager = await connected(runtime, {
-          transport: "http",
-          name: "remote",
-          url: server.url,
-          headers: {},
-          bearerToken: null,
-          startupTimeoutMs: 30_000,
-          toolTimeoutMs: 30_000,
-          toolPolicies: { echo: "allow" },
-        });
+        const manager = await connected(runtime, httpServer("remote", server.url, { toolPolicies: { echo: "allow" } }));
         try {
           assert.equal(manager.find("mcp__remote__echo")!.policy, "allow");
           const echoed = await call(manager, runtime, "mcp__remote__echo", { message: "over http" });

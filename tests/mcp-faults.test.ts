@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,19 +17,16 @@ import { connectMcpServers, type McpConnectResult, type McpManager } from "../sr
 import type { McpServerDefinition } from "../src/mcp/definition.ts";
 import { isPrepared, MAX_OUTPUT_BYTES, type ToolResult } from "../src/runner/tools/tool.ts";
 import { eventually, guarded } from "./support/hang-guard.ts";
-import { faultServer, groupMembers, isRunning } from "./support/mcp-servers.ts";
+import { faultServer, groupMembers, httpServer, isRunning, recordFiles } from "./support/mcp-servers.ts";
 import { spawningRuntimes } from "./support/tools.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-mcp-faults-")));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-let records = 0;
-/** A fresh record file path for one fault server. */
-const recordFile = () => join(root, `record-${records++}.txt`);
-/** The lines the fault server recorded so far. */
-const recorded = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").trim().split("\n") : []);
-/** The pid the fault server recorded. */
-const pidOf = (path: string): number => Number(recorded(path).find((line) => line.startsWith("pid "))!.slice(4));
+const records = recordFiles(root);
+const recordFile = records.next;
+const recorded = records.lines;
+const pidOf = records.pid;
 
 function connect(runtime: Runtime, definitions: McpServerDefinition[], signal = new AbortController().signal): Promise<McpConnectResult> {
   return guarded(connectMcpServers(runtime, definitions, signal), "connectMcpServers");
@@ -93,16 +90,7 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
     it("an HTTP server answering 401 fails startup with auth_required, and got the bearer token", async () => {
       const server = await unauthorizedServer();
       try {
-        const result = await connect(runtime, [{
-          transport: "http",
-          name: "hosted",
-          url: server.url,
-          headers: { "x-team": "blue" },
-          bearerToken: "token-value-123",
-          startupTimeoutMs: 30_000,
-          toolTimeoutMs: 30_000,
-          toolPolicies: {},
-        }]);
+        const result = await connect(runtime, [httpServer("hosted", server.url, { headers: { "x-team": "blue" }, bearerToken: "token-value-123" })]);
         assert.deepEqual(result.ok ? null : result.failure, { server: "hosted", reason: "auth_required", tool: null });
         assert.equal(server.seen[0]?.authorization, "Bearer token-value-123");
         assert.equal(server.seen[0]?.["x-team"], "blue");

@@ -9,7 +9,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -17,7 +17,7 @@ import type { Runtime } from "../src/host/runtime.ts";
 import type { McpServerDefinition } from "../src/mcp/definition.ts";
 import { initLine, line, type Run, startServer } from "./support/harness.ts";
 import { eventually, guarded } from "./support/hang-guard.ts";
-import { faultServer, groupMembers, isRunning } from "./support/mcp-servers.ts";
+import { faultServer, groupMembers, isRunning, recordFiles } from "./support/mcp-servers.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
 import { HOME, request, runEvents, startTurn, startTurnServer, TURN_CAPABILITIES } from "./support/turns.ts";
@@ -25,16 +25,27 @@ import { HOME, request, runEvents, startTurn, startTurnServer, TURN_CAPABILITIES
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-mcp-startup-")));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-let records = 0;
-const recordFile = () => join(root, `record-${records++}.txt`);
-const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").trim().split("\n") : []);
-const pidOf = (path: string): number => Number(lines(path).find((entry) => entry.startsWith("pid "))!.slice(4));
+const records = recordFiles(root);
+const recordFile = records.next;
+const lines = records.lines;
+const pidOf = records.pid;
+
+// A test that fails midway leaves its server (and its MCP servers) running: close them all, or the file never exits.
+const started: (Run & { provider?: { close(): Promise<void> } })[] = [];
+after(async () => {
+  for (const run of started) {
+    run.runtime.input.end();
+    await run.exit.catch(() => {});
+    await run.provider?.close();
+  }
+});
 
 /** A server whose startup starts `definitions` with `runtime`'s subprocesses; initialize is sent but not awaited. */
 function starting(runtime: Runtime, definitions: McpServerDefinition[]): Run {
-  const run = startServer({ spawn: runtime.spawn, env: { PATH: process.env.PATH ?? "" }, mcpServers: () => Promise.resolve(definitions) });
+  const run = startServer({ processes: runtime, env: { PATH: process.env.PATH ?? "" }, mcpServers: () => Promise.resolve(definitions) });
   run.runtime.fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify({ model: { provider: "ollama", model: "qwen" } }), 0o600);
   run.runtime.input.push(initLine("init", ["status", "shutdown"]));
+  started.push(run);
   return run;
 }
 
@@ -80,11 +91,12 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
     it("shutdown closes every server's whole group, and the session lease is released only after that", async () => {
       const record = recordFile();
       const server = await startTurnServer("openai-chat", {
-        spawn: runtime.spawn,
+        processes: runtime,
         env: { PATH: process.env.PATH ?? "" },
         mcpServers: () => Promise.resolve([faultServer("stubborn", "stubborn", root, record)]),
         capabilities: TURN_CAPABILITIES,
       });
+      started.push(server);
       const pid = pidOf(record);
       const grandchild = Number(lines(record).find((entry) => entry.startsWith("grandchild "))!.slice(11));
       server.provider.enqueue(reply("openai-chat", { text: ["Hello."] }));

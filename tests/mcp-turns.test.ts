@@ -18,7 +18,7 @@ import type { McpServerDefinition } from "../src/mcp/definition.ts";
 import { ARGUMENTS_TOO_LONG } from "../src/mcp/mcp-tool.ts";
 import type { Frame } from "./support/harness.ts";
 import { eventually } from "./support/hang-guard.ts";
-import { everythingStdio, faultServer, filesystemStdio, isRunning, startEverythingHttp } from "./support/mcp-servers.ts";
+import { everythingStdio, faultServer, filesystemStdio, isRunning, httpServer, startEverythingHttp } from "./support/mcp-servers.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
 import { nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, type TurnServer } from "./support/turns.ts";
@@ -49,14 +49,26 @@ function diagnostics(events: readonly Frame[]): string[] {
   return events.filter((frame) => frame.event === "diagnostic").map((frame) => (frame.data as { code: string }).code);
 }
 
-function startWith(runtime: Runtime, definitions: McpServerDefinition[], settings: Record<string, unknown> = {}): Promise<TurnServer> {
-  return startTurnServer("openai-chat", {
-    spawn: runtime.spawn,
+// A test that fails midway leaves its server (and its MCP servers) running: close them all, or the file never exits.
+const started: TurnServer[] = [];
+after(async () => {
+  for (const server of started) {
+    server.runtime.input.end();
+    await server.exit.catch(() => {});
+    await server.provider.close();
+  }
+});
+
+async function startWith(runtime: Runtime, definitions: McpServerDefinition[], settings: Record<string, unknown> = {}): Promise<TurnServer> {
+  const server = await startTurnServer("openai-chat", {
+    processes: runtime,
     fetch: runtime.fetch,
     env: { PATH: process.env.PATH ?? "" },
     mcpServers: () => Promise.resolve(definitions),
     settings,
   });
+  started.push(server);
+  return server;
 }
 
 for (const [runtimeName, runtime] of spawningRuntimes()) {
@@ -155,16 +167,7 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
     it("Streamable HTTP: an allowed call to server-everything runs without asking", async () => {
       const http = await startEverythingHttp();
       try {
-        const server = await startWith(runtime, [{
-          transport: "http",
-          name: "remote",
-          url: http.url,
-          headers: {},
-          bearerToken: null,
-          startupTimeoutMs: 30_000,
-          toolTimeoutMs: 30_000,
-          toolPolicies: { echo: "allow" },
-        }]);
+        const server = await startWith(runtime, [httpServer("remote", http.url, { toolPolicies: { echo: "allow" } })]);
         server.provider.enqueue(reply("openai-chat", { calls: [{ id: "call_1", name: "mcp__remote__echo", args: { message: "via http" } }] }));
         server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
         const { runId } = await startTurn(server, "Echo over http");

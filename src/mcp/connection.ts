@@ -94,6 +94,20 @@ export class McpConnection {
     return this.#state === "stopped";
   }
 
+  /**
+   * Asks the process table whether a stdio server still exists, so one that
+   * died a moment ago counts as stopped before its exit event arrives (a run
+   * starting right then reports it, rather than the next run). Its group is
+   * then cleaned up as for any stopped server.
+   */
+  checkAlive(runtime: Runtime): void {
+    const transport = this.transport;
+    if (this.#state !== "open" || !(transport instanceof StdioTransport) || transport.pid === null) return;
+    if (runtime.isProcessAlive(transport.pid)) return;
+    this.#state = "stopped";
+    void transport.close();
+  }
+
   /** True once for a stopped server: the one run that reports it. */
   takeStopReport(): boolean {
     if (this.#state !== "stopped" || this.#stopReported) return false;

@@ -55,9 +55,14 @@ export class McpManager implements ExternalTools {
     }));
   }
 
-  /** Lists again the servers that said their tools changed; a list that fails or collides leaves the old one. */
+  /**
+   * Before a model request: notes servers whose process is gone, and lists
+   * again the servers that said their tools changed (a list that fails or
+   * collides leaves the old one).
+   */
   async refresh(signal: AbortSignal): Promise<void> {
     if (this.#closing !== null) return;
+    for (const connection of this.#connections) connection.checkAlive(this.#runtime);
     const relisted = await Promise.all(this.#connections.map(async (connection) => ({ connection, listed: await connection.relist(signal) })));
     for (const { connection, listed } of relisted) {
       if (listed === null) continue;

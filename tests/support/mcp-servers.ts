@@ -59,6 +59,25 @@ export function faultServer(name: string, mode: string, cwd: string, record?: st
   return nodeServer(name, FAULT_SERVER(), record === undefined ? [mode] : [mode, record], cwd, overrides);
 }
 
+/** An HTTP definition for `url` with no headers or token and the test timeouts. */
+export function httpServer(name: string, url: string, overrides: Partial<Extract<McpServerDefinition, { transport: "http" }>> = {}): McpServerDefinition {
+  return { transport: "http", name, url, headers: {}, bearerToken: null, toolPolicies: {}, ...TIMEOUTS, ...overrides };
+}
+
+/**
+ * Record files of fault servers under `directory`: a fresh path per server,
+ * the lines one recorded so far, and the pid it recorded first.
+ */
+export function recordFiles(directory: string): { next(): string; lines(path: string): string[]; pid(path: string): number } {
+  let count = 0;
+  const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, "utf8").trim().split("\n") : []);
+  return {
+    next: () => join(directory, `record-${count++}.txt`),
+    lines,
+    pid: (path) => Number(lines(path).find((line) => line.startsWith("pid "))!.slice(4)),
+  };
+}
+
 /** A free loopback TCP port (closed again before it is returned). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
