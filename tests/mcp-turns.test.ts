@@ -205,7 +205,8 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       await runEvents(server, first.runId);
       const pid = Number(readFileSync(record, "utf8").split("\n")[0]!.slice(4));
       process.kill(pid, "SIGKILL");
-      await eventually(() => !isRunning(pid), "the server to die");
+      // Dead and reaped by the runtime (a zombie still counts as alive there).
+      await eventually(() => !isRunning(pid) && !runtime.isProcessAlive(pid), "the server to die");
       server.provider.enqueue(reply("openai-chat", { text: ["Hello again."] }));
       const second = await startTurn(server, "Hello again", first.sessionId);
       const events = await runEvents(server, second.runId);
