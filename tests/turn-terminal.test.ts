@@ -60,6 +60,7 @@ describe("terminal delivery", () => {
         workspace: CWD,
         home: HOME,
         skills: [],
+        external: null,
       },
       outputFailed: () => outputFailures++,
     });

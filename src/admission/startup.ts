@@ -19,6 +19,7 @@ import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../c
 import { loadSettings } from "../config/settings-load.ts";
 import type { SkillRoot, SkillSet } from "../config/skills.ts";
 import type { McpServerDefinition } from "../mcp/definition.ts";
+import type { McpManager } from "../mcp/manager.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 import { cachedHint } from "../catalog/selection-hint.ts";
 
@@ -55,12 +56,58 @@ export interface StartupSnapshot {
    * absent when no skill directory exists, so none of the skills code loads.
    */
   readonly skills?: SkillSet;
+  /** The connected MCP servers, for the child's lifetime; absent when none was started. */
+  readonly mcp?: McpManager;
 }
 
 /** The outcome of {@link runStartup}. */
 export type StartupOutcome =
   | { readonly ok: true; readonly snapshot: StartupSnapshot }
   | { readonly ok: false; readonly code: StartupErrorCode; readonly contextId: string | null };
+
+/** What startup knows when it decides which MCP servers to start. */
+export interface McpStartupContext {
+  readonly runtime: Runtime;
+  /** Canonical `MC_HOME`, where the global approvals are. */
+  readonly home: string;
+  /** Canonical workspace. */
+  readonly cwd: string;
+  /** The admitted settings. */
+  readonly settings: Settings;
+}
+
+/**
+ * Which MCP servers a startup connects in place of the settings' enabled
+ * and approved ones: what in-process tests use to start real servers on
+ * the memory runtime (whose filesystem holds no commands to resolve). The
+ * served child never has one.
+ */
+export type McpServerSource = (context: McpStartupContext, signal: AbortSignal) => Promise<readonly McpServerDefinition[]>;
+
+/**
+ * Connects `definitions` through the MCP chunk (`src/mcp/connect.ts`),
+ * imported only when there is one, so a child with none loads no MCP code
+ * and no SDK. A failed server is `mcp_unavailable` on the wire (the code
+ * alone); a startup cancelled meanwhile is `startup_cancelled`. Either way
+ * every server started is closed before this resolves.
+ */
+async function startMcp(
+  runtime: Runtime,
+  definitions: readonly McpServerDefinition[],
+  signal: AbortSignal,
+): Promise<{ readonly ok: true; readonly manager: McpManager | null } | { readonly ok: false; readonly code: StartupErrorCode }> {
+  if (definitions.length === 0) return { ok: true, manager: null };
+  let connect: typeof import("../mcp/connect.ts");
+  try {
+    connect = await import("../mcp/connect.ts");
+  } catch {
+    // A damaged installation: the chunk is missing.
+    return { ok: false, code: ErrorCode.startupFailed };
+  }
+  const result = await connect.connectMcpServers(runtime, definitions, signal);
+  if (result.ok) return { ok: true, manager: result.manager };
+  return { ok: false, code: result.failure.reason === "cancelled" || signal.aborted ? ErrorCode.startupCancelled : ErrorCode.mcpUnavailable };
+}
 
 /** The context identity: SHA-256 over the canonical cwd and storage root. */
 export async function contextIdentity(cwd: string, home: string): Promise<string> {
@@ -162,8 +209,13 @@ export async function existingSkillRoots(runtime: Runtime, home: string, cwd: st
   return candidates.filter((_, index) => found[index]);
 }
 
-/** Runs startup once; honours `signal` between steps. */
-export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise<StartupOutcome> {
+/**
+ * Runs startup once; honours `signal` between steps. The MCP servers (the
+ * enabled and approved ones, or those `mcpSource` names) are connected
+ * last, once everything local succeeded, so a configuration mistake never
+ * starts one.
+ */
+export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSource?: McpServerSource): Promise<StartupOutcome> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled, contextId: null } as const;
   const configured = resolveHome((name) => runtime.env(name));
   if (configured === null) return { ok: false, code: ErrorCode.configurationInvalid, contextId: null };
@@ -207,13 +259,17 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;
   let mcpServers: readonly McpServerDefinition[] | undefined;
-  if (loaded.mcpServers !== undefined) {
+  if (mcpSource !== undefined) mcpServers = await mcpSource({ runtime, home, cwd, settings: loaded.settings }, signal);
+  else if (loaded.mcpServers !== undefined) {
     // Loaded only when a server is configured: reads the approvals file, once.
     const { startableMcpServers } = await import("../mcp/servers.ts");
     const startable = await startableMcpServers(runtime, { home, cwd, servers: loaded.mcpServers }, signal);
     if (!startable.ok) return startable.code === ErrorCode.startupCancelled ? cancelled : { ok: false, code: startable.code, contextId };
     mcpServers = startable.servers;
   }
+  if (signal.aborted) return cancelled;
+  const mcp = await startMcp(runtime, mcpServers ?? [], signal);
+  if (!mcp.ok) return { ok: false, code: mcp.code, contextId: mcp.code === ErrorCode.startupCancelled ? null : contextId };
   const snapshot = {
     home,
     cwd,
@@ -225,6 +281,12 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
     selectionHint,
     ...(mcpServers === undefined ? {} : { mcpServers }),
     ...(skills === undefined ? {} : { skills }),
+    ...(mcp.manager === null ? {} : { mcp: mcp.manager }),
   };
+  // Cancelled while the last server connected: nothing may outlive the answer.
+  if (signal.aborted) {
+    await mcp.manager?.close();
+    return cancelled;
+  }
   return { ok: true, snapshot };
 }

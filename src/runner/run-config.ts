@@ -10,6 +10,7 @@ import type { Skill } from "../config/skills.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import type { ExternalTools } from "./tools/external.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -34,4 +35,6 @@ export interface RunConfig {
   readonly workspace: string;
   /** Canonical `MC_HOME`. */
   readonly home: string;
+  /** Tools from outside the runner (the connected MCP servers'), or null when there are none. */
+  readonly external: ExternalTools | null;
 }

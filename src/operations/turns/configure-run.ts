@@ -30,5 +30,6 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
+    external: snapshot.mcp ?? null,
   };
 }

@@ -88,6 +88,12 @@ export interface PreparedCall {
    * a summary; the approval prompt shows it whole or the call is refused.
    */
   readonly action: string;
+  /**
+   * What activity summaries say the call does, when they must not show all
+   * of {@link action} (an MCP call's arguments are shown for approval only);
+   * absent: the action.
+   */
+  readonly activity?: string;
   /** For the model, when {@link action} is too long to show for approval: why, and what to do instead. */
   readonly tooLongToShow: string;
   /** Whether the call needs the user's approval even where its policy is `allow` (a hard-linked file). */
