@@ -45,9 +45,10 @@ function tree(files: Readonly<Record<string, string>> = {}, directories: readonl
   return root;
 }
 
-/** Loads the chain with `MC_HOME` at `<base>/mc` and no instructions.paths. */
-async function chain(base: string, cwd: string, userHome: string | null = base, fs: FileSystem = disk): Promise<InstructionsLoad> {
-  return await loadInstructions(fs, { home: join(base, "mc"), cwd: join(base, cwd), userHome, paths: [] }, live());
+/** Loads the chain of `<base>/<cwd>` with `MC_HOME` at `<base>/mc`, its root found under `userHome`, and no instructions.paths. */
+async function chain(base: string, cwd: string, userHome: string | null = base): Promise<InstructionsLoad> {
+  const where = { home: join(base, "mc"), cwd: join(base, cwd) };
+  return await loadInstructions(disk, { ...where, root: await projectRoot(disk, where.cwd, userHome), paths: [] }, live());
 }
 
 /** The texts used, in order. */
@@ -68,7 +69,7 @@ describe("the instructions chain on disk", () => {
       "repo/packages/app/CLAUDE.md": "claude",
     }, ["repo/.git"]);
     const loaded = await chain(base, "repo/packages/app");
-    assert.equal(loaded.root, join(base, "repo"));
+    assert.equal(await projectRoot(disk, join(base, "repo/packages/app"), base), join(base, "repo"));
     assert.deepEqual(texts(loaded), ["global", "root", "packages", "app"]);
     assert.deepEqual(loaded.files.map((file) => [file.source, file.path]), [
       ["global", join(base, "mc/AGENTS.md")],
@@ -117,7 +118,7 @@ describe("the instructions chain on disk", () => {
     symlinkSync("../docs/pkg.md", join(base, "repo/pkg/AGENTS.md"));
     assert.equal(spawnSync("mkfifo", [join(base, "repo/pkg/app/AGENTS.md")]).status, 0);
     const home = join(base, "repo/mc");
-    const load = () => loadInstructions(disk, { home, cwd: join(base, "repo/pkg/app"), userHome: base, paths: [] }, live());
+    const load = () => loadInstructions(disk, { home, cwd: join(base, "repo/pkg/app"), root: join(base, "repo"), paths: [] }, live());
     const first = await load();
     assert.deepEqual(texts(first), ["root", "pkg via link"]);
     assert.deepEqual(first.skipped.map((skipped) => [skipped.path, skipped.reason]), [[join(base, "repo/pkg/app/AGENTS.md"), "not_regular"]]);
@@ -193,7 +194,8 @@ describe("the project root walk", () => {
     void fs.mkdir("/r/.git", 0o755);
     fs.writeFile("/r/a/AGENTS.md", "a");
     await fs.mkdir("/r/a/b/c", 0o755);
-    const loaded = await loadInstructions(fs, { home: "/mc", cwd: "/r/a/b/c", userHome: null, paths: [] }, live());
+    const cwd = "/r/a/b/c";
+    const loaded = await loadInstructions(fs, { home: "/mc", cwd, root: await projectRoot(fs, cwd, null), paths: [] }, live());
     assert.deepEqual(texts(loaded), ["a"]);
     // 4 .git probes, the global file, 4 AGENTS.md probes.
     assert.equal(lstats.length, 9);

@@ -157,7 +157,7 @@ describe("instructions.paths", () => {
       linkSync(join(base, "outside.md"), join(base, "ws", "linked.md"));
       const where = { cwd: join(base, "ws"), home: base };
       const resolved = resolveInstructionPaths([join(base, "ws", "linked.md"), "linked.md"], where);
-      const loaded = await loadInstructions(disk, { home: join(base, "mc"), cwd: where.cwd, userHome: base, paths: resolved }, live());
+      const loaded = await loadInstructions(disk, { home: join(base, "mc"), cwd: where.cwd, root: where.cwd, paths: resolved }, live());
       assert.deepEqual(loaded.files.map((file) => [file.source, file.text]), [["path", "linked"]]);
       assert.deepEqual(loaded.skipped.map((skipped) => [skipped.index, skipped.reason]), [[1, "hard_link"]]);
     } finally {

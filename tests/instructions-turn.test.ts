@@ -4,7 +4,8 @@
  * package of a git repository, talking to a loopback provider in its real
  * wire format. The provider request's system prompt carries the chain in
  * order, and the turn's `turn_started` record names each file with the
- * SHA-256 of what was used, and the digest of the prompt sent.
+ * SHA-256 of what was used, the skills the prompt listed (found under the
+ * same project root), and the digest of the prompt sent.
  */
 
 import assert from "node:assert/strict";
@@ -46,6 +47,7 @@ describe("the instructions chain in a turn", () => {
     fs.writeFile(`${ROOT}/other/AGENTS.md`, "Not on the chain.");
     for (const [path, text] of CHAIN) fs.writeFile(path, text);
     fs.writeFile(`${CWD}/.magi-code/settings.jsonc`, JSON.stringify({ instructions: { paths: ["docs/agents-extra.md"] } }));
+    fs.writeFile(`${ROOT}/.agents/skills/lint-fix/SKILL.md`, "---\nname: lint-fix\ndescription: Fix what the linter reports.\n---\nRun the linter, then fix.\n");
     const server = await startTurnServer(API, { fs, settings: { instructions: { paths: ["/dotfiles/style.md", "~/notes.md"] } } });
     server.provider.enqueue(reply(API, { text: ["Noted."] }));
     server.provider.enqueue(reply(API, { text: ["Still noted."] }));
@@ -66,9 +68,11 @@ describe("the instructions chain in a turn", () => {
 
     const started = storedRecords(server, first.sessionId).filter((record) => record.type === "turn_started");
     assert.equal(started.length, 2);
+    assert.match(system, /- lint-fix: Fix what the linter reports\./);
     const expected = {
       system_sha256: await digest(system),
       instructions: await Promise.all(CHAIN.map(async ([path, text]) => ({ path, sha256: await digest(text), bytes: encoder.encode(text).length }))),
+      skills: [{ name: "lint-fix", path: `${ROOT}/.agents/skills/lint-fix/SKILL.md` }],
     };
     // Every turn records what it used; a child's snapshot is read once, so both turns used the same.
     assert.deepEqual(started[0]!.context, expected);

@@ -8,7 +8,7 @@ import { createMemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { nodeFileSystem } from "../runtime/node-runtime.ts";
 import type { FileSystem } from "../src/host/runtime.ts";
-import { type Instruction, loadInstructions, MAX_INSTRUCTION_BYTES, TRUNCATION_NOTICE } from "../src/config/instructions.ts";
+import { type Instruction, loadInstructions, MAX_INSTRUCTION_BYTES, projectRoot, TRUNCATION_NOTICE } from "../src/config/instructions.ts";
 import { runStartup } from "../src/admission/startup.ts";
 import { sha256Hex } from "../src/util/digest.ts";
 
@@ -26,7 +26,7 @@ type Loaded = { source: Instruction["source"]; text: string };
 
 /** Loads the chain for `where` (no user home, no instructions.paths): which files, with their text. */
 async function load(fs: FileSystem, where: { home: string; cwd: string }, signal: AbortSignal): Promise<Loaded[]> {
-  const loaded = await loadInstructions(fs, { ...where, userHome: null, paths: [] }, signal);
+  const loaded = await loadInstructions(fs, { ...where, root: await projectRoot(fs, where.cwd, null), paths: [] }, signal);
   return loaded.files.map(({ source, text }) => ({ source, text }));
 }
 

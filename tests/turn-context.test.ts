@@ -31,7 +31,7 @@ const file = (path: string): FileDigest => ({ path, sha256: SHA, bytes: 12 });
 
 describe("turn_started.context", () => {
   it("boundTurnContext() keeps a context that fits as it is", () => {
-    const context = { instructions: [file("/a/AGENTS.md")], skills: [{ ...file("/s/SKILL.md"), name: "pdf" }] };
+    const context = { instructions: [file("/a/AGENTS.md")], skills: [{ name: "pdf", path: "/s/pdf/SKILL.md" }] };
     assert.equal(boundTurnContext(context), context);
   });
 
@@ -39,8 +39,9 @@ describe("turn_started.context", () => {
     // Paths of control characters escape to six bytes each: the worst a path can do.
     const pathArb = fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom("\u0001".repeat(4096), "é".repeat(2048), "/x".repeat(2048)));
     const listArb = fc.array(pathArb.map(file), { maxLength: 200 });
+    const skillsArb = fc.array(fc.tuple(fc.string({ maxLength: 64 }), pathArb).map(([name, path]) => ({ name, path })), { maxLength: 200 });
     fc.assert(
-      fc.property(listArb, fc.option(listArb, { nil: undefined }), (instructions, skills) => {
+      fc.property(listArb, fc.option(skillsArb, { nil: undefined }), (instructions, skills) => {
         // As the writer records it: bounded once per child, the prompt's digest added per turn.
         const bounded: TurnContext = { system_sha256: SHA, ...boundTurnContext({ instructions, ...(skills === undefined ? {} : { skills }) }) };
         assert.ok(utf8ByteCount(JSON.stringify(bounded)) <= TURN_CONTEXT_BYTES);
@@ -67,9 +68,10 @@ describe("turn_started.context", () => {
   });
 
   it("parseRecordLine() drops keys a later writer adds inside the context and its entries", () => {
-    const context = { system_sha256: SHA, instructions: [{ ...file("/a.md"), mtime: 5 }], mcp: [{ server: "x" }], skills: [] };
+    const skill = { name: "pdf", path: "/s/pdf/SKILL.md" };
+    const context = { system_sha256: SHA, instructions: [{ ...file("/a.md"), mtime: 5 }], mcp: [{ server: "x" }], skills: [{ ...skill, sha256: SHA }] };
     const parsed = parseRecordLine(line(started(context as TurnContext)), SID);
-    assert.deepEqual(parsed, { ok: true, record: started({ system_sha256: SHA, instructions: [file("/a.md")], skills: [] }) });
+    assert.deepEqual(parsed, { ok: true, record: started({ system_sha256: SHA, instructions: [file("/a.md")], skills: [skill] }) });
   });
 
   it("parseRecordLine() refuses a malformed context, and one past the depth or line bound", () => {
@@ -83,6 +85,7 @@ describe("turn_started.context", () => {
       { ...good, instructions: [{ path: "/a.md", sha256: SHA }] },
       { ...good, instructions: [{ ...file("/a.md"), bytes: -1 }] },
       { ...good, profile: { path: "/p.md" } },
+      { ...good, skills: [{ path: "/s/SKILL.md" }] },
       [],
       "context",
     ]) {

@@ -26,7 +26,9 @@ import {
   type Settings,
 } from "../config/settings.ts";
 import { joinPath } from "../util/paths.ts";
+import { parseSkillsSettings } from "../config/skills-settings.ts";
 import { type Problem, settingsProblems } from "./settings-problems.ts";
+import { skillNotes } from "./skill-problems.ts";
 import { resolveHome } from "./startup.ts";
 
 /** One problem, located. */
@@ -41,7 +43,7 @@ export interface ConfigReport {
   readonly checked: readonly string[];
   /** Every problem, in the order startup would meet them. */
   readonly problems: readonly FileProblem[];
-  /** What does not fail startup but a person should know: enabled MCP servers that will not start, instruction files skipped. */
+  /** What does not fail startup but a person should know: enabled MCP servers that will not start, skipped or shadowed skills, skipped instruction files. */
   readonly notes: readonly FileProblem[];
 }
 
@@ -125,7 +127,10 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
     const found = settingsProblems(read.text);
     problems.push(...found.map((problem) => ({ file, ...problem })));
     const parsed = parseSettingsText(read.text);
-    layers.push({ file, settings: found.length === 0 && parsed.ok ? parsed.settings : null, mcp: parsed.ok ? parsed.mcp : undefined });
+    const settings = found.length === 0 && parsed.ok
+      ? { ...parsed.settings, ...(parsed.skills === undefined ? {} : { skills: parseSkillsSettings(parsed.skills) ?? {} }) }
+      : null;
+    layers.push({ file, settings, mcp: parsed.ok ? parsed.mcp : undefined });
   }
   const [global, project] = [layers[0]!.settings, layers[1]?.settings ?? {}];
   const notes: FileProblem[] = [];
@@ -147,6 +152,7 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   notes.push(...approvals.notes);
   const files = { global: globalPath, project: projectPath, globalCount: global.instructions?.paths?.length ?? 0 };
   notes.push(...await instructionNotes(runtime, { home, cwd, ...files }, merged));
+  notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));
   return { checked, problems, notes };
 }
 

@@ -11,11 +11,10 @@
  */
 
 import type { Runtime } from "../host/runtime.ts";
-import { loadInstructions, type SkippedInstruction, type SkipReason } from "../config/instructions.ts";
+import { canonicalUserHome, loadInstructions, projectRoot, type SkippedInstruction, type SkipReason } from "../config/instructions.ts";
 import { type InstructionPathScope, pathRule, pathsBreakingRule, resolveInstructionPaths } from "../config/instructions-settings.ts";
 import type { Settings } from "../config/settings.ts";
 import { jsonPath } from "../util/json-path.ts";
-import { canonicalUserHome } from "./startup.ts";
 
 /** A problem or note in one file at one JSON path. */
 export interface InstructionsProblem {
@@ -60,6 +59,7 @@ export async function instructionNotes(
 ): Promise<InstructionsProblem[]> {
   const userHome = await canonicalUserHome(runtime);
   const paths = resolveInstructionPaths(settings.instructions?.paths, { cwd: where.cwd, home: userHome });
-  const loaded = await loadInstructions(runtime.fs, { home: where.home, cwd: where.cwd, userHome, paths }, new AbortController().signal);
+  const root = await projectRoot(runtime.fs, where.cwd, userHome);
+  const loaded = await loadInstructions(runtime.fs, { home: where.home, cwd: where.cwd, root, paths }, new AbortController().signal);
   return loaded.skipped.map((skipped) => note(skipped, where));
 }

@@ -5,11 +5,12 @@
  * `instructions.paths` names, the global file's before the project's. The
  * order is the prompt's: later text is nearer to the work and wins.
  *
- * The project root is the nearest directory from the cwd up holding a `.git`
- * entry (a directory, or a worktree's or submodule's `.git` file), never
- * above the user's home when the cwd is inside it, at most
- * {@link MAX_PROJECT_DEPTH} directories up; without one the cwd alone is
- * the project. Finding it costs one `lstat` per directory examined.
+ * The project root ({@link projectRoot}, which skills use too) is the
+ * nearest directory from the cwd up holding a `.git` directory or file (a
+ * worktree's or submodule's), never above the user's home when the cwd is
+ * inside it, at most {@link MAX_PROJECT_DEPTH} directories up; without one
+ * the cwd alone is the project. Finding it costs one `lstat` per directory
+ * examined.
  *
  * They are prose for the model, so nothing about them fails startup: a file
  * that is missing, unreadable or not a regular file is skipped, and bad
@@ -31,9 +32,9 @@
  * @module
  */
 
-import type { FileInfo, FileSystem, ReadHandle } from "../host/runtime.ts";
+import type { FileInfo, FileSystem, ReadHandle, Runtime } from "../host/runtime.ts";
 import { sha256Hex } from "../util/digest.ts";
-import { dirname, isWithin, joinPath } from "../util/paths.ts";
+import { dirname, isAbsolute, isWithin, joinPath } from "../util/paths.ts";
 import type { InstructionPath } from "./instructions-settings.ts";
 
 /** The instructions file name, in `$MC_HOME` and in each directory of the chain. */
@@ -86,8 +87,6 @@ export interface InstructionsLoad {
   /** The files in prompt order. */
   readonly files: readonly Instruction[];
   readonly skipped: readonly SkippedInstruction[];
-  /** The project root the chain started at. */
-  readonly root: string;
 }
 
 /** Where a file may resolve: inside `within`, outside `outside`. */
@@ -146,6 +145,17 @@ async function readOne(fs: FileSystem, path: string, confine: Confinement | null
 }
 
 /**
+ * The user's home directory (`HOME`), canonical, or null when it is unset,
+ * relative or cannot be resolved: the ceiling of {@link projectRoot} and
+ * what `~/` in `instructions.paths` means.
+ */
+export async function canonicalUserHome(runtime: Runtime): Promise<string | null> {
+  const home = runtime.env("HOME");
+  if (home === undefined || !isAbsolute(home)) return null;
+  return await runtime.fs.realpath(home).catch(() => null);
+}
+
+/**
  * The project root for the canonical `cwd`: the nearest directory from it
  * up holding a `.git` entry, up to the user's `home` (canonical, or null
  * when unknown) when the cwd is inside it, else up to `/`; the cwd itself
@@ -156,7 +166,7 @@ export async function projectRoot(fs: FileSystem, cwd: string, home: string | nu
   let directory = cwd;
   for (let examined = 0; examined < MAX_PROJECT_DEPTH; examined++) {
     const git = await fs.lstat(joinPath(directory, ".git")).catch(() => null);
-    if (git?.kind === "directory" || git?.kind === "file" || git?.kind === "symlink") return directory;
+    if (git?.kind === "directory" || git?.kind === "file") return directory;
     if (directory === ceiling) break;
     directory = dirname(directory);
   }
@@ -205,20 +215,20 @@ async function bounded(candidates: readonly Candidate[]): Promise<Instruction[]>
 }
 
 /**
- * Loads the chain for canonical `home` (`MC_HOME`), `cwd` and the user's
- * home directory (`userHome`, canonical, null when unknown), then the
- * resolved `paths` of `instructions.paths`. Stops early, returning what it
- * has, once `signal` is aborted; the caller checks the signal.
+ * Loads the chain for canonical `home` (`MC_HOME`), `cwd` and its project
+ * `root` ({@link projectRoot}), then the resolved `paths` of
+ * `instructions.paths`. Stops early, returning what it has, once `signal`
+ * is aborted; the caller checks the signal.
  */
 export async function loadInstructions(
   fs: FileSystem,
-  where: { readonly home: string; readonly cwd: string; readonly userHome: string | null; readonly paths: readonly InstructionPath[] },
+  where: { readonly home: string; readonly cwd: string; readonly root: string; readonly paths: readonly InstructionPath[] },
   signal: AbortSignal,
 ): Promise<InstructionsLoad> {
+  const { root } = where;
   const candidates: Candidate[] = [];
   const skipped: SkippedInstruction[] = [];
   const seen = new Set<string>();
-  const root = signal.aborted ? where.cwd : await projectRoot(fs, where.cwd, where.userHome);
   const globalFile = joinPath(where.home, INSTRUCTIONS_FILE);
   const add = async (source: InstructionSource, path: string, confine: Confinement | null, index?: number) => {
     const read = await readOne(fs, path, confine);
@@ -244,5 +254,5 @@ export async function loadInstructions(
     if (entry.path === null) skipped.push({ source: "path", path: null, reason: "missing", index });
     else await add("path", entry.path, entry.scope === "global" ? null : { within: where.cwd, outside: where.home }, index);
   }
-  return { files: await bounded(candidates), skipped, root };
+  return { files: await bounded(candidates), skipped };
 }

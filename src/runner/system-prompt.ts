@@ -3,13 +3,16 @@
  * instructions chain in its order (the user's global `AGENTS.md`, the
  * project's from its root down to the workspace, the files
  * `instructions.paths` names), so the most specific guidance comes last and
- * wins where they disagree. Each file is introduced by where it came from,
- * so the model can tell a package's rules from the repository's.
+ * wins where they disagree, each file introduced by where it came from so
+ * the model can tell a package's rules from the repository's; then the
+ * enabled skills' names and descriptions (`skills-prompt.ts`).
  *
  * @module
  */
 
 import type { Instruction } from "../config/instructions.ts";
+import type { Skill } from "../config/skills.ts";
+import { skillsSection } from "./skills-prompt.ts";
 
 const BASE = `You are magi-code, a coding agent working in the user's workspace through tools.
 
@@ -32,13 +35,15 @@ function heading(file: Instruction): string {
   }
 }
 
-/** Builds the system prompt from the base instructions and the loaded `files`, in order. */
-export function systemPrompt(files: readonly Instruction[], workspace: string): string {
+/** Builds the system prompt from the base instructions, the loaded `files`, in order, and the enabled `skills`. */
+export function systemPrompt(files: readonly Instruction[], workspace: string, skills: readonly Pick<Skill, "name" | "description">[] = []): string {
   const sections = [BASE, `The workspace root is ${workspace}.`];
   const texts = files.flatMap((file) => {
     const text = file.text.trim();
     return text === "" ? [] : [`${heading(file)}\n\n${text}`];
   });
   if (texts.length > 0) sections.push(ORDER, ...texts);
+  const listed = skillsSection(skills);
+  if (listed !== null) sections.push(listed);
   return sections.join("\n\n");
 }

@@ -7,9 +7,9 @@
  *
  * One object carries every part, so a history answers "what did this turn
  * see" in one place: `instructions` (the `AGENTS.md` chain and
- * `instructions.paths`), and the optional slots `skills` (the skills the
- * system prompt offered) and `profile` (the agent profile whose body it
- * carried), each filled by the code that builds its part of the prompt.
+ * `instructions.paths`), `skills` (the skills the system prompt lists: their
+ * names and descriptions are what it used, and `system_sha256` covers them)
+ * and the slot `profile` (the agent profile whose body it carries).
  *
  * Nothing a reader derives from a history (replay, entries, listing,
  * selection) depends on it, so an older release may ignore the field, and
@@ -38,16 +38,17 @@ const Sha256Schema = stringWhere((text) => /^[0-9a-f]{64}$/.test(text), "Invalid
  * One file a turn's system prompt used: the path it was read at (absolute;
  * a symlink's own path, not its target), the SHA-256 of the bytes used and
  * how many there were (the whole file unless it was cut at a bound: then
- * `head -c <bytes> <path> | sha256sum` gives the digest). `name` is what a
- * skill or profile is called, where the part has names. Keys a later writer
- * adds are dropped on read.
+ * `head -c <bytes> <path> | sha256sum` gives the digest). Keys a later
+ * writer adds are dropped on read.
  */
 const FileDigestSchema = v.object({
   path: TextSchema,
   sha256: Sha256Schema,
   bytes: CountSchema,
-  name: v.exactOptional(TextSchema),
 });
+
+/** One skill the system prompt listed: its name and the canonical path of its `SKILL.md`. */
+const SkillEntrySchema = v.object({ name: TextSchema, path: TextSchema });
 
 /** The `context` field's schema; keys a later writer adds are dropped on read. */
 export const TurnContextSchema = v.object({
@@ -55,8 +56,8 @@ export const TurnContextSchema = v.object({
   system_sha256: Sha256Schema,
   /** The instructions files, in prompt order (global, project root → cwd, `instructions.paths`). */
   instructions: v.array(FileDigestSchema),
-  /** Slot for the skills the system prompt listed, in prompt order. */
-  skills: v.exactOptional(v.array(FileDigestSchema)),
+  /** The skills the system prompt listed, in prompt order; absent when it listed none. */
+  skills: v.exactOptional(v.array(SkillEntrySchema)),
   /** Slot for the agent profile whose body the system prompt carried (no `path` for a built-in). */
   profile: v.exactOptional(v.object({
     name: TextSchema,
@@ -71,7 +72,7 @@ export const TurnContextSchema = v.object({
 /** The `context` of a `turn_started` record. */
 export type TurnContext = v.InferOutput<typeof TurnContextSchema>;
 
-/** One file of a turn's context. */
+/** One instructions file of a turn's context. */
 export type FileDigest = v.InferOutput<typeof FileDigestSchema>;
 
 /** The parts of a turn's context known before the turn, the same for every turn of a child: all but the prompt digest. */

@@ -10,6 +10,7 @@ import { encodeRecord, type SessionRecord } from "../../src/store/records.ts";
 import { boundTurnContext, type TurnContext } from "../../src/store/turn-context.ts";
 import { concatBytes as concatByteArrays } from "../../src/util/bytes.ts";
 import { EFFORTS } from "../../src/policy/efforts.ts";
+import { LIMITS } from "../../src/protocol/limits.ts";
 
 // deno-lint-ignore no-control-regex -- matching controls is the point
 const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;
@@ -43,11 +44,10 @@ const modelArb = fc.string({ unit: "binary", minLength: 1, maxLength: 64 }).map(
 const codeArb = fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/);
 const sha256Arb = fc.stringMatching(/^[0-9a-f]{64}$/);
 
-/** One file of a turn's context. */
-export const fileDigestArb = fc.record(
-  { path: textArb(60), sha256: sha256Arb, bytes: countArb, name: textArb(20) },
-  { noNullPrototype: true, requiredKeys: ["path", "sha256", "bytes"] },
-);
+/** One instructions file of a turn's context. */
+const fileDigestArb = fc.record({ path: textArb(60), sha256: sha256Arb, bytes: countArb }, { noNullPrototype: true });
+/** One skill of a turn's context. */
+const skillEntryArb = fc.record({ name: textArb(20), path: textArb(60) }, { noNullPrototype: true });
 
 /** A `turn_started` context as the writer records it: bounded, then the prompt's digest in front. */
 export const turnContextArb: fc.Arbitrary<TurnContext> = fc.tuple(
@@ -55,7 +55,7 @@ export const turnContextArb: fc.Arbitrary<TurnContext> = fc.tuple(
   fc.record(
     {
       instructions: fc.array(fileDigestArb, { maxLength: 4 }),
-      skills: fc.array(fileDigestArb, { maxLength: 3 }),
+      skills: fc.array(skillEntryArb, { maxLength: 3 }),
       profile: fc.record({ name: textArb(20), path: textArb(40), sha256: sha256Arb, bytes: countArb }, { noNullPrototype: true, requiredKeys: ["name"] }),
     },
     { noNullPrototype: true, requiredKeys: ["instructions"] },
@@ -144,6 +144,23 @@ export function buildSession(sessionId: string, turns: readonly TurnTexts[]): Se
     );
   });
   return records;
+}
+
+/**
+ * A finished turn of one-part inputs, one more than the snapshot's part
+ * budget: a small file whose projection every `history.page` answers
+ * `history_limit`.
+ */
+export function overSnapshotParts(sessionId: string, cwd: string): SessionRecord[] {
+  const at = "2026-01-01T00:00:00.000Z";
+  const common = { v: 1 as const, session_id: sessionId, at };
+  const inputs = Array.from({ length: LIMITS.history_snapshot_parts + 1 }, (_, i) => ({ ...common, type: "user_input" as const, turn_id: "t0", message_id: `u${i}`, text: "q" }));
+  return [
+    { ...common, type: "session", cwd, created_at: at },
+    { ...common, type: "turn_started", turn_id: "t0", run_id: "run0" },
+    ...inputs,
+    { ...common, type: "turn_finished", turn_id: "t0", outcome: "completed", error_code: null },
+  ];
 }
 
 /** The stored bytes of `records`, line by line. */

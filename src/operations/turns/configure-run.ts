@@ -17,18 +17,24 @@ import { boundTurnContext } from "../../store/turn-context.ts";
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
   const { selection } = snapshot;
+  const skills = snapshot.skills?.skills ?? [];
   return {
     runtime,
     endpoint: selection.endpoint,
     model: selection.model,
     effort: selection.effort,
     apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
-    instructions: systemPrompt(snapshot.instructions, snapshot.cwd),
-    context: boundTurnContext({ instructions: snapshot.instructions.map(({ path, sha256, bytes }) => ({ path, sha256, bytes })) }),
+    instructions: systemPrompt(snapshot.instructions, snapshot.cwd, skills),
+    skills,
+    context: boundTurnContext({
+      instructions: snapshot.instructions.map(({ path, sha256, bytes }) => ({ path, sha256, bytes })),
+      ...(skills.length === 0 ? {} : { skills: skills.map(({ name, file }) => ({ name, path: file })) }),
+    }),
     policies: snapshot.settings.tools ?? {},
     maxSteps: snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS,
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
+    external: snapshot.mcp ?? null,
   };
 }
