@@ -105,6 +105,11 @@ describe("loadInstructions()", () => {
     nested.writeFile(`${CWD}/.store/credentials.json`, "secret");
     nested.symlink(".store/credentials.json", `${CWD}/AGENTS.md`);
     assert.deepEqual(await load(nested, { home: `${CWD}/.store`, cwd: CWD }, live()), []);
+    // Compared as a case-insensitive filesystem would, where `.STORE` is MC_HOME too.
+    const folded = memory();
+    folded.writeFile(`${CWD}/.STORE/credentials.json`, "secret");
+    folded.symlink(".STORE/credentials.json", `${CWD}/AGENTS.md`);
+    assert.deepEqual(await load(folded, { home: `${CWD}/.store`, cwd: CWD }, live()), []);
   });
 
   it("keeps exactly 32 KiB of a file, and cuts a longer one at a character boundary with a notice", async () => {

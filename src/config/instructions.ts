@@ -34,7 +34,7 @@
 
 import type { FileInfo, FileSystem, ReadHandle, Runtime } from "../host/runtime.ts";
 import { sha256Hex } from "../util/digest.ts";
-import { dirname, isAbsolute, isWithin, joinPath } from "../util/paths.ts";
+import { dirname, isAbsolute, isWithin, isWithinHome, joinPath } from "../util/paths.ts";
 import type { InstructionPath } from "./instructions-settings.ts";
 
 /** The instructions file name, in `$MC_HOME` and in each directory of the chain. */
@@ -127,7 +127,8 @@ async function readOne(fs: FileSystem, path: string, confine: Confinement | null
   }
   try {
     const target = confine !== null || link.kind === "symlink" ? await fs.realpath(path) : path;
-    if (confine !== null && (!isWithin(confine.within, target) || isWithin(confine.outside, target))) return { ok: false, reason: "outside" };
+    // MC_HOME is compared as a case-insensitive filesystem would, as the tools compare it.
+    if (confine !== null && (!isWithin(confine.within, target) || isWithinHome(confine.outside, target))) return { ok: false, reason: "outside" };
     const info = target === path ? link : await fs.stat(target);
     if (info.kind !== "file") return { ok: false, reason: "not_regular" };
     if (confine !== null && info.nlink > 1) return { ok: false, reason: "hard_link" };
