@@ -33,6 +33,7 @@ import {
 import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
 import { nodeFileSystem, normalizeError } from "./node-fs.ts";
 import { nodeFetch } from "./node-http.ts";
+import { nodeListenLoopback } from "./node-loopback.ts";
 
 // Re-exported so callers keep one import path for the whole Node adapter.
 export { nodeFileSystem, normalizeError };
@@ -300,6 +301,7 @@ export function createNodeRuntime(): Runtime {
     isProcessAlive,
     hostname,
     fetch: nodeFetch,
+    listenLoopback: nodeListenLoopback,
     platform: process.platform === "win32" ? "windows" : process.platform,
     exit: (code) => process.exit(code),
   };
