@@ -24,7 +24,6 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 import { denoFetch } from "./deno-http.ts";
-import { denoListenLoopback } from "./deno-loopback.ts";
 import { createStdioKinds } from "./deno-stdio.ts";
 import { type IdleClock, withIdleTimeout } from "./idle-fetch.ts";
 
@@ -254,7 +253,8 @@ export function createDenoRuntime(): Runtime {
     hostname,
     // Web fetch has no idle bound; Node's adapter has the same one (node-http.ts).
     fetch: withIdleTimeout(denoFetch, timers),
-    listenLoopback: denoListenLoopback,
+    // Loaded on first use: only `mcp login` listens, so a child never loads it.
+    listenLoopback: async (handler) => (await import("./deno-loopback.ts")).denoListenLoopback(handler),
     platform: Deno.build.os,
     exit: (code) => Deno.exit(code),
   };

@@ -33,7 +33,6 @@ import {
 import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
 import { nodeFileSystem, normalizeError } from "./node-fs.ts";
 import { nodeFetch } from "./node-http.ts";
-import { nodeListenLoopback } from "./node-loopback.ts";
 
 // Re-exported so callers keep one import path for the whole Node adapter.
 export { nodeFileSystem, normalizeError };
@@ -301,7 +300,8 @@ export function createNodeRuntime(): Runtime {
     isProcessAlive,
     hostname,
     fetch: nodeFetch,
-    listenLoopback: nodeListenLoopback,
+    // Loaded on first use: only `mcp login` listens, so a child never loads it.
+    listenLoopback: async (handler) => (await import("./node-loopback.ts")).nodeListenLoopback(handler),
     platform: process.platform === "win32" ? "windows" : process.platform,
     exit: (code) => process.exit(code),
   };
