@@ -98,6 +98,7 @@ export type McpServerSource = (context: McpStartupContext, signal: AbortSignal) 
  */
 async function startMcp(
   runtime: Runtime,
+  home: string,
   definitions: readonly McpServerDefinition[],
   signal: AbortSignal,
 ): Promise<{ readonly ok: true; readonly manager: McpManager | null } | { readonly ok: false; readonly code: StartupErrorCode }> {
@@ -109,7 +110,7 @@ async function startMcp(
     // A damaged installation: the chunk is missing.
     return { ok: false, code: ErrorCode.startupFailed };
   }
-  const result = await connect.connectMcpServers(runtime, definitions, signal);
+  const result = await connect.connectMcpServers(runtime, home, definitions, signal);
   if (result.ok) return { ok: true, manager: result.manager };
   return { ok: false, code: result.failure.reason === "cancelled" || signal.aborted ? ErrorCode.startupCancelled : ErrorCode.mcpUnavailable };
 }
@@ -269,7 +270,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
     mcpServers = startable.servers;
   }
   if (signal.aborted) return cancelled;
-  const mcp = await startMcp(runtime, mcpServers ?? [], signal);
+  const mcp = await startMcp(runtime, home, mcpServers ?? [], signal);
   if (!mcp.ok) return { ok: false, code: mcp.code, contextId: mcp.code === ErrorCode.startupCancelled ? null : contextId };
   const snapshot = {
     home,
