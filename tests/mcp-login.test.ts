@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { guarded } from "./support/hang-guard.ts";
+import { browse } from "./support/oauth-browser.ts";
 import { startOAuthMcpServer, type OAuthMcpServer } from "./support/oauth-mcp-server.ts";
 import { collect, type Launcher, launchers, spawnDirect } from "./support/processes.ts";
 import { WireClient } from "./support/wire-client.ts";
@@ -65,18 +66,6 @@ async function run(launcher: Launcher, ws: Workspace, args: readonly string[], o
   return { code, stdout, stderr };
 }
 
-/** Plays a signed-in browser: follows the authorization URL's redirects to the command's loopback callback. */
-async function browse(start: string): Promise<void> {
-  let next = start;
-  for (let hop = 0; hop < 5; hop++) {
-    const response = await fetch(next, { redirect: "manual" });
-    await response.body?.cancel();
-    const location = response.headers.get("location");
-    if (location === null) return;
-    next = new URL(location, next).href;
-  }
-}
-
 /** `mcp login <name>`, opening the URL it prints. */
 function login(launcher: Launcher, ws: Workspace, name: string): Promise<Ran> {
   let opening = false;
@@ -103,6 +92,16 @@ async function initialize(launcher: Launcher, ws: Workspace): Promise<string | n
   }
 }
 
+/** Runs `body` with a fresh OAuth-protected server, closed afterwards. */
+async function withServer(body: (server: OAuthMcpServer) => Promise<void>): Promise<void> {
+  const server = await startOAuthMcpServer();
+  try {
+    await body(server);
+  } finally {
+    await server.close();
+  }
+}
+
 /** A workspace with the approved HTTP server `remote` at `server`. */
 async function approved(launcher: Launcher, server: OAuthMcpServer): Promise<Workspace> {
   const ws = setup({ remote: { url: server.url } });
@@ -112,9 +111,8 @@ async function approved(launcher: Launcher, server: OAuthMcpServer): Promise<Wor
 
 for (const launcher of launchers()) {
   describe(`${launcher.name}: magi-code mcp login and logout`, () => {
-    it("login refuses an unapproved server and a stdio one (exit 1, says why) without contacting anything", async () => {
-      const server = await startOAuthMcpServer();
-      try {
+    it("login refuses an unapproved server and a stdio one (exit 1, says why) without contacting anything", () =>
+      withServer(async (server) => {
         const ws = setup({ remote: { url: server.url }, local: { command: "sh", args: ["-c", "exit 0"] } });
         const unapproved = await login(launcher, ws, "remote");
         assert.equal(unapproved.code, 1);
@@ -125,14 +123,10 @@ for (const launcher of launchers()) {
         assert.equal(stdio.stderr, "magi-code mcp: local is a stdio server; only HTTP servers log in\n");
         assert.deepEqual(server.requests, [], "the server was never contacted");
         assert.ok(!existsSync(ws.tokens), "no tokens file");
-      } finally {
-        await server.close();
-      }
-    });
+      }));
 
-    it("login stores the tokens (0600, never printed); a child uses them and refreshes an expired one; logout removes the entry", async () => {
-      const server = await startOAuthMcpServer();
-      try {
+    it("login stores the tokens (0600, never printed); a child uses them and refreshes an expired one; logout removes the entry", () =>
+      withServer(async (server) => {
         const ws = await approved(launcher, server);
         const loggedIn = await login(launcher, ws, "remote");
         assert.equal(loggedIn.code, 0, loggedIn.stderr);
@@ -159,14 +153,10 @@ for (const launcher of launchers()) {
         const again = await run(launcher, ws, ["mcp", "logout", "remote"]);
         assert.equal(again.code, 1);
         assert.equal(again.stderr, 'magi-code mcp: no stored login for "remote"\n');
-      } finally {
-        await server.close();
-      }
-    });
+      }));
 
-    it("a stored login the server refuses and cannot refresh: initialize answers mcp_unavailable, mcp list says login needed", async () => {
-      const server = await startOAuthMcpServer();
-      try {
+    it("a stored login the server refuses and cannot refresh: initialize answers mcp_unavailable, mcp list says login needed", () =>
+      withServer(async (server) => {
         const ws = await approved(launcher, server);
         assert.equal((await login(launcher, ws, "remote")).code, 0);
         server.revokeAll();
@@ -179,9 +169,6 @@ for (const launcher of launchers()) {
         );
         assert.deepEqual(server.grants, ["authorization_code ok", "refresh_token refused", "refresh_token refused"], "startup and list each tried the refresh, nothing more");
         assert.equal(stored(ws).servers.remote!.tokens!.access_token, server.issued[0], "the refused login is kept for a new login to replace");
-      } finally {
-        await server.close();
-      }
-    });
+      }));
   });
 }
