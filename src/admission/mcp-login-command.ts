@@ -14,7 +14,7 @@ import { mcpServerStatuses } from "../mcp/servers.ts";
 import { mcpTokensPath, updateMcpTokens } from "../mcp/oauth-tokens.ts";
 import type { McpContext } from "./mcp-context.ts";
 import { print, refuse } from "./mcp-print.ts";
-import { stateText, terminalSafe } from "./mcp-report.ts";
+import { terminalSafe } from "./mcp-report.ts";
 
 const FAILED = {
   not_required: "the server did not ask for a login (it answered without one)",
@@ -34,14 +34,15 @@ export async function login(runtime: Runtime, context: McpContext, name: string)
   if (!read.ok) return await refuse(runtime, `${terminalSafe(approvalsPath(context.home))} is not a valid approvals file`);
   const [status] = await mcpServerStatuses(runtime, [server], read.approvals, context.cwd);
   if (status!.state !== "approved" || status!.definition.transport !== "http") {
-    return await refuse(runtime, `${name} is ${stateText(status!)}; approve it before logging in ('magi-code mcp approve ${name}')`);
+    const why = status!.state === "changed" ? "its definition changed since it was approved" : "it is not approved";
+    return await refuse(runtime, `not logging in to ${name}: ${why}; run 'magi-code mcp approve ${name}' first`);
   }
   const { loginMcpServer } = await import("../mcp/oauth-login.ts");
   const outcome = await loginMcpServer(runtime, context.home, status!.definition, async (url) => {
     await print(runtime, [`Open this URL in a browser to log in to ${name}:`, terminalSafe(url.href), "Waiting for the browser to come back…"]);
   });
   if (!outcome.ok) return await refuse(runtime, `login to ${name} failed: ${FAILED[outcome.reason]}`);
-  return await print(runtime, [`Logged in to ${name} (${outcome.tools} tools); the tokens are in ${terminalSafe(mcpTokensPath(context.home))}.`]) ? 0 : 1;
+  return await print(runtime, [`Logged in to ${name} (${outcome.tools} tool${outcome.tools === 1 ? "" : "s"}); the tokens are in ${terminalSafe(mcpTokensPath(context.home))}.`]) ? 0 : 1;
 }
 
 /** Runs `mcp logout <name>`; resolves with the exit code. */

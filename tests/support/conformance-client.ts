@@ -20,6 +20,7 @@ import type { McpServerDefinition } from "../../src/mcp/definition.ts";
 import { connectMcpServers } from "../../src/mcp/connect.ts";
 import { loginMcpServer } from "../../src/mcp/oauth-login.ts";
 import { isPrepared } from "../../src/runner/tools/tool.ts";
+import { browse } from "./oauth-browser.ts";
 
 import { createNodeRuntime } from "../../runtime/node-runtime.ts";
 
@@ -42,21 +43,9 @@ const definition: Extract<McpServerDefinition, { transport: "http" }> = {
   toolPolicies: {},
 };
 
-/** Plays the browser: follows the authorization server's redirects to the loopback callback. */
-async function browse(start: URL): Promise<void> {
-  let next = start.href;
-  for (let hop = 0; hop < 5; hop++) {
-    const response = await fetch(next, { redirect: "manual" });
-    await response.body?.cancel();
-    const location = response.headers.get("location");
-    if (location === null) return;
-    next = new URL(location, next).href;
-  }
-}
-
 async function main(): Promise<number> {
   if (scenario.startsWith("auth/")) {
-    const login = await loginMcpServer(runtime, home, definition, (authorization) => void browse(authorization));
+    const login = await loginMcpServer(runtime, home, definition, (authorization) => void browse(authorization.href));
     if (!login.ok) {
       console.error(`login failed: ${login.reason}`);
       return 1;
