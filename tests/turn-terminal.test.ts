@@ -55,6 +55,7 @@ describe("terminal delivery", () => {
         apiKey: null,
         instructions: "test",
         policies: {},
+        profile: { name: "build", tools: {} },
         maxSteps: 2,
         secrets: [],
         workspace: CWD,

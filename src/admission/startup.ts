@@ -1,9 +1,9 @@
 /**
  * The single startup task behind `initialize`: resolve and create `MC_HOME`,
  * capture the context identity, load the credentials file and settings,
- * decide the effective provider and model and read the `AGENTS.md`
- * instructions, all locally. No network request is ever made here, and
- * no provider SDK is loaded.
+ * choose the primary agent profile, decide the effective provider and model
+ * and read the `AGENTS.md` instructions, all locally. No network request is
+ * ever made here, and no provider SDK is loaded.
  *
  * @module
  */
@@ -17,6 +17,7 @@ import { type Instruction, loadInstructions } from "../config/instructions.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
+import { type AgentProfile, builtinProfiles, listProfileDirectories } from "../config/agent-settings.ts";
 import type { McpServerDefinition } from "../mcp/definition.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 import { cachedHint } from "../catalog/selection-hint.ts";
@@ -38,6 +39,10 @@ export interface StartupSnapshot {
   readonly selection: Selection;
   /** Provider name to key, from `$MC_HOME/credentials.json`; empty without one. Never logged or sent. */
   readonly credentials: Credentials;
+  /** The primary agent profile the window runs as (`config/profiles.ts`). */
+  readonly profile: AgentProfile;
+  /** Every valid profile, built-ins included, by name; invalid ones are skipped. */
+  readonly profiles: readonly AgentProfile[];
   /** `AGENTS.md` texts, global first and workspace last (the workspace wins on conflicts). */
   readonly instructions: readonly Instruction[];
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
@@ -147,14 +152,20 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (!stored.ok) return { ok: false, code: stored.code, contextId };
   const credentials = stored.credentials;
 
-  const loaded = await loadSettings(runtime.fs, {
-    global: joinPath(home, GLOBAL_SETTINGS_FILE),
-    project: await projectSettingsPath(runtime, cwd, home),
-  }, signal);
+  const projectSettings = await projectSettingsPath(runtime, cwd, home);
+  const loaded = await loadSettings(runtime.fs, { global: joinPath(home, GLOBAL_SETTINGS_FILE), project: projectSettings }, signal);
   if (signal.aborted) return cancelled;
   if (!loaded.ok) return { ok: false, code: loaded.code, contextId };
+  const selection = { primary: loaded.settings.agent?.primary, userPrimary: loaded.userPrimary };
+  const locations = { home, cwd, project: projectSettings !== null };
+  const listings = await listProfileDirectories(runtime.fs, locations);
+  // The profile catalog (and the file reader) loads only when the built-ins alone cannot decide.
+  const agents = builtinProfiles(listings, selection) ??
+    await (await import("../config/profiles.ts")).loadProfiles(runtime.fs, locations, listings, selection, signal);
+  if (signal.aborted) return cancelled;
+  if (!agents.ok) return { ok: false, code: agents.code, contextId };
 
-  const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials);
+  const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials, agents.profile);
   if (!selected.ok) return { ok: false, code: selected.code, contextId };
   const instructions = await loadInstructions(runtime.fs, { home, cwd }, signal);
   if (signal.aborted) return cancelled;
@@ -175,6 +186,8 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
     settings: loaded.settings,
     selection: selected.selection,
     credentials,
+    profile: agents.profile,
+    profiles: agents.profiles,
     instructions,
     selectionHint,
     ...(mcpServers === undefined ? {} : { mcpServers }),

@@ -8,7 +8,7 @@
 import type { Endpoint } from "../config/providers.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
-import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -23,7 +23,9 @@ export interface RunConfig {
   readonly instructions: string;
   /** Tool approval policies from settings. */
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;
-  /** Most model requests per turn. */
+  /** The agent profile's policies, which only tighten `policies` (and an MCP tool's own). */
+  readonly profile: ProfilePolicies;
+  /** Most model requests per turn: the settings' bound, or the profile's when smaller. */
   readonly maxSteps: number;
   /** Known secret values to redact. */
   readonly secrets: readonly string[];

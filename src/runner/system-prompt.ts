@@ -1,7 +1,8 @@
 /**
  * The system prompt of every turn: magi-code's own instructions, then the
  * user's global `AGENTS.md`, then the workspace's, so the most specific
- * guidance comes last and wins where they disagree.
+ * guidance comes last and wins where they disagree; then the agent
+ * profile's body, which says what kind of agent this window runs.
  *
  * @module
  */
@@ -21,12 +22,13 @@ const HEADINGS: Readonly<Record<Instruction["source"], string>> = {
   workspace: "This workspace's instructions (AGENTS.md in the workspace root):",
 };
 
-/** Builds the system prompt from the base instructions and the loaded `files`, in order. */
-export function systemPrompt(files: readonly Instruction[], workspace: string): string {
+/** Builds the system prompt from the base instructions, the loaded `files`, in order, and `profile`'s body. */
+export function systemPrompt(files: readonly Instruction[], workspace: string, profile?: { readonly name: string; readonly body: string }): string {
   const sections = [BASE, `The workspace root is ${workspace}.`];
   for (const file of files) {
     const text = file.text.trim();
     if (text !== "") sections.push(`${HEADINGS[file.source]}\n\n${text}`);
   }
+  if (profile !== undefined && profile.body !== "") sections.push(`The "${profile.name}" agent profile this window runs as:\n\n${profile.body}`);
   return sections.join("\n\n");
 }

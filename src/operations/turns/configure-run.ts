@@ -8,7 +8,7 @@
 
 import type { Runtime } from "../../host/runtime.ts";
 import { apiKeyFor } from "../../config/providers.ts";
-import { DEFAULT_MAX_STEPS } from "../../config/settings.ts";
+import { DEFAULT_MAX_STEPS } from "../../config/agent-settings.ts";
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
@@ -22,9 +22,11 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     model: selection.model,
     effort: selection.effort,
     apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
-    instructions: systemPrompt(snapshot.instructions, snapshot.cwd),
+    instructions: systemPrompt(snapshot.instructions, snapshot.cwd, snapshot.profile),
     policies: snapshot.settings.tools ?? {},
-    maxSteps: snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS,
+    profile: { name: snapshot.profile.name, tools: snapshot.profile.tools },
+    // A profile's bound can only shorten a turn: the settings' bound is the user's cap on spend.
+    maxSteps: Math.min(snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS, snapshot.profile.maxSteps ?? Infinity),
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
