@@ -140,6 +140,7 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   problems.push(...catalogProblems({ global: globalPath, project: projectPath }, global, project, merged));
   if (problems.length > 0) return { checked, problems, notes };
   const profiles = await profileProblems(runtime, { home, cwd }, { globalPath, projectPath, global, project, merged });
+  checked.push(...profiles.checked);
   problems.push(...profiles.problems);
   notes.push(...profiles.notes);
   if (profiles.primary === null) return { checked, problems, notes };

@@ -30,12 +30,12 @@ export interface ProfileSettings {
 
 const SEE = "see docs/features/runner.md";
 
-/** Problems, notes and the primary profile's model and effort (for the selection check), as startup would meet them. */
+/** The profile files read, their problems and notes, and the primary profile (for the selection check), as startup would meet them. */
 export async function profileProblems(
   runtime: Runtime,
   paths: { readonly home: string; readonly cwd: string },
   settings: ProfileSettings,
-): Promise<{ problems: ProfileProblem[]; notes: ProfileProblem[]; primary: AgentProfile | null }> {
+): Promise<{ checked: string[]; problems: ProfileProblem[]; notes: ProfileProblem[]; primary: AgentProfile | null }> {
   const locations = { ...paths, project: settings.projectPath !== null };
   const listings = await listProfileDirectories(runtime.fs, locations);
   const catalog = await readProfileCatalog(runtime.fs, locations, listings, new AbortController().signal);
@@ -76,5 +76,5 @@ export async function profileProblems(
       }
     }
   }
-  return { problems, notes, primary: chosen.ok ? chosen.profile : null };
+  return { checked: catalog.files.map((entry) => entry.file), problems, notes, primary: chosen.ok ? chosen.profile : null };
 }
