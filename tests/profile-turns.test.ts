@@ -1,0 +1,126 @@
+// What the primary agent profile changes in a turn, over the protocol on the
+// memory runtime against a loopback provider: the system prompt, the step
+// bound, the tool policies (which a project cannot loosen), and the model a new
+// session starts with (while a session's saved selection still wins on open).
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { reply } from "./support/provider-scripts.ts";
+import { CWD, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData, type TurnServer } from "./support/turns.ts";
+import { builtinsAt, CATALOG_CAPABILITIES, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
+import { startFakeProvider } from "./support/fake-provider.ts";
+
+const API = "openai-chat";
+const profile = (frontmatter: string, body = "") => `---\n${frontmatter}\n---\n${body}`;
+
+/** A memory filesystem holding profile files: `global` under `$MC_HOME/agents`, `project` under the cwd. */
+function withProfiles(global: Record<string, string>, project: Record<string, string> = {}, projectSettings?: unknown): MemoryFileSystem {
+  const fs = new MemoryFileSystem();
+  for (const [name, text] of Object.entries(global)) fs.writeFile(`${HOME}/agents/${name}`, text);
+  for (const [name, text] of Object.entries(project)) fs.writeFile(`${CWD}/.magi-code/agents/${name}`, text);
+  if (projectSettings !== undefined) fs.writeFile(`${CWD}/.magi-code/settings.jsonc`, JSON.stringify(projectSettings));
+  return fs;
+}
+
+/** The messages of the provider request `index` (chat format). */
+function sentMessages(server: TurnServer, index: number): { role: string; content?: unknown }[] {
+  return (server.provider.log[index]!.body as { messages: { role: string; content?: unknown }[] }).messages;
+}
+
+describe("a turn under an agent profile", () => {
+  it("the profile's body ends the system prompt; build adds nothing", async () => {
+    const build = await startTurnServer(API);
+    build.provider.enqueue(reply(API, { text: ["Hi."] }));
+    await runEvents(build, (await startTurn(build, "Hello")).runId);
+    const plain = String(sentMessages(build, 0)[0]!.content);
+    assert.doesNotMatch(plain, /agent profile/);
+    assert.equal(await stopTurnServer(build), 0);
+
+    const fs = withProfiles({ "reviewer.md": profile("description: Reviews\nmode: primary", "\nReview, do not rewrite.\n") });
+    const server = await startTurnServer(API, { fs, settings: { agent: { primary: "reviewer" } } });
+    server.provider.enqueue(reply(API, { text: ["Hi."] }));
+    await runEvents(server, (await startTurn(server, "Hello")).runId);
+    assert.equal(String(sentMessages(server, 0)[0]!.content), `${plain}\n\nThe "reviewer" agent profile this window runs as:\n\nReview, do not rewrite.`);
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("max_steps: the profile's bound stops the turn, and can only lower the settings' bound", async () => {
+    for (const [settingsBound, profileBound, expected] of [[undefined, 2, 2], [1, 5, 1]] as const) {
+      const fs = withProfiles({ "short.md": profile(`description: Short\nmode: primary\nmax_steps: ${profileBound}`) });
+      const server = await startTurnServer(API, { fs, settings: { agent: { primary: "short", ...settingsBound === undefined ? {} : { max_steps: settingsBound } } } });
+      server.runtime.fs.writeFile(`${CWD}/a.txt`, "a");
+      server.provider.handler = () => reply(API, { calls: [{ id: `c${server.provider.log.length}`, name: "read_file", args: { path: "a.txt" } }] });
+      const events = await runEvents(server, (await startTurn(server, "Loop")).runId);
+      assert.equal(server.provider.log.length, expected);
+      assert.equal((events.findLast((frame) => frame.event === "diagnostic")!.data as { code: string }).code, "step_limit");
+      assert.equal(terminalData(events).outcome, "failed");
+      assert.equal(await stopTurnServer(server), 0);
+    }
+  });
+
+  it("a project cannot loosen: the profile it picks runs under the user's plan, and settings still apply", async () => {
+    // The user runs plan and asks before grep; the project picks a profile of its own that allows everything.
+    const fs = withProfiles({}, {
+      "yolo.md": profile("description: Anything goes\nmode: primary\ntools:\n  shell: allow\n  write_file: allow\n  grep: allow"),
+    }, { agent: { primary: "yolo" } });
+    const server = await startTurnServer(API, { fs, settings: { agent: { primary: "plan" }, tools: { grep: "ask" } } });
+    server.provider.enqueue(reply(API, {
+      calls: [
+        { id: "s", name: "shell", args: { command: "echo hi" } },
+        { id: "w", name: "write_file", args: { path: "x.txt", content: "x" } },
+        { id: "g", name: "grep", args: { pattern: "x" } },
+      ],
+    }));
+    server.provider.enqueue(reply(API, { text: ["Done."] }));
+    const { runId, sessionId } = await startTurn(server, "Do it");
+    // grep still asks (settings): the profile's allow does not loosen it.
+    const approval = (await nextEvent(server, runId, "approval.requested")).data as { approval_id: string; summary: string };
+    assert.match(approval.summary, /^Search for "x"/);
+    await request(server, "no", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: approval.approval_id, allow: false });
+    const events = await runEvents(server, runId);
+    const activities = events.filter((frame) => frame.event === "activity").map((frame) => (frame.data as { summary: string }).summary);
+    assert.deepEqual(activities.slice(0, 2), ["shell (denied by the yolo profile)", "write_file (denied by the yolo profile)"]);
+    assert.equal(server.runtime.fs.exists(`${CWD}/x.txt`), false);
+    assert.equal(await stopTurnServer(server), 0);
+  });
+});
+
+describe("a profile's model and effort", () => {
+  it("are the new-session default at startup and on session.create; a session's saved selection wins on open", async () => {
+    const provider = await startFakeProvider();
+    const fs = withProfiles({ "thinker.md": profile("description: Thinks\nmode: primary\nmodel: deep\neffort: high") });
+    const url = `${provider.url}/v1`;
+    await seedCache(fs, "ollama", "openai-chat", url, [{ id: "qwen" }, { id: "deep", reasoning: true }]);
+    await seedCache(fs, "openai", "openai-responses", url, [{ id: "gpt-5.2" }]);
+    const settings = builtinsAt(provider, { agent: { primary: "thinker" }, providers: { catalog: { enabled: ["ollama/qwen", "ollama/deep", "openai/gpt-5.2"] } } });
+    const first = await startCatalogServer({ provider, fs, settings, capabilities: CATALOG_CAPABILITIES });
+    const pick = (selection: Record<string, unknown>) => [selection.provider, selection.model, selection.requested_effort];
+    let session: string;
+    try {
+      assert.deepEqual(pick(await selectionOf(first)), ["ollama", "deep", "high"]);
+      session = (await ok(first, "session.create")).session_id as string;
+      assert.deepEqual(pick(await selectionOf(first)), ["ollama", "deep", "high"]);
+      const catalog = (await ok(first, "model.catalog")).revision;
+      await ok(first, "selection.set", {
+        session_id: session,
+        selection_revision: (await selectionOf(first)).revision,
+        catalog_revision: catalog,
+        provider: "openai",
+        model: "gpt-5.2",
+        effort: { mode: "default" },
+      });
+    } finally {
+      await stopCatalogServer(first, false);
+    }
+    const second = await startCatalogServer({ provider, fs, settings, capabilities: CATALOG_CAPABILITIES });
+    try {
+      assert.deepEqual(pick(await selectionOf(second)), ["ollama", "deep", "high"]);
+      await ok(second, "session.open", { session_id: session });
+      assert.deepEqual(pick(await selectionOf(second)), ["openai", "gpt-5.2", "default"]);
+      await ok(second, "session.create");
+      assert.deepEqual(pick(await selectionOf(second)), ["ollama", "deep", "high"]);
+    } finally {
+      await stopCatalogServer(second);
+    }
+  });
+});
