@@ -11,7 +11,7 @@
 //
 // Assistant text goes to stdout; everything else goes to stderr.
 import { spawnSync } from "node:child_process";
-import { createInterface } from "node:readline";
+import { clearLine, createInterface, cursorTo } from "node:readline";
 import { parseArgs } from "node:util";
 import { binPath, isProtocolError, ProtocolViolation, spawnAgent } from "../dist/runtime/node-client.js";
 
@@ -29,8 +29,10 @@ Options:
   -h, --help       show this help
 
 Ctrl-C during a turn asks the server to cancel it; a second Ctrl-C quits.
-Exit status: 0; 1 if the server fails or breaks the protocol, or a one-shot
-turn is rejected or fails; 2 for bad usage; 130 when quit with Ctrl-C.`;
+Exit status: 0 when the one-shot turn completed (or the prompt loop ended at
+end of input); 1 when the server could not start, failed or broke the
+protocol, or the one-shot turn was rejected or failed; 2 for bad usage; 130
+when interrupted with Ctrl-C (the one-shot turn was cancelled, or you quit).`;
 
 let opts, words;
 try {
@@ -52,7 +54,7 @@ if (opts.help) {
 }
 
 const HINTS = {
-  provider_unavailable: "The selected provider's API key variable (e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY) is not set here; export it, or select the keyless ollama provider (see docs/settings.md).",
+  provider_unavailable: "The selected provider has no API key here; export its key variable, or select the keyless ollama provider (see docs/settings.md).",
   unsupported_capability: "This magi-code does not implement everything this client needs (turns, approvals).",
   session_missing: "No saved session has that id in this storage root.",
   session_busy: "Another magi-code child has that session open.",
@@ -60,12 +62,16 @@ const HINTS = {
 };
 const cwd = opts.cwd ?? process.cwd();
 
-/** The wire error is a bare code; `magi-code config check` (same executable, cwd, environment) names the file and JSON path. */
+/**
+ * The wire error is a bare code; `magi-code config check` (same executable,
+ * cwd, environment) names the settings file and JSON path, or the exact key
+ * variable a provider lacks. Null when it finds nothing.
+ */
 function configProblem() {
   const [command, args] = opts.bin ? [opts.bin, ["config", "check"]] : [process.execPath, [binPath, "config", "check"]];
   const checked = spawnSync(command, args, { cwd, encoding: "utf8" });
   const first = checked.status === 1 ? checked.stdout.split("\n")[0] : "";
-  return first ? `${first}\n(magi-code config check lists every problem)` : "Run magi-code config check to see what is wrong.";
+  return first ? `${first}\n(magi-code config check lists every problem)` : null;
 }
 
 // detached: the server gets its own process group, so a terminal Ctrl-C reaches
@@ -74,8 +80,9 @@ const agent = spawnAgent({ cwd, stderr: "inherit", detached: true, ...(opts.bin 
 let exiting = false;
 agent.closed.then(() => {
   if (exiting) return;
-  // The client failed closed (a violation) or the server died: either way nothing more can be done.
-  note(`agent: ${agent.failure instanceof ProtocolViolation ? agent.failure.message : "server exited unexpectedly"}`);
+  // The client failed closed (a violation), the server could not start or died: nothing more can be done.
+  // The library's error says which (a SpawnError names a missing command, a bad --cwd, an early exit's stderr).
+  note(`agent: ${agent.failure instanceof ProtocolViolation ? "" : "server: "}${agent.failure?.message ?? "connection closed"}`);
   process.exit(1);
 });
 
@@ -87,12 +94,20 @@ function out(text) {
   atLineStart = text.endsWith("\n");
 }
 function note(line) {
+  if (asking) {
+    // A question is on the terminal: print above it, then draw it again with what was typed so far.
+    clearLine(process.stderr, 0);
+    cursorTo(process.stderr, 0);
+    console.error(line);
+    rl.prompt(true);
+    return;
+  }
   if (!atLineStart && process.stdout.isTTY) out("\n"); // keep stderr notes off a half-printed reply
   console.error(line);
 }
 
 // --- Terminal input: prompts and approval answers ----------------------------
-let rl = null, waiter = null, inputClosed = false;
+let rl = null, waiter = null, inputClosed = false, asking = false; // asking: a question is drawn on the terminal
 const typed = []; // lines piped in while no one was asking (interactive mode from a pipe)
 /** Reads one line; null at end of input, after `ms`, or when cancelled by `waiter(null)`. */
 function ask(question, ms) {
@@ -104,13 +119,20 @@ function ask(question, ms) {
   }
   if (typed.length > 0) return Promise.resolve(typed.shift());
   if (inputClosed) return Promise.resolve(null);
-  if (process.stdin.isTTY) { rl.setPrompt(question); rl.prompt(); }
+  if (process.stdin.isTTY) { rl.setPrompt(question); rl.prompt(); asking = true; }
   return new Promise((resolve) => {
     const timer = ms === undefined ? null : setTimeout(() => waiter?.(null), ms);
     waiter = (line) => {
       clearTimeout(timer);
       waiter = null;
-      if (line === null && !inputClosed && process.stdin.isTTY) process.stderr.write("\n"); // end the abandoned question's line
+      if (asking && line === null && !inputClosed) {
+        // Abandoned (expired, or its run ended): erase the question and anything half-typed, so the next note starts clean.
+        rl.write(null, { ctrl: true, name: "e" });
+        rl.write(null, { ctrl: true, name: "u" });
+        clearLine(process.stderr, 0);
+        cursorTo(process.stderr, 0);
+      }
+      asking = false;
       resolve(line);
     };
   });
@@ -118,7 +140,10 @@ function ask(question, ms) {
 
 // --- Runs: the library assembles them; this only renders ----------------------
 let sessionId = null, announced = false, active = null, interrupts = 0, cancelWanted = false, approvals = Promise.resolve();
-const printed = new Map(); // message id → the streamed text stdout shows
+// "<run id> <message id>" → the streamed text stdout shows. Message ids are run-scoped: the next
+// run's first message is a1 again, so an id alone would compare a new answer with an old one.
+const printed = new Map();
+const key = (run, messageId) => `${run.runId} ${messageId}`;
 
 function onEvent({ event, data }, run) {
   if (event === "input.persisted" && !announced) {
@@ -126,20 +151,21 @@ function onEvent({ event, data }, run) {
     announced = true;
     note(`session ${sessionId} saved; resume with --session ${sessionId}`);
   } else if (event === "message.delta") {
-    if (shown !== data.message_id && !atLineStart) out("\n"); // tool-separated segments have their own ids
-    shown = data.message_id;
-    printed.set(data.message_id, (printed.get(data.message_id) ?? "") + data.text);
+    const id = key(run, data.message_id);
+    if (shown !== id && !atLineStart) out("\n"); // tool-separated segments have their own ids
+    shown = id;
+    printed.set(id, (printed.get(id) ?? "") + data.text);
     out(data.text);
   } else if (event === "message.reconcile" && data.last_part) {
-    showReconciled(run.messages.get(data.message_id), printed.get(data.message_id) ?? "");
+    showReconciled(key(run, data.message_id), run.messages.get(data.message_id), printed.get(key(run, data.message_id)) ?? "");
   } else if (event === "activity") note(`[${data.kind} ${data.name} ${data.state}] ${data.summary}`);
   else if (event === "diagnostic") note(`[diagnostic ${data.code}] ${data.summary}`);
 }
 
 /** The reconciled text replaces what the deltas showed; finishing an unbroken prefix on screen is the same replacement. */
-function showReconciled(message, streamed) {
+function showReconciled(id, message, streamed) {
   const { messageId, text, partial } = message;
-  if (text !== streamed && streamed !== "" && shown === messageId && text.startsWith(streamed)) {
+  if (text !== streamed && streamed !== "" && shown === id && text.startsWith(streamed)) {
     out(text.slice(streamed.length));
     if (partial) note(`[message ${messageId} is partial]`);
   } else if (text !== streamed) {
@@ -148,7 +174,7 @@ function showReconciled(message, streamed) {
     out(text);
     shown = null;
   } else if (partial) note(`[message ${messageId} is partial]`);
-  printed.set(messageId, text);
+  printed.set(id, text);
 }
 
 function onApproval(approval, run) {
@@ -162,20 +188,26 @@ function onApproval(approval, run) {
     }
     if (allow === null) {
       const answer = await ask(`Allow ${approval.summary}? [y/N] `, Math.max(0, deadline - Date.now()));
-      // No answer in time: the server already denied it (default deny), so send nothing.
-      if (answer === null && !inputClosed) return note(run.result ? "approval withdrawn: the run finished" : "approval expired");
+      // No answer in time: the server denies it by default on its own, so send nothing.
+      if (answer === null && !inputClosed) {
+        return note(run.result ? "approval withdrawn: the run finished" : `[approval expired: denied by default] ${approval.summary}`);
+      }
       allow = answer !== null && /^y(es)?$/i.test(answer.trim());
     }
     try {
-      note((await approval.answer(allow)) ? (allow ? "[allowed]" : "[denied]") : "approval expired");
+      note((await approval.answer(allow)) ? (allow ? "[allowed]" : "[denied]") : `[approval expired: denied by default] ${approval.summary}`);
     } catch (error) {
       note(error.message);
     }
   });
 }
 
+let interrupted = false; // Ctrl-C ended the prompt loop: exit 130, not 0
 function onInterrupt() {
-  if (!active) return rl && !inputClosed ? rl.close() : process.exit(130);
+  if (!active) {
+    interrupted = true;
+    return rl && !inputClosed ? rl.close() : process.exit(130);
+  }
   if (++interrupts > 1) {
     note("[quit]");
     process.exit(130);
@@ -237,12 +269,15 @@ try {
     }
     const result = await runTurn(prompt);
     if (oneShot) {
-      exitCode = result === null || result.outcome === "failed" ? 1 : 0;
+      // Cancelled is only ever our Ctrl-C's doing: report it as the interrupt it was.
+      exitCode = result === null || result.outcome === "failed" ? 1 : result.outcome === "cancelled" ? 130 : 0;
       break;
     }
   }
+  if (interrupted) exitCode = 130;
 } catch (error) {
-  const hint = isProtocolError(error, "configuration_invalid") ? configProblem() : HINTS[error.code];
+  const checked = isProtocolError(error, "configuration_invalid") || isProtocolError(error, "provider_unavailable") ? configProblem() : null;
+  const hint = checked ?? HINTS[error.code];
   note(hint ? `${error.message}\n${hint}` : error.message);
   exitCode = 1;
 }

@@ -59,6 +59,13 @@ function stdinReader(): ByteReader {
  */
 const STDOUT_BATCH_MS = 1;
 
+/**
+ * No {@link ByteWriter.heldBytes}: `Deno.stdout.write` (a blocking write on a
+ * pool thread) tells what the OS took only when it settles, so an unsettled
+ * write counts as held. `writeSync` would block the loop on a full pipe;
+ * `node:net`'s non-blocking Socket on fd 1 is exact but took 11-33 ms more to
+ * `initialize` (loaded host). The writer's 2 MiB of slots absorb the lag.
+ */
 function writerOf(sink: { write(bytes: Uint8Array): Promise<number> }, batchMs = 0): ByteWriter {
   return {
     batchMs,

@@ -70,7 +70,13 @@ export class MemoryInput implements ByteReader {
   }
 }
 
-/** Captured standard output that can stall (a client not reading) or break (a closed pipe). */
+/**
+ * Captured standard output that can stall (a client not reading) or break (a
+ * closed pipe). It behaves as a pipe with room for everything until stalled
+ * and for nothing while stalled: a write is taken at once when it can be,
+ * its promise settling later as a runtime's write callback does, and
+ * {@link heldBytes} counts what a stall holds back.
+ */
 export class MemoryOutput implements ByteWriter {
   readonly #parts: Uint8Array[] = [];
   readonly #parsed: Record<string, unknown>[] = [];
@@ -87,8 +93,15 @@ export class MemoryOutput implements ByteWriter {
     if (this.#broken) return Promise.reject(new RuntimeError("broken_pipe", "write"));
     return new Promise((resolve, reject) => {
       this.#held.push({ bytes: bytes.slice(), resolve, reject });
-      if (!this.#stalled) queueMicrotask(() => this.#flush());
+      this.#flush();
     });
+  }
+
+  /** Bytes of writes a stall holds back. */
+  heldBytes(): number {
+    let bytes = 0;
+    for (const held of this.#held) bytes += held.bytes.length;
+    return bytes;
   }
 
   /** Stops completing writes until {@link resume}. */

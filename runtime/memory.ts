@@ -102,6 +102,11 @@ export interface MemoryRuntimeOptions {
   readonly hostname?: string | null;
   /** A filesystem to share with other runtimes (default: a fresh one). */
   readonly fs?: MemoryFileSystem;
+  /**
+   * A real runtime's subprocesses and process table, for tests of MCP
+   * servers (default: nothing can start, and only {@link livePids} are alive).
+   */
+  readonly processes?: Pick<Runtime, "spawn" | "isProcessAlive">;
 }
 
 /** A {@link Runtime} with its in-memory parts exposed. */
@@ -161,9 +166,9 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     stdioKind: (fd) => Promise.resolve(stdio[fd]),
     fs,
     livePids,
-    spawn: (): Subprocess => {
+    spawn: options.processes?.spawn ?? ((): Subprocess => {
       throw new RuntimeError("not_found", "spawn");
-    },
+    }),
     randomUUID: () => {
       const n = (++uuidCounter).toString(16).padStart(12, "0");
       return `00000000-0000-4000-8000-${n}`;
@@ -180,7 +185,7 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     envAll: () => ({ ...env }),
     cwd: () => cwd,
     pid,
-    isProcessAlive: (candidate) => livePids.has(candidate),
+    isProcessAlive: (candidate) => livePids.has(candidate) || (options.processes?.isProcessAlive(candidate) ?? false),
     hostname: () => hostname,
     fetch: options.fetch ?? ((url, init) => globalThis.fetch(url, init)),
     platform: "linux",

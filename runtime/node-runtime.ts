@@ -3,9 +3,11 @@
  *
  * stdin is read through a `net.Socket` over fd 0 with a single reused
  * 4,096-byte buffer (`onread`), paused between reads, so the backend never
- * buffers more than one batch. stdout goes through `process.stdout.write`,
+ * buffers more than one batch, and resumed on the next turn of the event
+ * loop, so stdout is written between batches. stdout goes through `process.stdout.write`,
  * which on pipes is libuv's non-blocking stream write: a stalled reader never
- * blocks the event loop, so deadlines keep firing.
+ * blocks the event loop, so deadlines keep firing, and `writableLength` says
+ * synchronously what the OS has not taken yet.
  *
  * @module
  */
@@ -126,6 +128,9 @@ function stdinReader(): ByteReader {
     });
     return created;
   };
+  const resume = () => {
+    if (waiter !== null && !ended) socket?.resume();
+  };
   return {
     read: () =>
       new Promise((resolve, reject) => {
@@ -133,7 +138,11 @@ function stdinReader(): ByteReader {
         if (ended) return resolve(null);
         waiter = { resolve, reject };
         if (socket === null) socket = open();
-        else socket.resume();
+        // Resumed on the next turn of the event loop, not at once: the previous batch is handled (and this
+        // read called) from inside libuv's read callback, which goes on reading, up to 32 batches, while
+        // reading is on, before the loop retries stdout. A client pipelining thousands of requests would
+        // get hundreds of KB of answers queued per turn, with the pipe taking 64 KiB of them.
+        else setImmediate(resume);
       }),
     close: () => {
       ended = true;
@@ -143,7 +152,18 @@ function stdinReader(): ByteReader {
   };
 }
 
-function stdoutWriter(stream: NodeJS.WriteStream): ByteWriter {
+/**
+ * A writer over a Node writable. For stdout on a pipe or socketpair that is
+ * a `net.Socket` on libuv: `write()` first tries the descriptor (non-blocking)
+ * at once, and when the OS takes the bytes whole the stream's
+ * `writableLength` is back to 0 before `write()` returns, although the
+ * callback waits for the next tick; what the OS refused libuv keeps and
+ * writes as the pipe drains, counted in `writableLength` until it is out. So
+ * `writableLength` is exactly what {@link ByteWriter.heldBytes} asks for, at
+ * no cost. (`fs.writeSync` on fd 1 would have to handle EAGAIN itself, and
+ * would block the event loop whenever the descriptor is in blocking mode.)
+ */
+function stdoutWriter(stream: NodeJS.WritableStream & { readonly writableLength: number }): ByteWriter {
   // Without a listener an EPIPE 'error' event would crash the process; the write callback reports it.
   stream.on("error", () => {});
   return {
@@ -151,6 +171,7 @@ function stdoutWriter(stream: NodeJS.WriteStream): ByteWriter {
       new Promise((resolve, reject) => {
         stream.write(bytes, (error) => error ? reject(normalizeError(error, "write")) : resolve());
       }),
+    heldBytes: () => stream.writableLength,
   };
 }
 
@@ -199,7 +220,7 @@ function spawn(command: string, options: SpawnOptions): Subprocess {
   return {
     pid: child.pid ?? -1,
     stdin: stdin === null ? null : {
-      ...stdoutWriter(stdin as unknown as NodeJS.WriteStream),
+      ...stdoutWriter(stdin),
       close: () => new Promise<void>((resolve) => stdin.end(resolve)),
     },
     stdout: child.stdout === null ? null : streamReader(child.stdout),

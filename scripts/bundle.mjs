@@ -36,9 +36,8 @@ const built = await build({
   // jsonc-parser's `main` is a UMD build whose factory requires its parts at run
   // time, which an ESM bundle cannot do; its ESM build (extensionless imports,
   // which esbuild resolves) bundles cleanly and tree-shakes.
-  // yaml's `node` build is CommonJS that requires `process` (for debug variables
-  // and warnings), which an ESM bundle cannot require either; its ESM build (the
-  // package's `default` condition) is the same parser without those.
+  // yaml's `node` build is CommonJS and requires `process` at run time, which an ESM bundle cannot
+  // do either; its browser build is the same parser as ES modules, without that logging hook.
   alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js", yaml: "./node_modules/yaml/browser/index.js" },
   logLevel: "warning",
   metafile: true,

@@ -2,7 +2,9 @@
  * The approval expiry counts from when `approval.requested` is handed to the
  * writer, not from when the run asked: `expires_in_ms` (60,000) is then the
  * true time left. The writer is kept full on a manual clock so the event
- * waits in the run's channel first; only that clock moves time.
+ * waits in the run's channel first; only that clock moves time. An approval
+ * nobody answered is denied, and the model is told it expired, not that the
+ * user refused.
  */
 
 import assert from "node:assert/strict";
@@ -68,6 +70,32 @@ describe("approval expiry", () => {
     assert.equal(finished.outcome, "completed");
     assert.equal(new TextDecoder().decode(server.runtime.fs.contents("/work/project/out.txt")), "x\n");
     assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("an approval left unanswered for 60,000 ms is denied, and the model is told nobody answered, not that the user denied it", async () => {
+    const clock = new ManualClock();
+    const server = await startTurnServer(API, { clock });
+    const created = await call(server, "c", "session.create", {});
+    const sessionId = (created.result as { session_id: string }).session_id;
+    server.provider.enqueue(reply(API, { calls: [{ id: "call_1", name: "write_file", args: { path: "late.txt", content: "x\n" } }] }));
+    server.provider.enqueue(reply(API, { text: ["Nobody answered, so I left it."] }));
+    let code: number | null = null;
+    try {
+      server.runtime.input.push(line("t", "turn.start", { session_id: sessionId, prompt: "write it" }));
+      await until(() => server.frames().some((frame) => frame.event === "approval.requested"), "approval.requested");
+      clock.advance(LIMITS.approval_expiry_ms);
+      await until(() => server.frames().some((frame) => frame.event === "run.finished"), "run.finished");
+      const failed = server.frames().find((frame) => frame.event === "activity" && (frame.data as { state: string }).state === "failed")!;
+      assert.match((failed.data as { summary: string }).summary, /\(approval expired\)$/);
+      const sent = (server.provider.log[1]!.body as { messages: { role: string; content: string }[] }).messages;
+      const toolResult = sent.find((message) => message.role === "tool")!.content;
+      assert.match(toolResult, /^No one answered the approval request in time/);
+      assert.doesNotMatch(toolResult, /user denied/);
+      assert.equal(server.runtime.fs.exists("/work/project/late.txt"), false);
+    } finally {
+      code = await stopTurnServer(server);
+    }
+    assert.equal(code, 0);
   });
 
   it("a critical event's sent callback runs when the sink takes it, not when it is queued, and never for a dropped event", async () => {

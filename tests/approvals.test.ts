@@ -73,7 +73,7 @@ describe("ApprovalBroker rules", () => {
     clock.advance(EXPIRY - 1);
     assert.equal(await peek(request.decision), "pending");
     clock.advance(1);
-    assert.equal(await request.decision, "denied");
+    assert.equal(await request.decision, "expired");
   });
 
   it("an approval cancelled before delivery never arms its expiry", async () => {
@@ -101,14 +101,14 @@ describe("ApprovalBroker rules", () => {
     });
   }
 
-  it("is still pending at 59,999 ms, denied at 60,000 ms, and stale afterwards", async () => {
+  it("is still pending at 59,999 ms, expired (a deny) at 60,000 ms, and stale afterwards", async () => {
     const { host, clock, liveTimers } = countingHost();
     const broker = new ApprovalBroker(host);
     const request = delivered(broker.request("edit_file: src/a.ts"));
     clock.advance(EXPIRY - 1);
     assert.equal(await peek(request.decision), "pending");
     clock.advance(1);
-    assert.equal(await request.decision, "denied");
+    assert.equal(await request.decision, "expired");
     assert.equal(liveTimers(), 0);
     assert.deepEqual(broker.answer(request.approvalId, true), STALE);
   });
@@ -237,7 +237,7 @@ describe("ApprovalBroker under fc.scheduler()", () => {
               clock.advance(ms);
               for (const a of seen) {
                 const { deliveredAt } = a.model;
-                if (a.model.status === "pending" && deliveredAt !== null && clock.now() >= deliveredAt + EXPIRY) a.model.status = "denied";
+                if (a.model.status === "pending" && deliveredAt !== null && clock.now() >= deliveredAt + EXPIRY) a.model.status = "expired";
               }
             });
           }

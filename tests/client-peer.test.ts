@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { AgentClient, ErrorCode, ProtocolViolation, type RunMessage } from "../src/client/mod.ts";
+import { AgentClient, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
 import { ErrorCodeSchema } from "../src/protocol/events.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { CAPABILITIES } from "../src/protocol/methods.ts";
@@ -205,4 +205,116 @@ describe("the client library against a scripted peer", () => {
     await assert.rejects(peer.client.request("session.create", {}), { name: "RequestRefused" });
     assert.equal(peer.requests.length, 1);
   });
+
+  it("keeps 14 ordinary requests unanswered at most, 2 while a run is active, and sends the rest as answers come", async () => {
+    const peer = await initialized();
+    const statuses = Array.from({ length: 20 }, () => peer.client.request("status", {}));
+    await settled();
+    assert.equal(peer.requests.length, 1 + 14, "the window's last 2 slots are for cancels and answers");
+    peer.result(peer.requests[1]!.id, STATUS);
+    await peer.requested(16);
+    for (const request of peer.requests.slice(2)) peer.result(request.id, STATUS);
+    await peer.requested(21);
+    for (const request of peer.requests.slice(16)) peer.result(request.id, STATUS);
+    assert.equal((await Promise.all(statuses)).length, 20);
+
+    const started = peer.client.startTurn("s1", "hello");
+    const turn = await peer.requested(22);
+    peer.result(turn.id, { run_id: "run1", accepted: true });
+    await started;
+    const during = Array.from({ length: 6 }, () => peer.client.request("status", {}));
+    await settled();
+    assert.equal(peer.requests.length, 22 + 2, "two while the run is active");
+    peer.event("run.finished", finished);
+    // The run's events no longer compete for the child's slots: the other four go at once.
+    await peer.requested(28);
+    for (const request of peer.requests.slice(22)) peer.result(request.id, STATUS);
+    assert.equal((await Promise.all(during)).length, 6);
+  });
+
+  it("sends session operations one at a time; a busy with no run active is sent again with a fresh id, a run's busy is returned", async () => {
+    const peer = await initialized();
+    const lists = [peer.client.request("session.list", {}), peer.client.request("history.page", { session_id: "s1", revision: "r1" })];
+    await settled();
+    assert.deepEqual(peer.requests.slice(1).map((r) => r.method), ["session.list"]);
+    // A worker still stopping an operation cancelled by id: busy, though no run is active.
+    peer.frame({ type: "response", id: "c2", error: { code: "busy" } });
+    const again = await peer.requested(3);
+    assert.deepEqual([again.id, again.method], ["c3", "session.list"]);
+    peer.result("c3", { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] });
+    const page = await peer.requested(4);
+    assert.equal(page.method, "history.page");
+    peer.result(page.id, { session_id: "s1", revision: "r1", entries: [], next_cursor: null, complete: true });
+    await Promise.all(lists);
+
+    const started = peer.client.startTurn("s1", "hello");
+    peer.result((await peer.requested(5)).id, { run_id: "run1", accepted: true });
+    await started;
+    const during = peer.client.request("session.list", {});
+    peer.frame({ type: "response", id: (await peer.requested(6)).id, error: { code: "busy" } });
+    await assert.rejects(during, (error: unknown) => error instanceof ProtocolError && error.code === "busy");
+  });
+
+  it("an abort sends operation.cancel ahead of the queue; the promise settles with the child's one answer", async () => {
+    const peer = new Peer();
+    const init = peer.client.initialize(["session.list", "operation.cancel"]);
+    peer.result((await peer.requested(1)).id, { capabilities: CAPABILITIES, limits: LIMITS, status: STATUS });
+    await init;
+    const LIST = { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] };
+    const stop = new AbortController();
+    const won = peer.client.request("session.list", {}, { signal: stop.signal });
+    const statuses = Array.from({ length: 18 }, () => peer.client.request("status", {}));
+    await settled();
+    assert.equal(peer.requests.length, 1 + 14, "the ordinary window is full, four statuses wait");
+    stop.abort();
+    const cancel = await peer.requested(16);
+    assert.deepEqual([cancel.method, cancel.params], ["operation.cancel", { id: "c2" }]);
+    // The listing completed before the cancel reached it: its result is the answer, the cancel is stale.
+    peer.result("c2", LIST);
+    peer.frame({ type: "response", id: cancel.id, error: { code: "stale_operation" } });
+    assert.deepEqual(await won, LIST);
+    for (let n = 3; n <= 15; n++) peer.result(`c${n}`, STATUS);
+    await peer.requested(21);
+    for (const request of peer.requests.slice(16)) peer.result(request.id, STATUS);
+    assert.equal((await Promise.all(statuses)).length, 18);
+
+    const timed = peer.client.request("session.list", {}, { timeoutMs: 0 });
+    const listing = await peer.requested(22);
+    const timedCancel = await peer.requested(23);
+    assert.deepEqual(timedCancel.params, { id: listing.id });
+    peer.frame({ type: "response", id: listing.id, error: { code: "operation_cancelled" } });
+    peer.result(timedCancel.id, { cancellation_requested: true });
+    await assert.rejects(timed, (error: unknown) => error instanceof RequestAborted && error.outcome === "cancelled" && error.timedOut);
+  });
+
+  it("without operation.cancel negotiated an abort after sending discards: rejected at once, the late answer dropped", async () => {
+    const peer = await initialized();
+    const stop = new AbortController();
+    const discarded = peer.client.request("session.list", {}, { signal: stop.signal });
+    const sent = await peer.requested(2);
+    stop.abort();
+    await assert.rejects(discarded, (error: unknown) => error instanceof RequestAborted && error.outcome === "discarded");
+    peer.result(sent.id, { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] });
+    await settled();
+    assert.equal(peer.client.failure, null, "the dropped response is no violation");
+    assert.equal(peer.requests.length, 2, "no operation.cancel");
+  });
+
+  it("shutdown goes out at once, ahead of what waits in the queue, which is refused", async () => {
+    const peer = await initialized();
+    const statuses = Array.from({ length: 17 }, () => peer.client.request("status", {}).catch((error: unknown) => error));
+    await settled();
+    const stopping = peer.client.shutdown();
+    const shutdown = await peer.requested(1 + 14 + 1);
+    assert.equal(shutdown.method, "shutdown");
+    assert.ok((await statuses[16]) instanceof RequestRefused, "the queued 17th was refused");
+    await assert.rejects(peer.client.request("status", {}), (error: unknown) => error instanceof RequestRefused);
+    peer.end();
+    await stopping;
+  });
 });
+
+/** Lets every queued microtask and the next macrotask run. */
+function settled(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}

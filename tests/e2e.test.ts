@@ -30,11 +30,10 @@ function parseFrames(text: string): Frame[] {
 
 /**
  * Sends `count` status requests as a bounded client does (the spec leaves
- * bounding in-flight requests to the client): windows of 16, half the
- * writer's 32 pending frames, each after the previous window was answered,
- * since answers the client has read still count as pending until the child
- * sees its write complete (docs/protocol.md, "Output"). EOF follows right
- * behind the last window, unanswered. Resolves with everything on stdout.
+ * bounding in-flight requests to the client): windows of 16, each after the
+ * previous window was answered. EOF follows right behind the last window,
+ * unanswered. Resolves with everything on stdout. (Unbounded pipelining is
+ * tests/e2e-pipelining.test.ts.)
  */
 async function burst(child: Spawned, prefix: string, count: number): Promise<string> {
   const window = 16;

@@ -6,13 +6,13 @@
  */
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { ErrorCode } from "../src/protocol/errors.ts";
-import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
+import { type FakeProvider, Gate, startFakeProvider } from "./support/fake-provider.ts";
 import { collect, nodeBinary, repoRoot } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { guarded, type Workspace, workspace } from "./support/wire-client.ts";
@@ -41,14 +41,19 @@ interface AgentRun {
   readonly stderr: string;
 }
 
-/** Runs `node examples/agent.mjs <args>` with the workspace's environment and closed stdin. */
-async function agent(ws: Workspace, args: readonly string[]): Promise<AgentRun> {
+/**
+ * Runs `node examples/agent.mjs <args>` with the workspace's environment;
+ * `input` is what stdin carries before it closes (piped prompts for the
+ * prompt loop), and `started` sees the process once spawned.
+ */
+async function agent(ws: Workspace, args: readonly string[], input = "", started: (child: ChildProcess) => void = () => {}): Promise<AgentRun> {
   const child = spawn(nodeBinary(), [join(repoRoot(), "examples", "agent.mjs"), ...args], {
     cwd: root,
     env: ws.env,
     stdio: ["pipe", "pipe", "pipe"],
   });
-  child.stdin.end();
+  child.stdin.end(input);
+  started(child);
   const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   const [code, stdout, stderr] = await guarded(Promise.all([exited, collect(child.stdout), collect(child.stderr)]), "examples/agent.mjs to exit");
   return { code, stdout, stderr };
@@ -73,7 +78,9 @@ describe("examples/agent.mjs is a thin user of the client library", () => {
     assert.match(source, /from "\.\.\/dist\/runtime\/node-client\.js"/);
     // No copied code table, event list or enum sets: the library fails closed on those from src/protocol.
     // (It names a few codes it has a hint for; a quoted code list would be a copy of the table.)
-    const copied = Object.values(ErrorCode).filter((code) => code !== ErrorCode.configurationInvalid && source.includes(`"${code}"`));
+    // The two codes `magi-code config check` explains are asked for by name.
+    const checked: string[] = [ErrorCode.configurationInvalid, ErrorCode.providerUnavailable];
+    const copied = Object.values(ErrorCode).filter((code) => !checked.includes(code) && source.includes(`"${code}"`));
     assert.deepEqual(copied, []);
     assert.ok(!source.includes('"run.finished"') && !source.includes('"subagent"'));
     assert.ok(!source.includes("JSON.parse"), "no frame parsing of its own");
@@ -160,6 +167,43 @@ describe("examples/agent.mjs against the real backend", () => {
     assert.equal(run.code, 1);
     assert.ok(lines(run.stderr).includes(`${broken.home}/settings.jsonc: $.model.provdier: unknown key`), `stderr:\n${run.stderr}`);
     assert.equal(provider.log.length, 0, "no provider request");
+  }));
+
+  it("a provider without its key names the exact variable (from magi-code config check), not examples", () => withProvider(async (provider) => {
+    const keyless = workspace(root, "agent-key", provider, { model: { provider: "openai", model: "gpt-5" } });
+    const run = await agent(keyless, ["--cwd", keyless.cwd, "hello"]);
+    assert.equal(run.code, 1);
+    const notes = lines(run.stderr);
+    assert.ok(notes.includes("initialize: provider_unavailable"), `stderr:\n${run.stderr}`);
+    assert.ok(notes.some((line) => line.includes("the openai provider needs OPENAI_API_KEY set")), `stderr:\n${run.stderr}`);
+    assert.ok(!run.stderr.includes("ANTHROPIC_API_KEY"), "no example variable of another provider");
+    assert.equal(provider.log.length, 0);
+  }));
+
+  it("a multi-turn transcript from the prompt loop prints each answer once", () => withProvider(async (provider) => {
+    // Message ids are run-scoped (each run's first is a1): the second answer must not be compared with the first.
+    const ws = workspace(root, "agent-turns", provider);
+    const answers = ["The first answer.", "The second answer.", "The third answer."];
+    for (const answer of answers) provider.enqueue(reply("openai-chat", { text: answer.split(/(?<= )/) }));
+    const run = await agent(ws, ["--cwd", ws.cwd], "one\ntwo\nthree\n");
+    assert.equal(run.code, 0, `exit 0 at the end of input; stderr:\n${run.stderr}`);
+    assert.deepEqual(lines(run.stdout), answers, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
+    assert.ok(!run.stderr.includes("differs from the stream"), `stderr:\n${run.stderr}`);
+    assert.equal(lines(run.stderr).filter((line) => line.startsWith("[run completed")).length, 3);
+  }));
+
+  it("a one-shot turn cancelled with Ctrl-C exits 130, not 0", () => withProvider(async (provider) => {
+    const ws = workspace(root, "agent-cancel", provider);
+    const gate = new Gate();
+    provider.enqueue({ chunks: [gate], end: "hang" });
+    const run = await agent(ws, ["--cwd", ws.cwd, "take your time"], "", (child) => {
+      // Ctrl-C once the provider has the request: the example turns it into turn.cancel. (process.kill, not
+      // child.kill: Deno's ChildProcess then reports the signal it sent instead of the exit code.)
+      void provider.until(() => provider.log.length > 0).then(() => process.kill(child.pid!, "SIGINT"));
+    });
+    gate.release();
+    assert.equal(run.code, 130, `stderr:\n${run.stderr}`);
+    assert.ok(lines(run.stderr).some((line) => line.startsWith("[run cancelled")), `stderr:\n${run.stderr}`);
   }));
 
   it("stdout carries each assistant message exactly once", () => withProvider(async (provider) => {

@@ -1,8 +1,10 @@
 /**
  * Flow control as the spec's "Bounds and failure policy" says: reading stays
- * enabled while output stalls, and the 33rd pending output frame is a queue
- * overflow (exit 1) at once, not a wait for the output deadline. A manual
- * clock that never advances proves the deadline played no part.
+ * enabled while output stalls; pending output (answers the OS has not taken)
+ * may fill 32 output frames' worth, and more is a queue overflow (exit 1) at
+ * once, not a wait for the output deadline. A manual clock that never
+ * advances proves the deadline played no part. Answers the pipe takes are
+ * not pending, however many a client pipelines while it reads along.
  */
 
 import assert from "node:assert/strict";
@@ -31,12 +33,20 @@ async function exitOf(run: Run, what: string): Promise<number> {
   return code!;
 }
 
+/** `count` status requests, as one chunk (the memory input reads it in 4,096-byte batches). */
+function requests(count: number, prefix = "s"): string {
+  return Array.from({ length: count }, (_, i) => line(`${prefix}${i}`, "status")).join("");
+}
+
 /** `count` status requests in one read batch. */
 function statuses(count: number, prefix = "s"): string {
-  const text = Array.from({ length: count }, (_, i) => line(`${prefix}${i}`, "status")).join("");
+  const text = requests(count, prefix);
   assert.ok(text.length <= LIMITS.read_batch_bytes, "one read batch");
   return text;
 }
+
+/** Bytes 32 slots of one output frame each hold: what may be pending. */
+const BOUND_BYTES = LIMITS.pending_output_frames * LIMITS.output_frame_bytes;
 
 function stalled(): { run: Run; clock: ManualClock } {
   const clock = new ManualClock();
@@ -59,28 +69,40 @@ describe("flow control", () => {
     assert.deepEqual(frames.at(-1)!.result, { state: "stopping" });
   });
 
-  it("32 pending frames are within the bound: nothing is lost once the client reads again", async () => {
+  it("1,000 unwritten answers are within the bound (small frames share its slots): nothing is lost once the client reads again", async () => {
     const { run } = stalled();
-    run.runtime.input.push(statuses(LIMITS.pending_output_frames));
-    await until(() => run.runtime.input.reads > 1, "the next read after the batch");
+    const text = requests(1_000);
+    run.runtime.input.push(text);
+    const reads = Math.ceil(text.length / LIMITS.read_batch_bytes);
+    await until(() => run.runtime.input.reads > reads, "the read after the last batch");
     run.runtime.output.resume();
     run.runtime.input.end();
     assert.equal(await run.exit, 0);
-    assert.equal(run.frames().length, LIMITS.pending_output_frames);
+    assert.deepEqual(run.frames().map((frame) => frame.id), Array.from({ length: 1_000 }, (_, i) => `s${i}`));
   });
 
-  it("the 33rd pending frame is a queue overflow: exit 1 before any deadline, nothing on stderr", async () => {
+  it("unwritten answers past 32 output frames' worth are a queue overflow: exit 1 before any deadline, nothing on stderr", async () => {
     const { run } = stalled();
-    run.runtime.input.push(statuses(LIMITS.pending_output_frames + 1));
+    // One id over and over (`duplicate_id` answers, so the 4,096-id limit does not close first). Each answer is
+    // longer than its request (it adds type, instance_id and seq), and the requests alone exceed the bound.
+    const text = line("again", "status").repeat(BOUND_BYTES / 64);
+    assert.ok(text.length > BOUND_BYTES, "the requests alone exceed the bound");
+    run.runtime.input.push(text);
     // The clock never moves: an exit here cannot be the output deadline's.
     assert.equal(await exitOf(run, "the overflow exit"), 1);
     assert.equal(run.runtime.errors.text(), "");
     assert.equal(run.runtime.input.closed, true);
+    assert.equal(run.frames().length, 0, "nothing was written while stalled");
   });
 
-  it("overflow across read batches counts every pending frame, however many batches brought them", async () => {
-    const { run } = stalled();
-    for (let batch = 0; batch < 4; batch++) run.runtime.input.push(statuses(9, `b${batch}-`));
-    assert.equal(await exitOf(run, "the overflow exit"), 1);
+  it("answers the pipe takes are not pending: 4,000 requests pipelined to a client reading along are all answered", async () => {
+    // The clock never moves and output never stalls: the bound is on what the child holds, not on what it answered.
+    const run = startServer({ clock: new ManualClock() });
+    run.runtime.input.push(requests(4_000));
+    run.runtime.input.end();
+    assert.equal(await exitOf(run, "the exit after EOF"), 0);
+    const frames = run.frames();
+    assert.deepEqual(frames.map((frame) => frame.id), Array.from({ length: 4_000 }, (_, i) => `s${i}`));
+    assert.deepEqual(frames.map((frame) => frame.seq), Array.from({ length: 4_000 }, (_, i) => i + 1));
   });
 });

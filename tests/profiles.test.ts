@@ -196,8 +196,8 @@ describe("the primary profile at startup", () => {
   it("is build by default, and the snapshot lists every valid profile by name", async () => {
     const outcome = await start({ agents: { "zeta.md": profile("description: Z\nmode: subagent"), "bad.md": "---\n---\n" } });
     assert.ok(outcome.ok);
-    assert.equal(outcome.snapshot.profile, BUILTIN_PROFILES.get("build"));
-    assert.deepEqual(outcome.snapshot.profiles.map((item) => item.name), ["build", "explore", "general", "plan", "zeta"]);
+    assert.equal(outcome.snapshot.profiles.primary, BUILTIN_PROFILES.get("build"));
+    assert.deepEqual(outcome.snapshot.profiles.all.map((item) => item.name), ["build", "explore", "general", "plan", "zeta"]);
   });
 
   it("a missing, subagent-only or invalid primary is profile_invalid; the same profile unselected is only skipped", async () => {
@@ -246,7 +246,7 @@ describe("the primary profile at startup", () => {
           });
           assert.ok(outcome.ok, JSON.stringify(outcome));
           const { snapshot } = outcome;
-          const effective = profilePolicy(resolvePolicy(tool, snapshot.settings.tools), tool, snapshot.profile).policy;
+          const effective = profilePolicy(resolvePolicy(tool, snapshot.settings.tools), tool, snapshot.profiles.primary).policy;
           const strictest = [base, project, userProfile, projectProfile].reduce<ApprovalPolicy>((a, b) => b !== undefined && isAtLeastAsStrict(b, a) ? b : a, "allow");
           assert.equal(effective, strictest);
         },

@@ -5,18 +5,22 @@
  * event needs. So an endpoint sending many items with huge ids either spends
  * the budget (the run fails `content_limit`) or makes the child keep nothing.
  * Retained bytes are read through the budget, a deterministic proxy for the
- * memory the run holds. Through whole turns (memory runtime, loopback
- * provider) and through the decoder and the step's retained-event list.
+ * memory the run holds, and what the decoder itself keeps through its
+ * `held()`, after every event: never more than its `tool_start` events
+ * carried (so the budget covers it), nothing for anything else. Through whole
+ * turns (memory runtime, loopback provider) and through the decoder and the
+ * step's retained-event list.
  */
 
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { ProviderApi } from "../src/config/settings.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import type { ProviderEvent } from "../src/runner/providers/events.ts";
-import { decodeStream } from "../src/runner/providers/stream.ts";
+import type { ProviderEvent, StreamDecoder } from "../src/runner/providers/events.ts";
+import { decodeBody, decoderFor } from "../src/runner/providers/stream.ts";
 import { RetainedEvents } from "../src/runner/retained-events.ts";
 import { ContentBudget } from "../src/runner/segment.ts";
+import { utf8ByteCount } from "../src/util/utf8.ts";
 import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
 import { apiPath, frameEvent } from "./support/provider-fixtures.ts";
 import { runtimeFetch } from "./support/runtime-fetch.ts";
@@ -106,11 +110,54 @@ describe("what a decoder keeps is charged to the run's budget, through a turn", 
 let provider: FakeProvider;
 
 /**
- * Streams `chunks` from the loopback provider through the decoder into the
- * step's retained-event list, stopping where the step would: the events kept
- * and the run budget they were charged to.
+ * A real decoder asked what it {@link StreamDecoder.held | holds} after every
+ * SSE event, beside what its `tool_start` events carried so far: exactly
+ * what the run charges a call's start for.
  */
-async function retain(api: ProviderApi, chunks: string[]): Promise<{ kept: readonly ProviderEvent[]; budget: ContentBudget; refused: boolean }> {
+class HeldWatch implements StreamDecoder {
+  readonly #decoder: StreamDecoder;
+  #started = 0;
+  /** The most the decoder held after any event. */
+  peak = 0;
+  /** The most it held beyond its `tool_start` bytes at that moment; the memory rule keeps this 0. */
+  uncharged = 0;
+
+  constructor(decoder: StreamDecoder) {
+    this.#decoder = decoder;
+  }
+
+  onEvent(event: { readonly event: string; readonly data: string }): ProviderEvent[] {
+    return this.#watch(this.#decoder.onEvent(event));
+  }
+
+  end(): ProviderEvent[] {
+    return this.#watch(this.#decoder.end());
+  }
+
+  held(): number {
+    return this.#decoder.held();
+  }
+
+  #watch(events: ProviderEvent[]): ProviderEvent[] {
+    for (const event of events) {
+      if (event.type === "tool_start") this.#started += utf8ByteCount(event.key) + utf8ByteCount(event.id ?? "") + utf8ByteCount(event.name ?? "");
+    }
+    const held = this.#decoder.held();
+    this.peak = Math.max(this.peak, held);
+    this.uncharged = Math.max(this.uncharged, held - this.#started);
+    return events;
+  }
+}
+
+/**
+ * Streams `chunks` from the loopback provider through the decoder into the
+ * step's retained-event list, stopping where the step would: the events kept,
+ * the run budget they were charged to and what the decoder held.
+ */
+async function retain(
+  api: ProviderApi,
+  chunks: string[],
+): Promise<{ kept: readonly ProviderEvent[]; budget: ContentBudget; refused: boolean; watch: HeldWatch }> {
   provider.enqueue({ chunks });
   const response = await runtimeFetch(`${provider.url}${apiPath(api)}`, {
     method: "POST",
@@ -122,12 +169,19 @@ async function retain(api: ProviderApi, chunks: string[]): Promise<{ kept: reado
   assert.ok(response.body);
   const budget = new ContentBudget();
   const retained = new RetainedEvents(budget);
-  for await (const event of decodeStream(api, response.body, { model: "m" })) {
+  const watch = new HeldWatch(decoderFor(api, "m"));
+  for await (const event of decodeBody(watch, response.body)) {
     // Text lives in the segment, never in the retained list.
     if (event.type === "text" || event.type === "refusal") continue;
-    if (!retained.keep(event)) return { kept: retained.events, budget, refused: true };
+    if (!retained.keep(event)) return { kept: retained.events, budget, refused: true, watch };
   }
-  return { kept: retained.events, budget, refused: false };
+  return { kept: retained.events, budget, refused: false, watch };
+}
+
+/** Asserts the decoder never held more than its `tool_start` events carried, and at most `peak` bytes. */
+function assertHeld(watch: HeldWatch, peak: number): void {
+  assert.equal(watch.uncharged, 0, "held beyond what tool_start events carried");
+  assert.equal(watch.peak, peak, "the most the decoder held");
 }
 
 /** Asserts that exactly `bytes` of the run's budget are spent: the rest can be taken, one more byte cannot. */
@@ -150,7 +204,7 @@ describe("what a decoder keeps, read through the run's budget", () => {
   it("openai-responses: a function call charges its item id with its call id, name and arguments", async () => {
     const itemId = bigId(0);
     const args = '{"path":"a.txt"}';
-    const { kept, budget, refused } = await retain("openai-responses", [
+    const { kept, budget, refused, watch } = await retain("openai-responses", [
       responses({ type: "response.output_item.added", output_index: 0, item: { type: "function_call", id: itemId, call_id: "call_1", name: "read_file", arguments: "" } }),
       responses({ type: "response.function_call_arguments.delta", item_id: itemId, output_index: 0, delta: args }),
       responses({ type: "response.output_item.done", output_index: 0, item: { type: "function_call", id: itemId, call_id: "call_1", name: "read_file", arguments: args } }),
@@ -160,6 +214,9 @@ describe("what a decoder keeps, read through the run's budget", () => {
     assert.deepEqual(types(kept), ["tool_start", "tool_delta", "tool_end", "usage", "finish"]);
     // tool_start: item id (the call's key), call id, name; the arguments; tool_end: call id, name.
     assertSpent(budget, itemId.length + 2 * ("call_1".length + "read_file".length) + args.length);
+    // The call stays known until the stream ends: a late delta or done may still name it.
+    assertHeld(watch, itemId.length + "call_1".length + "read_file".length);
+    assert.equal(watch.held(), watch.peak);
   });
 
   it("openai-responses: message, reasoning and web search items and deltas of calls never started keep and charge nothing", async () => {
@@ -176,15 +233,16 @@ describe("what a decoder keeps, read through the run's budget", () => {
       responses({ type: "response.output_text.delta", item_id: "msg", output_index: OVER, delta: "Done." }),
       RESPONSES_COMPLETED,
     ];
-    const { kept, budget, refused } = await retain("openai-responses", chunks);
+    const { kept, budget, refused, watch } = await retain("openai-responses", chunks);
     assert.equal(refused, false);
     assert.deepEqual(types(kept), ["usage", "finish"]);
     assertSpent(budget, 0);
+    assertHeld(watch, 0);
   });
 
   it("anthropic-messages: a tool_use block charges its id and name; server_tool_use blocks and their input keep and charge nothing", async () => {
     const toolId = bigId(1);
-    const { kept, budget, refused } = await retain("anthropic-messages", [
+    const { kept, budget, refused, watch } = await retain("anthropic-messages", [
       ANTHROPIC_START,
       ...SERVER_TOOL_BLOCKS,
       anthropic({ type: "content_block_start", index: OVER, content_block: { type: "tool_use", id: toolId, name: "read_file", input: {} } }),
@@ -196,11 +254,14 @@ describe("what a decoder keeps, read through the run's budget", () => {
     assert.deepEqual(types(kept), ["tool_start", "tool_delta", "tool_end", "usage", "finish"]);
     const key = String(OVER);
     assertSpent(budget, key.length + 2 * (toolId.length + "read_file".length) + "{}".length);
+    // The index key is a number, not a kept string; the block is forgotten at its stop.
+    assertHeld(watch, toolId.length + "read_file".length);
+    assert.equal(watch.held(), 0);
   });
 
   it("openai-chat: an id sent after the call's first chunk is charged as it arrives", async () => {
     const late = bigId(2);
-    const { budget, refused, kept } = await retain("openai-chat", [
+    const { budget, refused, kept, watch } = await retain("openai-chat", [
       chat({ tool_calls: [{ index: 0, type: "function", function: { name: "read_file", arguments: "" } }] }),
       chat({ tool_calls: [{ index: 0, id: late, function: { arguments: "{}" } }] }),
     ]);
@@ -208,5 +269,6 @@ describe("what a decoder keeps, read through the run's budget", () => {
     assert.equal(refused, false);
     assert.deepEqual(types(kept), ["tool_start", "tool_start", "tool_delta", "error"]);
     assertSpent(budget, "0".length + "read_file".length + "0".length + late.length + "{}".length);
+    assertHeld(watch, "read_file".length + late.length);
   });
 });

@@ -8,7 +8,7 @@ import { startFakeProvider, type FakeProvider } from "./support/fake-provider.ts
 import { reply } from "./support/provider-scripts.ts";
 import { runEvents } from "./support/turns.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
-import { LIMITS } from "../src/protocol/limits.ts";
+import { encodeAll, overSnapshotParts } from "./support/records.ts";
 import { builtinsAt, type CatalogServer, CWD, fails, HOME, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
 
 const ENABLED = ["ollama/qwen", "ollama/deep", "openai/gpt-5", "openai/gpt-5.2", "anthropic/claude-opus-4-7"];
@@ -172,15 +172,7 @@ describe("selection.set", () => {
   it("on a session over the history snapshot budget: durable, history_revision null with history_unavailable; a reopen pages history_limit", async () => {
     const fs = new MemoryFileSystem();
     const id = "over-budget";
-    const at = "2026-01-01T00:00:00.000Z";
-    const inputs = Array.from({ length: LIMITS.history_snapshot_parts + 1 }, (_, i) => ({ v: 1, type: "user_input", session_id: id, at, turn_id: "t0", message_id: `u${i}`, text: "q" }));
-    const records = [
-      { v: 1, type: "session", session_id: id, at, cwd: CWD, created_at: at },
-      { v: 1, type: "turn_started", session_id: id, at, turn_id: "t0", run_id: "run0" },
-      ...inputs,
-      { v: 1, type: "turn_finished", session_id: id, at, turn_id: "t0", outcome: "completed", error_code: null },
-    ];
-    fs.writeFile(sessionFile(id), records.map((record) => `${JSON.stringify(record)}\n`).join(""), 0o600);
+    fs.writeFile(sessionFile(id), encodeAll(overSnapshotParts(id, CWD)), 0o600);
     const run = await server(fs);
     try {
       const opened = await ok(run, "session.open", { session_id: id });

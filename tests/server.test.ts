@@ -251,11 +251,15 @@ describe("server closing paths", () => {
     assert.equal(run.runtime.errors.text(), "");
   });
 
-  it("a client that pipelines 33 requests without reading sees exit 1 (overflow, not the deadline), not a hang", async () => {
-    // The manual clock never moves, so the output deadline cannot be what ends the child.
+  it("a client that pipelines more answers than 32 output frames hold, without reading, sees exit 1 (overflow, not the deadline), not a hang", async () => {
+    // The manual clock never moves, so the output deadline cannot be what ends the child. One id over and over
+    // (`duplicate_id` answers, so the 4,096-id limit does not close first); each answer is longer than its
+    // request, and the requests alone exceed the writer's 32 slots of one output frame.
     const run = startServer({ clock: new ManualClock() });
     run.runtime.output.stall();
-    run.runtime.input.push(Array.from({ length: 33 }, (_, i) => line(`s${i}`, "status")).join(""));
+    const text = line("again", "status").repeat(40_000);
+    assert.ok(text.length > LIMITS.pending_output_frames * LIMITS.output_frame_bytes);
+    run.runtime.input.push(text);
     assert.equal(await run.exit, 1);
   });
 

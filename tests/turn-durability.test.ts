@@ -3,7 +3,8 @@ import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import type { SessionRecord } from "../src/store/records.ts";
 import { Gate } from "./support/fake-provider.ts";
-import { line } from "./support/harness.ts";
+import { type Frame, line } from "./support/harness.ts";
+import { encodeAll, overSnapshotParts } from "./support/records.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { CWD, HOME, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData } from "./support/turns.ts";
 
@@ -24,6 +25,9 @@ function firstTurn(question: string, finished = true): SessionRecord[] {
     ...(finished ? [{ v: 1, type: "turn_finished", session_id: SESSION, at, turn_id: "T1", outcome: "completed", error_code: null } as const] : []),
   ];
 }
+
+/** The codes of the run's `diagnostic` events, in order. */
+const diagnostics = (events: readonly Frame[]) => events.filter((frame) => frame.event === "diagnostic").map((frame) => (frame.data as { code: string }).code);
 
 async function openAndTurn(fs: MemoryFileSystem, prompt: string) {
   const server = await startTurnServer(API, { fs });
@@ -163,7 +167,7 @@ describe("turn durability", () => {
     });
   }
 
-  it("a session whose projection outgrows the 8 MiB snapshot budget stays usable: durable, revisioned, takes turns; history.page is history_limit", async () => {
+  it("a session whose projection outgrows the 8 MiB snapshot budget stays usable: durable, takes turns; no revision to page, history.page of a reopen is history_limit", async () => {
     const server = await startTurnServer(API);
     // Within the run's 8 MiB content bound, but the whole history then exceeds the 8 MiB snapshot.
     const piece = "lorem ipsum dolor sit amet ".repeat(111);
@@ -171,11 +175,8 @@ describe("turn durability", () => {
     const { sessionId, runId } = await startTurn(server, "write a lot");
     const events = await runEvents(server, runId);
     const finished = terminalData(events);
-    assert.deepEqual([finished.outcome, finished.persistence], ["completed", "durable"]);
-    assert.equal(typeof finished.revision, "string", "the history has a revision, though it cannot be paged");
-    assert.ok(!events.some((frame) => frame.event === "diagnostic"), "nothing to report: the turn and its history are fine");
-    const page = await request(server, "page", "history.page", { session_id: sessionId, revision: finished.revision });
-    assert.deepEqual(page.error, { code: "history_limit" }, "never a fake complete page");
+    assert.deepEqual([finished.outcome, finished.persistence, finished.revision], ["completed", "durable", null]);
+    assert.deepEqual(diagnostics(events), ["history_unavailable"]);
     server.provider.enqueue(reply(API, { text: ["short"] }));
     const next = await startTurn(server, "again", sessionId);
     const nextEvents = await runEvents(server, next.runId);
@@ -184,6 +185,19 @@ describe("turn durability", () => {
     assert.equal((reopened.result as { durable: boolean }).durable, true, JSON.stringify(reopened.error));
     const revision = (reopened.result as { revision: string }).revision;
     assert.deepEqual((await request(server, "page2", "history.page", { session_id: sessionId, revision })).error, { code: "history_limit" });
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("a turn on a session over the 10,000-part snapshot budget ends with a null revision and history_unavailable, as selection.set answers", async () => {
+    const fs = new MemoryFileSystem();
+    fs.writeFile(`${HOME}/sessions/${SESSION}.jsonl`, encodeAll(overSnapshotParts(SESSION, CWD)), 0o600);
+    const { server, events } = await openAndTurn(fs, "one more");
+    const finished = terminalData(events);
+    assert.deepEqual([finished.outcome, finished.persistence, finished.revision], ["completed", "durable", null]);
+    assert.deepEqual(diagnostics(events), ["history_unavailable"]);
+    const reopened = await request(server, "reopen", "session.open", { session_id: SESSION });
+    const revision = (reopened.result as { revision: string }).revision;
+    assert.deepEqual((await request(server, "page", "history.page", { session_id: SESSION, revision })).error, { code: "history_limit" });
     assert.equal(await stopTurnServer(server), 0);
   });
 

@@ -60,6 +60,8 @@ describe("terminal delivery", () => {
         secrets: [],
         workspace: CWD,
         home: HOME,
+        skills: [],
+        external: null,
       },
       outputFailed: () => outputFailures++,
     });

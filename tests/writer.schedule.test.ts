@@ -10,7 +10,8 @@ import { fuzzRuns } from "./support/fuzz-runs.ts";
 const encoder = new TextEncoder();
 const MAX_PENDING = 32;
 const DEADLINE_MS = 2_000;
-const OPTIONS = { maxPending: MAX_PENDING, deadlineMs: DEADLINE_MS };
+/** A slot per frame (the bound counts frames, as these tests state it), and writes as large as production's. */
+const OPTIONS = { maxPending: MAX_PENDING, slotBytes: 1, writeBytes: 65_536, deadlineMs: DEADLINE_MS };
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 

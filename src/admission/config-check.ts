@@ -27,7 +27,9 @@ import {
   type Settings,
 } from "../config/settings.ts";
 import { joinPath } from "../util/paths.ts";
+import { parseSkillsSettings } from "../config/skills-settings.ts";
 import { type Problem, settingsProblems } from "./settings-problems.ts";
+import { skillNotes } from "./skill-problems.ts";
 import { resolveHome } from "./startup.ts";
 
 /** One problem, located. */
@@ -42,7 +44,7 @@ export interface ConfigReport {
   readonly checked: readonly string[];
   /** Every problem, in the order startup would meet them. */
   readonly problems: readonly FileProblem[];
-  /** What does not fail startup but a person should know: enabled MCP servers that will not start, skipped profiles. */
+  /** What does not fail startup but a person should know: enabled MCP servers that will not start, skipped or shadowed skills, skipped profiles. */
   readonly notes: readonly FileProblem[];
 }
 
@@ -126,7 +128,10 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
     const found = settingsProblems(read.text);
     problems.push(...found.map((problem) => ({ file, ...problem })));
     const parsed = parseSettingsText(read.text);
-    layers.push({ file, settings: found.length === 0 && parsed.ok ? parsed.settings : null, mcp: parsed.ok ? parsed.mcp : undefined });
+    const settings = found.length === 0 && parsed.ok
+      ? { ...parsed.settings, ...(parsed.skills === undefined ? {} : { skills: parseSkillsSettings(parsed.skills) ?? {} }) }
+      : null;
+    layers.push({ file, settings, mcp: parsed.ok ? parsed.mcp : undefined });
   }
   const [global, project] = [layers[0]!.settings, layers[1]?.settings ?? {}];
   const notes: FileProblem[] = [];
@@ -149,6 +154,7 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const approvals = await mcpApprovalNotes(runtime, { home, cwd, merge: mcp });
   problems.push(...approvals.problems);
   notes.push(...approvals.notes);
+  notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));
   return { checked, problems, notes };
 }
 

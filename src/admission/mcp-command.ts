@@ -19,8 +19,8 @@ import type { Runtime } from "../host/runtime.ts";
 import { withApproval, withoutApprovals } from "../trust/approvals.ts";
 import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
 import { updateApprovals, type UpdateApprovalsResult } from "../trust/approvals-write.ts";
-import { approvalFor, MCP_APPROVAL_KIND, mcpServerStatuses } from "../mcp/servers.ts";
-import { definitionLines, stateText, statusLine, terminalSafe } from "./mcp-report.ts";
+import { approvalFor, MCP_APPROVAL_KIND, mcpServerStatuses, startsNow } from "../mcp/servers.ts";
+import { definitionLines, probeLine, stateText, statusLine, terminalSafe } from "./mcp-report.ts";
 import { loadMcpContext, type McpContext } from "./mcp-context.ts";
 
 /** The usage line of a wrong `mcp` command line. */
@@ -96,9 +96,11 @@ async function list(runtime: Runtime, context: McpContext): Promise<number> {
     const unset = token !== null && (runtime.env(token) ?? "").trim() === "";
     return unset ? `${statusLine(status)}; ${token} is not set, so no bearer token is sent` : statusLine(status);
   });
-  // TODO(issue 20): connect each enabled, approved server the way startup does (the connection
-  // layer's connectMcpServers) and name the one that fails and its reason class.
-  return await print(runtime, lines) ? 0 : 1;
+  // Every server that would start is connected the way startup does, so a failure is named here, not first met as mcp_unavailable.
+  const starting = statuses.filter(startsNow).map((status) => status.definition);
+  const probes = starting.length === 0 ? [] : await (await import("../mcp/connect.ts")).probeMcpServers(runtime, starting, live);
+  if (!await print(runtime, [...lines, ...probes.map(probeLine)])) return 1;
+  return probes.every((probe) => probe.ok) ? 0 : 1;
 }
 
 async function approve(runtime: Runtime, context: McpContext, name: string, yes: boolean): Promise<number> {

@@ -13,16 +13,17 @@
  * @module
  */
 
-import * as v from "valibot";
 import type { ErrorCode } from "../protocol/errors.ts";
-import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 import { type Limits, LIMITS } from "../protocol/limits.ts";
 import type { MethodName, MethodParams } from "../protocol/methods.ts";
 import { NEGOTIATED } from "../protocol/negotiation.ts";
-import { type InitializeResult, type MethodResult, RESULTS } from "../protocol/results.ts";
+import type { InitializeResult, MethodResult } from "../protocol/results.ts";
+import { explainEnding } from "./ending.ts";
 import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestRefused } from "./errors.ts";
+import { Exchange } from "./exchange.ts";
 import { type OutputFrame, readOutputFrame } from "./frames.ts";
 import { readFrames } from "./lines.ts";
+import type { RequestOptions } from "./requests.ts";
 import { Run, type RunHandlers } from "./run.ts";
 
 /** The two ends of a child's stdio, from the client's side. */
@@ -33,21 +34,17 @@ export interface AgentStreams {
   readonly writable: WritableStream<Uint8Array>;
 }
 
-/** Options of {@link AgentClient}. */
+/** Options of {@link AgentClient}: what the host knows of the child, so an ended connection can say why. */
 export interface AgentClientOptions {
-  /** Resolves with the child's exit code (null after a signal); {@link AgentClient.shutdown} resolves with it. */
+  /**
+   * Resolves with the child's exit code (null after a signal); rejects with
+   * a {@link ConnectionClosed} (a `SpawnError`) when the child could not be
+   * started, which is then what everything pending rejects with.
+   */
   readonly exited?: Promise<number | null>;
+  /** The last bytes the child wrote to stderr, when the host keeps them: they go into the error of a child that exits before `initialize` answered. */
+  readonly stderrTail?: () => string;
 }
-
-interface Pending {
-  readonly method: MethodName;
-  readonly resolve: (result: unknown) => void;
-  readonly reject: (reason: unknown) => void;
-  /** For `turn.start`: builds the run when the response is read, before any of its events. */
-  readonly onResult?: (result: never) => void;
-}
-
-const encoder = new TextEncoder();
 
 /** Methods a client may send whatever the server advertised: the ones that open and end a connection. */
 const ALWAYS: ReadonlySet<string> = new Set(["initialize", "shutdown", "status"]);
@@ -56,15 +53,18 @@ const ALWAYS: ReadonlySet<string> = new Set(["initialize", "shutdown", "status"]
 export class AgentClient {
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  readonly #exited: Promise<number | null>;
-  readonly #pending = new Map<string, Pending>();
+  readonly #exited: Promise<number | null> | null;
+  readonly #stderrTail: () => string;
+  readonly #exchange: Exchange;
   readonly #runs = new Map<string, Run>();
-  #nextId = 0;
   #instance: string | null = null;
   #seq = 0;
   #initialized: InitializeResult | null = null;
   #required: ReadonlySet<string> = new Set();
   #failure: Error | null = null;
+  #ending: Promise<void> | null = null;
+  /** Set by close() and shutdown(): the end of output is then expected, and only a spawn failure explains it. */
+  #closing = false;
   /** Resolves when reading stopped: EOF, a violation or {@link close}. */
   readonly closed: Promise<void>;
 
@@ -73,7 +73,16 @@ export class AgentClient {
     this.#writer = streams.writable.getWriter();
     this.#writer.closed.catch(() => {});
     this.#reader = streams.readable.getReader();
-    this.#exited = options.exited ?? Promise.resolve(null);
+    this.#exited = options.exited ?? null;
+    // A child that never started is reported through the requests; nothing else may see the rejection unhandled.
+    this.#exited?.catch(() => {});
+    this.#stderrTail = options.stderrTail ?? (() => "");
+    this.#exchange = new Exchange({
+      write: (bytes) => void this.#writer.write(bytes).catch(() => this.#end("the child's stdin is closed")),
+      limits: () => this.limits,
+      runActive: () => this.#runs.size > 0,
+      canCancel: () => this.#required.has("operation.cancel") && this.supports("operation.cancel"),
+    });
     this.closed = this.#read();
   }
 
@@ -97,17 +106,23 @@ export class AgentClient {
     const result = await this.request("initialize", { required_capabilities: [...capabilities] });
     this.#initialized = result;
     this.#required = new Set(capabilities);
+    this.#exchange.fit(result.limits.pending_output_frames);
     return result;
   }
 
   /**
    * Sends one request and resolves with its result, validated against the
    * method's result schema; rejects with {@link ProtocolError} (a wire
-   * code), {@link RequestRefused} (not sent), {@link ProtocolViolation} or
-   * {@link ConnectionClosed}.
+   * code), {@link RequestRefused} (not sent), `RequestAborted`
+   * (`options.signal` or `options.timeoutMs`, see {@link RequestOptions}),
+   * {@link ProtocolViolation} or {@link ConnectionClosed}. At most 16
+   * requests are unanswered (4 during a run) and the rest wait in order;
+   * session, history, catalog and selection operations and `turn.start` go
+   * one at a time; `shutdown`, `turn.cancel`, `operation.cancel` and
+   * `approval.answer` skip the queue (src/client/outbox.ts).
    */
-  request<M extends MethodName>(method: M, params: MethodParams<M>): Promise<MethodResult<M>> {
-    return this.#send(method, params);
+  request<M extends MethodName>(method: M, params: MethodParams<M>, options: RequestOptions = {}): Promise<MethodResult<M>> {
+    return this.#submit(method, params, options);
   }
 
   /**
@@ -126,28 +141,32 @@ export class AgentClient {
       run = new Run(sessionId, result.run_id, port, handlers);
       this.#runs.set(result.run_id, run);
     };
-    return this.#send("turn.start", { session_id: sessionId, prompt }, onResult).then(() => run!);
+    return this.#submit("turn.start", { session_id: sessionId, prompt }, {}, onResult).then(() => run!);
   }
 
   /**
-   * Sends `shutdown`, then closes the child's stdin and resolves with its
-   * exit code (0: it finished its work and drained its output in time).
-   * After the connection already ended it only waits for the exit.
+   * Sends `shutdown` (at once, ahead of anything queued, which is then
+   * refused), closes the child's stdin and resolves with its exit code (0:
+   * it finished its work and drained its output in time). After the
+   * connection already ended it only waits for the exit.
    */
   async shutdown(): Promise<number | null> {
-    if (this.#failure === null) await this.#send("shutdown", {}).catch(() => {});
+    this.#closing = true;
+    if (this.#failure === null && this.#ending === null) await this.#submit("shutdown", {}, {}).catch(() => {});
     return await this.close();
   }
 
-  /** Closes the child's stdin (EOF: it cancels its work and exits) and resolves with its exit code. */
+  /** Closes the child's stdin (EOF: it cancels its work and exits) and resolves with its exit code (null if it never started). */
   async close(): Promise<number | null> {
+    this.#closing = true;
     await this.#writer.close().catch(() => {});
     await this.closed;
-    return await this.#exited;
+    return await (this.#exited ?? Promise.resolve(null)).catch(() => null);
   }
 
-  #send<M extends MethodName>(method: M, params: MethodParams<M>, onResult?: (result: MethodResult<M>) => void): Promise<MethodResult<M>> {
+  #submit<M extends MethodName>(method: M, params: MethodParams<M>, options: RequestOptions, onResult?: (result: MethodResult<M>) => void): Promise<MethodResult<M>> {
     if (this.#failure !== null) return Promise.reject(this.#failure);
+    if (this.#ending !== null) return this.#ending.then(() => Promise.reject(this.#failure));
     const capabilities = this.#initialized?.capabilities;
     if (capabilities !== undefined && !ALWAYS.has(method) && !capabilities.includes(method)) {
       return Promise.reject(new RequestRefused(method, "this child does not advertise it"));
@@ -156,29 +175,33 @@ export class AgentClient {
     if (capabilities !== undefined && NEGOTIATED.has(method) && !this.#required.has(method)) {
       return Promise.reject(new RequestRefused(method, "it was not required in initialize"));
     }
-    // One id is kept for shutdown: the child closes on the first id past its lifetime budget.
-    const budget = this.limits.request_ids - (method === "shutdown" ? 0 : 1);
-    if (this.#nextId >= budget) return Promise.reject(new RequestRefused(method, "the child's request id budget is spent"));
-    const id = `c${++this.#nextId}`;
-    const bytes = encoder.encode(`${JSON.stringify({ protocol: PROTOCOL, version: PROTOCOL_VERSION, id, method, params })}\n`);
-    // An over-long frame would make the child close the connection; refuse it here instead.
-    if (bytes.length - 1 > this.limits.input_frame_bytes) return Promise.reject(new RequestRefused(method, "the request is over the frame bound"));
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { method, resolve: resolve as (result: unknown) => void, reject, ...(onResult ? { onResult } : {}) });
-      this.#writer.write(bytes).catch(() => this.#fail(new ConnectionClosed("the child's stdin is closed")));
-    });
+    return this.#exchange.submit(method, params, options, onResult as ((result: never) => void) | undefined) as Promise<MethodResult<M>>;
   }
 
   async #read(): Promise<void> {
+    let ended = "the child closed its output";
     try {
       const problem = await readFrames(this.#reader, this.limits.output_frame_bytes - 1, (bytes) => this.#onFrame(bytes));
       if (problem === "frame_too_long") this.#fail(new ProtocolViolation("an output frame exceeds the output frame bound"));
       // A child that died mid-write: the partial line is not a usable message.
-      if (problem === "partial_frame_at_eof") this.#fail(new ConnectionClosed("the child's output ended inside a frame"));
+      if (problem === "partial_frame_at_eof") ended = "the child's output ended inside a frame";
     } catch {
       // A read error: the pipe broke. Handled as the end of output below.
     }
-    this.#fail(new ConnectionClosed("the child closed its output"));
+    await this.#end(ended);
+  }
+
+  /** Ends the connection without a violation, once, with the host's account of the child when it has one. */
+  #end(message: string): Promise<void> {
+    this.#ending ??= this.#explain(message).then((error) => this.#fail(error));
+    return this.#ending;
+  }
+
+  #explain(message: string): Promise<Error> {
+    if (this.#failure !== null || this.#exited === null) return Promise.resolve(new ConnectionClosed(message));
+    const waitMs = this.limits.closing_deadline_ms + this.limits.cleanup_wait_ms;
+    const initialized = this.#initialized !== null;
+    return explainEnding({ message, exited: this.#exited, initialized, expected: this.#closing, stderrTail: this.#stderrTail, waitMs });
   }
 
   #onFrame(bytes: Uint8Array): boolean {
@@ -189,28 +212,13 @@ export class AgentClient {
     if ((this.#instance ?? frame.instance_id) !== frame.instance_id || frame.seq <= this.#seq) return this.#violation("frame out of sequence");
     this.#instance = frame.instance_id;
     this.#seq = frame.seq;
-    return "event" in frame ? this.#onEvent(frame) : this.#onResponse(frame);
-  }
-
-  #onResponse(frame: Exclude<OutputFrame, { event: string }>): boolean {
+    if ("event" in frame) return this.#onEvent(frame);
     if (frame.id === null) {
       // This client never sends a frame without a recoverable id, so the state of the connection is unknown.
       return this.#violation(`the child rejected a frame without an id (${"error" in frame ? frame.error.code : "result"})`);
     }
-    const pending = this.#pending.get(frame.id);
-    if (pending === undefined) return this.#violation("a response to no pending request");
-    if ("error" in frame) {
-      this.#pending.delete(frame.id);
-      pending.reject(new ProtocolError(pending.method, frame.error.code));
-      return true;
-    }
-    const result = v.safeParse(RESULTS[pending.method], frame.result);
-    // Still pending here, so the violation rejects this request too.
-    if (!result.success) return this.#violation(`malformed ${pending.method} result`);
-    this.#pending.delete(frame.id);
-    pending.onResult?.(result.output as never);
-    pending.resolve(result.output);
-    return true;
+    const problem = this.#exchange.answer(frame as Parameters<Exchange["answer"]>[0]);
+    return problem === null || this.#violation(problem);
   }
 
   #onEvent(frame: Extract<OutputFrame, { event: string }>): boolean {
@@ -220,7 +228,11 @@ export class AgentClient {
     if (run === undefined || run.sessionId !== event.data.session_id) return this.#violation(`${event.event} outside an active run`);
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
-    if (event.event === "run.finished") this.#runs.delete(run.runId);
+    if (event.event === "run.finished") {
+      this.#runs.delete(run.runId);
+      // Its events no longer compete for the child's output slots: the full window reopens.
+      this.#exchange.pump();
+    }
     return true;
   }
 
@@ -229,14 +241,13 @@ export class AgentClient {
     return false;
   }
 
-  /** Ends the connection once: stops reading, closes the child's stdin, rejects every pending request and run. */
+  /** Ends the connection once: stops reading, closes the child's stdin, rejects every request (sent or queued) and run. */
   #fail(error: Error): void {
     if (this.#failure !== null) return;
     this.#failure = error;
     this.#reader.cancel().catch(() => {});
     this.#writer.close().catch(() => {});
-    for (const pending of this.#pending.values()) pending.reject(error);
-    this.#pending.clear();
+    this.#exchange.failAll(error);
     for (const run of this.#runs.values()) run.abandon(error);
     this.#runs.clear();
   }

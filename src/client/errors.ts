@@ -62,3 +62,83 @@ export class RequestRefused extends Error {
     this.method = method;
   }
 }
+
+/** How an aborted request ended, as far as the client knows. */
+export type AbortOutcome =
+  /** It was still queued: nothing was sent. */
+  | "not_sent"
+  /** The child answered it `operation_cancelled` after the client's `operation.cancel`. */
+  | "cancelled"
+  /** It was sent and cannot be cancelled by id (or `operation.cancel` was not negotiated): the child may still act on it, and its response will be read and dropped. */
+  | "discarded";
+
+/** A request given up through its `signal` or `timeoutMs` (see {@link AbortOutcome}). */
+export class RequestAborted extends Error {
+  /** The method of the request. */
+  readonly method: string;
+  /** What became of the request. */
+  readonly outcome: AbortOutcome;
+  /** True when `timeoutMs` elapsed, false when the caller's signal aborted. */
+  readonly timedOut: boolean;
+
+  /** Creates the error; `cause` is the signal's reason (or the timeout's). */
+  constructor(method: string, outcome: AbortOutcome, timedOut: boolean, cause: unknown) {
+    const how = timedOut ? "timed out" : "aborted";
+    const what = outcome === "not_sent"
+      ? "before it was sent"
+      : outcome === "cancelled"
+      ? "and the child cancelled it"
+      : "after it was sent; it cannot be cancelled, so the child may still act on it and its response will be discarded";
+    super(`${method}: ${how} ${what}`, { cause });
+    this.name = "RequestAborted";
+    this.method = method;
+    this.outcome = outcome;
+    this.timedOut = timedOut;
+  }
+}
+
+/**
+ * Why a child could not be started or served: the executable is missing
+ * (`command_not_found`) or not executable (`permission_denied`), the
+ * working directory is missing or not a directory (`cwd_invalid`), the
+ * package's bin is not where the library looked (`bin_missing`: a bundler
+ * moved the library away from it), the spawn failed otherwise
+ * (`spawn_failed`), or the child exited before `initialize` answered
+ * (`exited`, with its exit code and the tail of its stderr).
+ */
+export type SpawnFailure = "command_not_found" | "permission_denied" | "cwd_invalid" | "bin_missing" | "spawn_failed" | "exited";
+
+/** What a {@link SpawnError} knows besides its reason. */
+export interface SpawnErrorDetails {
+  /** The system error code of a failed spawn (`ENOENT`, `EACCES`, …), else null. */
+  readonly errno?: string | null;
+  /** The exit code of a child that exited (null after a signal or when it never ran). */
+  readonly exitCode?: number | null;
+  /** The last bytes the child wrote to stderr, when they were kept; else "". */
+  readonly stderr?: string;
+}
+
+/**
+ * The child could not be started, or exited before `initialize` answered.
+ * It is a {@link ConnectionClosed}: everything pending rejects with it.
+ */
+export class SpawnError extends ConnectionClosed {
+  /** The cause, one of {@link SpawnFailure}. */
+  readonly reason: SpawnFailure;
+  /** See {@link SpawnErrorDetails.errno}. */
+  readonly errno: string | null;
+  /** See {@link SpawnErrorDetails.exitCode}. */
+  readonly exitCode: number | null;
+  /** See {@link SpawnErrorDetails.stderr}. */
+  readonly stderr: string;
+
+  /** Creates the error; `message` names the cause in words (the command, the directory, the exit code). */
+  constructor(reason: SpawnFailure, message: string, details: SpawnErrorDetails = {}) {
+    super(message);
+    this.name = "SpawnError";
+    this.reason = reason;
+    this.errno = details.errno ?? null;
+    this.exitCode = details.exitCode ?? null;
+    this.stderr = details.stderr ?? "";
+  }
+}

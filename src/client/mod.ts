@@ -10,7 +10,19 @@
  */
 
 export { AgentClient, type AgentClientOptions, type AgentStreams, isProtocolError } from "./client.ts";
-export { ConnectionClosed, ProtocolError, ProtocolViolation, RequestRefused } from "./errors.ts";
+export {
+  type AbortOutcome,
+  ConnectionClosed,
+  ProtocolError,
+  ProtocolViolation,
+  RequestAborted,
+  RequestRefused,
+  SpawnError,
+  type SpawnErrorDetails,
+  type SpawnFailure,
+} from "./errors.ts";
+export { EXCLUSIVE, REQUEST_WINDOW, RUN_REQUEST_WINDOW, URGENT, URGENT_SLOTS } from "./outbox.ts";
+export { CANCELLABLE, type RequestOptions } from "./requests.ts";
 export { type Approval, Run, type RunFinished, type RunHandlers, type RunMessage } from "./run.ts";
 export { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 export { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";

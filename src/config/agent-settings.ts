@@ -224,10 +224,27 @@ export interface PrimarySelection {
   readonly userPrimary: string | undefined;
 }
 
-/** What startup keeps: the primary profile and every valid one, by name. */
+/** What startup keeps of profiles. */
+export interface Profiles {
+  /** The primary profile: the agent the window runs as. */
+  readonly primary: AgentProfile;
+  /** Every valid profile, built-ins included, by name; invalid ones are skipped. */
+  readonly all: readonly AgentProfile[];
+}
+
+/** The startup's profiles, or why there are none. */
 export type LoadProfilesResult =
-  | { readonly ok: true; readonly profile: AgentProfile; readonly profiles: readonly AgentProfile[] }
+  | { readonly ok: true; readonly profiles: Profiles }
   | { readonly ok: false; readonly code: typeof ErrorCode.profileInvalid | typeof ErrorCode.startupCancelled };
+
+/** `profiles.ts`'s `loadProfiles`, handed in so this module does not import the catalog it only loads on demand. */
+export type ProfileCatalogLoader = (
+  fs: FileSystem,
+  locations: ProfileLocations,
+  listings: readonly ProfileListing[],
+  selection: PrimarySelection,
+  signal: AbortSignal,
+) => Promise<LoadProfilesResult>;
 
 /** Profiles in name order. */
 export const byName = (a: AgentProfile, b: AgentProfile): number => a.name < b.name ? -1 : 1;
@@ -244,5 +261,23 @@ export function builtinProfiles(listings: readonly ProfileListing[], selection: 
   if (listings.some((listing) => listing.entries.length > 0 || listing.problem !== null)) return null;
   const profile = BUILTIN_PROFILES.get(primary);
   if (profile === undefined || profile.mode === "subagent") return null;
-  return { ok: true, profile, profiles: [...BUILTIN_PROFILES.values()].sort(byName) };
+  return { ok: true, profiles: { primary: profile, all: [...BUILTIN_PROFILES.values()].sort(byName) } };
+}
+
+/**
+ * Startup's profile step: lists both directories, then answers from the
+ * built-ins when they alone decide, else through `catalog` (which imports
+ * `profiles.ts`, and so the file reader, only then). `loaded` is what
+ * `settings-load.ts` admitted.
+ */
+export async function startupProfiles(
+  fs: FileSystem,
+  locations: ProfileLocations,
+  loaded: { readonly settings: { readonly agent?: AgentSettings }; readonly userPrimary?: string },
+  signal: AbortSignal,
+  catalog: () => Promise<ProfileCatalogLoader>,
+): Promise<LoadProfilesResult> {
+  const listings = await listProfileDirectories(fs, locations);
+  const selection = { primary: loaded.settings.agent?.primary, userPrimary: loaded.userPrimary };
+  return builtinProfiles(listings, selection) ?? await (await catalog())(fs, locations, listings, selection, signal);
 }

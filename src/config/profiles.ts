@@ -159,7 +159,7 @@ export async function loadProfiles(
   if (signal.aborted) return { ok: false, code: ErrorCode.startupCancelled };
   const primary = primaryProfile(catalog, selection.primary, selection.userPrimary);
   if (!primary.ok) return { ok: false, code: ErrorCode.profileInvalid };
-  const profiles = [...catalog.effective.values()].filter((profile) => profile !== null).sort(byName);
-  return { ok: true, profile: primary.profile, profiles };
+  const all = [...catalog.effective.values()].filter((profile) => profile !== null).sort(byName);
+  return { ok: true, profiles: { primary: primary.profile, all } };
 }
 

@@ -74,10 +74,17 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadOneResult> {
   }
   const parsed = parseSettingsText(text);
   if (!parsed.ok) return parsed;
-  if (parsed.mcp === undefined) return { ok: true, settings: parsed.settings };
+  let settings = parsed.settings;
+  if (parsed.skills !== undefined) {
+    // Loaded only when a file has a `skills` key, like the `mcp` section below.
+    const skills = (await import("./skills-settings.ts")).parseSkillsSettings(parsed.skills);
+    if (skills === null) return INVALID;
+    settings = { ...settings, skills };
+  }
+  if (parsed.mcp === undefined) return { ok: true, settings };
   // Loaded only when a file has an `mcp` key: a child without MCP servers never builds their schemas.
   const mcp = (await import("./mcp-settings.ts")).parseMcpSettings(parsed.mcp);
-  return mcp === null ? INVALID : { ok: true, settings: parsed.settings, mcp };
+  return mcp === null ? INVALID : { ok: true, settings, mcp };
 }
 
 /** The MCP servers both files configure, or a failure when they break a rule of `mcp-merge.ts`. */

@@ -21,6 +21,7 @@ import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-polici
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
 import { AgentSchema, type AgentSettings, mergeAgentSettings } from "./agent-settings.ts";
+import type { SkillsSettings } from "./skills-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -158,22 +159,26 @@ const SECTIONS = {
 
 /**
  * The valibot schema of one `settings.jsonc` file, its `mcp` section checked
- * by `mcp`. Unknown keys are errors at every level.
+ * by `mcp` and its `skills` section by `skills`. Unknown keys are errors at
+ * every level.
  */
-export function settingsSchema<const TMcp extends v.GenericSchema>(mcp: TMcp) {
+export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills extends v.GenericSchema>(mcp: TMcp, skills: TSkills) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
+    skills: v.exactOptional(skills),
   });
 }
 
 /**
- * The schema startup parses with: the `mcp` section is only taken apart here.
- * `settings-load.ts` checks it with `mcp-settings.ts`, loaded only when a file
- * has the key, so a child without MCP servers never builds their schemas;
- * `config check` and the published JSON Schema use the complete schema there.
+ * The schema startup parses with: the `mcp` and `skills` sections are only
+ * taken apart here. `settings-load.ts` checks them with `mcp-settings.ts` and
+ * `skills-settings.ts`, each loaded only when a file has the key, so a child
+ * without MCP servers or skill settings never builds their schemas;
+ * `config check` and the published JSON Schema use the complete schema
+ * (`mcp-settings.ts`).
  */
-export const SettingsSchema = settingsSchema(v.unknown());
+export const SettingsSchema = settingsSchema(v.unknown(), v.unknown());
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
 export interface EndpointSettings {
@@ -201,11 +206,13 @@ export interface Settings {
   /** Approval policy per tool name; tools not named keep their built-in default. */
   readonly tools?: Readonly<Record<string, ApprovalPolicy>>;
   readonly agent?: AgentSettings;
+  /** Which skills are not offered (`skills-settings.ts`). */
+  readonly skills?: SkillsSettings;
 }
 
-/** Outcome of parsing one settings text; `mcp` is the file's `mcp` section, present and still unchecked. */
+/** Outcome of parsing one settings text; `mcp` and `skills` are the file's sections of those names, present and still unchecked. */
 export type ParseSettingsResult =
-  | { ok: true; settings: Settings; mcp?: unknown }
+  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown }
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
@@ -213,8 +220,8 @@ const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
  * Parses and validates one `settings.jsonc` text. Comments and trailing commas
  * are allowed; an empty, whitespace-only or comment-only text is `{}`. Any
  * syntax error, duplicate key, non-object top level or schema violation is
- * `configuration_invalid`. The `mcp` section comes back apart, unchecked:
- * `settings-load.ts` checks it. Never throws.
+ * `configuration_invalid`. The `mcp` and `skills` sections come back apart,
+ * unchecked: `settings-load.ts` checks them. Never throws.
  */
 export function parseSettingsText(text: string): ParseSettingsResult {
   const value = parseConfigText(text, { jsonc: true });
@@ -222,16 +229,16 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   if (value === undefined) return { ok: true, settings: {} };
   const parsed = v.safeParse(SettingsSchema, value);
   if (!parsed.success) return INVALID;
-  const { mcp, ...settings } = parsed.output;
-  return mcp === undefined ? { ok: true, settings: settings satisfies Settings } : { ok: true, settings, mcp };
+  const { mcp, skills, ...settings } = parsed.output;
+  return { ok: true, settings: settings satisfies Settings, ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }) };
 }
 
 /**
  * Merges global and project settings; the project wins. `model` and `agent`
  * merge field by field (but a project's `agent.disabled_subagents` adds to
  * the global list), `tools` per tool name, `providers.endpoints` per name
- * and, within a name, field by field. A section present on either side is
- * present in the result. Whether the project may win is decided before this,
+ * and, within a name, field by field; `skills.disabled` is the union of both
+ * lists. A section present on either side is present in the result. Whether the project may win is decided before this,
  * in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
  * definition keeps the file it came from, which its approval binds to.
  */
@@ -258,5 +265,9 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
   }
   if (global.agent !== undefined || project.agent !== undefined) out.agent = mergeAgentSettings(global.agent, project.agent);
+  if (global.skills !== undefined || project.skills !== undefined) {
+    // A project list adds to the global one: a repository can disable more skills, never re-enable one.
+    out.skills = { disabled: [...new Set([...global.skills?.disabled ?? [], ...project.skills?.disabled ?? []])] };
+  }
   return out;
 }

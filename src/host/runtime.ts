@@ -35,8 +35,8 @@ export interface Sha256 {
 
 /** What {@link Runtime.fetch} sends: the subset of `RequestInit` the core uses. */
 export interface HttpRequestInit {
-  /** `POST` for provider turns, `GET` for a catalog refresh's model list. */
-  readonly method: "POST" | "GET";
+  /** `POST` for provider turns, `GET` for a catalog refresh's model list; MCP HTTP servers also get `DELETE` (ending a session). */
+  readonly method: "POST" | "GET" | "DELETE";
   /** Header names in lower case. */
   readonly headers: Readonly<Record<string, string>>;
   /** The body, sent as UTF-8; absent for `GET`. */

@@ -33,9 +33,20 @@ export interface ByteWriter {
   /**
    * Resolves once every byte has been handed to the operating system; rejects
    * with a {@link RuntimeError} (`broken_pipe`, `closed`, `io`) otherwise. The
-   * caller issues one write at a time.
+   * caller issues one write at a time, unless {@link heldBytes} reports 0:
+   * then the earlier writes are with the OS and the next may follow at once,
+   * their bytes leaving in call order.
    */
   write(bytes: Uint8Array): Promise<void>;
+  /**
+   * Bytes of unsettled writes this adapter still holds because the OS has
+   * not accepted them, read synchronously (as Node's `writableLength`): a
+   * write the pipe took whole leaves 0 here at once, although its promise
+   * settles a tick later. The held bytes are always the newest ones.
+   * Absent, or `Infinity`, when the adapter cannot tell; callers then count
+   * every unsettled write as held.
+   */
+  heldBytes?(): number;
   /**
    * Set by adapters whose every write call is costly whatever its size:
    * how long a fast stream of best-effort frames (`message.delta`) may be

@@ -16,7 +16,11 @@ export type ApprovalPolicy = "allow" | "ask" | "deny";
 /** Validates one {@link ApprovalPolicy}, for the settings schema. */
 export const ApprovalPolicySchema = v.picklist(["allow", "ask", "deny"]);
 
-/** The policy of each built-in tool when settings name none: reads run, writes and shell ask. */
+/**
+ * The policy of each built-in tool when settings name none: reads run,
+ * writes and shell ask. `skill` only returns an enabled skill's instructions
+ * and file names, so it runs too.
+ */
 export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({
   read_file: "allow",
   list_directory: "allow",
@@ -25,6 +29,7 @@ export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object
   write_file: "ask",
   edit_file: "ask",
   shell: "ask",
+  skill: "allow",
 });
 
 const STRICTNESS: Readonly<Record<ApprovalPolicy, number>> = Object.freeze({ allow: 0, ask: 1, deny: 2 });

@@ -12,7 +12,11 @@
  * unknown without `readlink`, and creating through it could land anywhere.
  *
  * Reads must stay inside the workspace and outside `MC_HOME` (which holds
- * the credentials file when the workspace is the home directory). Writes
+ * the credentials file when the workspace is the home directory), or inside
+ * one of the scope's extra readable directories (`read_file` passes the
+ * enabled skills' directories, which may be anywhere, `$MC_HOME/skills`
+ * included; their canonical form is checked, so a link inside one that
+ * leads out of it is refused like any other). Writes
  * are refused additionally inside any `.git` directory (or onto a `.git`
  * file, which can redirect git elsewhere) and inside the workspace's
  * `.magi-code/` project settings, which could otherwise widen the approval
@@ -51,6 +55,8 @@ export interface PathScope {
   readonly workspace: string;
   /** The canonical `MC_HOME`. */
   readonly home: string;
+  /** Canonical directories a read may reach besides the workspace (enabled skills'); never written. */
+  readonly readable?: readonly string[];
 }
 
 /** Longest accepted path, in UTF-8 bytes (Linux's `PATH_MAX`). */
@@ -146,6 +152,7 @@ export async function resolveWorkspacePath(scope: PathScope, input: string, acce
   const lexical = isAbsolute(input) ? normalizePath(input) : joinPath(scope.workspace, input);
   const canonical = await canonicalize(scope.fs, lexical);
   if (canonical === null) return { ok: false, reason: "invalid" };
+  if (access === "read" && scope.readable?.some((directory) => isWithin(directory, canonical))) return { ok: true, path: canonical };
   if (!isWithin(scope.workspace, canonical)) return { ok: false, reason: "outside_workspace" };
   if (isWithinHome(scope.home, canonical)) return { ok: false, reason: "protected" };
   if (access === "write" && isProtectedWrite(scope, canonical)) return { ok: false, reason: "protected" };

@@ -8,6 +8,7 @@
 
 import { describe, type Descriptions } from "./describe.ts";
 import { ErrorResponseSchema, EventFrameSchema, RequestFrameSchema, ResultResponseSchema } from "./envelopes.ts";
+import { ErrorCode } from "./errors.ts";
 import {
   ActivitySchema,
   ApprovalRequestedSchema,
@@ -107,7 +108,7 @@ export const EVENT_DESCRIPTIONS: Descriptions = new Map([
     ...SCOPE,
     outcome: "How the run ended.",
     persistence: "`durable` (everything stored), `degraded` (a later append failed) or `not_started` (the prompt was never stored).",
-    revision: "The history revision for later `history.page` requests; null means reopen the session to page it.",
+    revision: `The history revision for later \`history.page\` requests; null when the history cannot be paged: reopen the session (a history over the snapshot budget still pages \`${ErrorCode.historyLimit}\`).`,
     error_code: "The error code of a `failed` run; else null.",
   }),
 ]);

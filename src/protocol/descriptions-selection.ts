@@ -8,7 +8,7 @@
  */
 
 import { describe, type Descriptions } from "./describe.ts";
-import { DiagnosticCode } from "./errors.ts";
+import { DiagnosticCode, ErrorCode } from "./errors.ts";
 import {
   CatalogChoiceSchema,
   ModelCatalogResultSchema,
@@ -72,7 +72,7 @@ export const SELECTION_DESCRIPTIONS: Descriptions = new Map([
     catalog_revision: "The catalog revision the choice was validated against.",
     scope: "Always `session`: settings are unchanged.",
     durable: "Always true: the session's file holds the selection.",
-    history_revision: "The history revision after the stored record (older revisions are stale); null when the history is unavailable: reopen to page it.",
+    history_revision: `The history revision after the stored record (older revisions are stale); null when the history cannot be paged: reopen the session (a history over the snapshot budget still pages \`${ErrorCode.historyLimit}\`).`,
     notices: `Notice codes: \`selection_normalized\`, \`metadata_update_failed\`, \`${DiagnosticCode.historyUnavailable}\`.`,
   }),
 ]);

@@ -82,6 +82,8 @@ export const DiagnosticCode = {
   persistenceDegraded: "persistence_degraded",
   historyUnavailable: "history_unavailable",
   sessionFull: "session_full",
+  mcpServerStopped: "mcp_server_stopped",
+  mcpToolsUnchanged: "mcp_tools_unchanged",
 } as const;
 
 /** One diagnostic code. */

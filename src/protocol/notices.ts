@@ -20,7 +20,7 @@ export const Notice = {
   savedSelectionUnavailable: "saved_selection_unavailable",
   /** `session.open` restored the saved selection with an adjustment (its effort no longer applies). */
   savedSelectionNotice: "saved_selection_notice",
-  /** `selection.set` is durable but the history could not be read back; reopen to page it. */
+  /** `selection.set` is durable but the history cannot be paged: unreadable back (reopen) or over the snapshot budget. */
   historyUnavailable: DiagnosticCode.historyUnavailable,
 } as const;
 

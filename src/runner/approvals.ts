@@ -21,8 +21,12 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { Disposable, Runtime } from "../host/runtime.ts";
 
-/** How an approval ended: only an explicit winning allow reply yields `allowed`. */
-export type ApprovalDecision = "allowed" | "denied";
+/**
+ * How an approval ended: only an explicit winning allow reply yields
+ * `allowed`; `expired` is the default deny of an approval nobody answered
+ * in time, kept apart so the model is not told the user refused.
+ */
+export type ApprovalDecision = "allowed" | "denied" | "expired";
 
 /** Why a broker stopped: the run was cancelled, or the client went away. */
 export type ApprovalCancelReason = "cancelled" | "disconnected";
@@ -97,7 +101,7 @@ export class ApprovalBroker {
       waiting.timer = this.#host.setTimer(expiresInMs, () => {
         // The timer is spent once it fires; dropping it keeps #settle from disposing a fired timer.
         waiting.timer = null;
-        this.#settle(approvalId, "denied");
+        this.#settle(approvalId, "expired");
       });
     };
     return { approvalId, summary, expiresInMs, decision, delivered };

@@ -46,7 +46,8 @@ export interface RunJournal {
   /**
    * Ends the durable side (always called, once): releases what the turn
    * held and, when the input became `durable`, returns the revision of the
-   * history the turn left, or null when it could not be read back.
+   * history the turn left, or null when it cannot be paged: it could not
+   * be read back, or its projection exceeds the snapshot budget.
    */
   complete(durable: boolean): Promise<string | null>;
 }

@@ -6,9 +6,11 @@
  */
 
 import type { Endpoint } from "../config/providers.ts";
+import type { Skill } from "../config/skills.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
 import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts";
+import type { ExternalTools } from "./tools/external.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -19,8 +21,10 @@ export interface RunConfig {
   readonly effort: Effort;
   /** The key, or null for a keyless endpoint. */
   readonly apiKey: string | null;
-  /** The system prompt (base instructions and AGENTS.md files). */
+  /** The system prompt (base instructions, AGENTS.md files, the skills' names and descriptions). */
   readonly instructions: string;
+  /** The enabled skills, for the `skill` tool and `read_file`; empty when there are none. */
+  readonly skills: readonly Skill[];
   /** Tool approval policies from settings. */
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;
   /** The agent profile's policies, which only tighten `policies` (and an MCP tool's own). */
@@ -33,4 +37,6 @@ export interface RunConfig {
   readonly workspace: string;
   /** Canonical `MC_HOME`. */
   readonly home: string;
+  /** Tools from outside the runner (the connected MCP servers'), or null when there are none. */
+  readonly external: ExternalTools | null;
 }

@@ -54,8 +54,10 @@ const DIAGNOSTIC_TEXT: Readonly<Record<DiagnosticCode, string>> = {
   [DiagnosticCode.stepLimit]: "The turn reached its limit of model requests before the model finished.",
   [DiagnosticCode.activityLimit]: "The turn reached its limit of tool activities.",
   [DiagnosticCode.persistenceDegraded]: "Saving this turn's history failed; what follows is not durable.",
-  [DiagnosticCode.historyUnavailable]: "The saved history could not be read back; reopen the session to page it.",
+  [DiagnosticCode.historyUnavailable]: "The saved history cannot be paged: it could not be read back (reopen the session) or it is over the snapshot budget (8 MiB, 10,000 parts).",
   [DiagnosticCode.sessionFull]: "This session's history is full (64 MiB or 100,000 lines); start a new session to continue.",
+  [DiagnosticCode.mcpServerStopped]: "An MCP server stopped; its tools fail until magi-code is restarted.",
+  [DiagnosticCode.mcpToolsUnchanged]: "An MCP server's changed tool list could not be read; its previous tools stay offered.",
 };
 
 /** Events, records and diagnostics of one run. */

@@ -1,13 +1,16 @@
 /**
  * The system prompt of every turn: magi-code's own instructions, then the
  * user's global `AGENTS.md`, then the workspace's, so the most specific
- * guidance comes last and wins where they disagree; then the agent
- * profile's body, which says what kind of agent this window runs.
+ * guidance comes last and wins where they disagree; then the enabled skills'
+ * names and descriptions (`skills-prompt.ts`); last the agent profile's
+ * body, which says what kind of agent this window runs.
  *
  * @module
  */
 
 import type { Instruction } from "../config/instructions.ts";
+import type { Skill } from "../config/skills.ts";
+import { skillsSection } from "./skills-prompt.ts";
 
 const BASE = `You are magi-code, a coding agent working in the user's workspace through tools.
 
@@ -22,13 +25,20 @@ const HEADINGS: Readonly<Record<Instruction["source"], string>> = {
   workspace: "This workspace's instructions (AGENTS.md in the workspace root):",
 };
 
-/** Builds the system prompt from the base instructions, the loaded `files`, in order, and `profile`'s body. */
-export function systemPrompt(files: readonly Instruction[], workspace: string, profile?: { readonly name: string; readonly body: string }): string {
+/** Builds the system prompt from the base instructions, the loaded `files`, in order, the enabled `skills` and `profile`'s body. */
+export function systemPrompt(
+  files: readonly Instruction[],
+  workspace: string,
+  skills: readonly Pick<Skill, "name" | "description">[] = [],
+  profile?: { readonly name: string; readonly body: string },
+): string {
   const sections = [BASE, `The workspace root is ${workspace}.`];
   for (const file of files) {
     const text = file.text.trim();
     if (text !== "") sections.push(`${HEADINGS[file.source]}\n\n${text}`);
   }
+  const listed = skillsSection(skills);
+  if (listed !== null) sections.push(listed);
   if (profile !== undefined && profile.body !== "") sections.push(`The "${profile.name}" agent profile this window runs as:\n\n${profile.body}`);
   return sections.join("\n\n");
 }

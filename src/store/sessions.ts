@@ -87,7 +87,7 @@ export class SessionStore {
    * an attachment, once its file changed underneath, and when its projection
    * exceeds the snapshot budget (every page of it is `history_limit`).
    */
-  get pageable(): boolean {
+  get #pageable(): boolean {
     const attachment = this.#attachment;
     return attachment !== null && !attachment.stale && attachment.snapshot !== null;
   }
@@ -220,8 +220,11 @@ export class SessionStore {
    * snapshot is extended by projecting just those records (a turn then costs
    * the same in a long session as in a short one); otherwise the file is
    * read again. A session made durable by this turn keeps the journal's
-   * writer lease. Returns the new revision, or null when the history could
-   * not be read back (the client must reopen to page it).
+   * writer lease. Returns the new revision when it can be paged, else null
+   * (`history_unavailable`): the history could not be read back (the client
+   * must reopen), or its projection exceeds the snapshot budget, where every
+   * page would be `history_limit`. `selection.set` and a turn's
+   * `run.finished` both take this answer, so they never disagree.
    */
   async completeTurn(journal: TurnJournal, durable: boolean): Promise<string | null> {
     const attachment = this.#attachment;
@@ -232,15 +235,11 @@ export class SessionStore {
     const extended = writes === null ? null : await extendAttachment(this.#attachmentContext, this.#sessionPath(attachment.sessionId), attachment, writes);
     if (extended !== null) {
       this.#attachment = { ...extended, lease };
-      return extended.revision;
+    } else {
+      const loaded = await loadAttachment(this.#attachmentContext, this.#sessionPath(attachment.sessionId), attachment.sessionId, new AbortController().signal, false);
+      this.#attachment = loaded.ok ? { ...loaded.attachment, lease } : { ...attachment, durable: true, lease, stale: true };
     }
-    const loaded = await loadAttachment(this.#attachmentContext, this.#sessionPath(attachment.sessionId), attachment.sessionId, new AbortController().signal, false);
-    if (!loaded.ok) {
-      this.#attachment = { ...attachment, durable: true, lease, stale: true };
-      return null;
-    }
-    this.#attachment = { ...loaded.attachment, lease };
-    return loaded.attachment.revision;
+    return this.#pageable ? this.#attachment.revision : null;
   }
 
 

@@ -1,7 +1,8 @@
 /**
  * The connection's only way to stdout: the frame encoder (instance id, `seq`,
- * the output frame bound) feeding the ordered writer (at most 32 pending
- * frames, each written within 2000 ms of enqueue). Everything that answers a
+ * the output frame bound) feeding the ordered writer (pending output at most
+ * 32 output frames' worth, each frame accepted by the OS within 2000 ms of
+ * enqueue). Everything that answers a
  * request or emits an event goes through here, so no frame can skip
  * numbering or the bounds; breaking a bound is fatal for the connection.
  *
@@ -33,7 +34,15 @@ export class ProtocolOutput implements WorkerReplies {
     this.writer = new OrderedWriter(
       runtime.stdout,
       runtime,
-      { maxPending: LIMITS.pending_output_frames, deadlineMs: LIMITS.output_deadline_ms },
+      // The spec's "32 frames, each at most one output frame", as 32 slots of one output frame's bytes that
+      // small frames share (docs/protocol.md, "Output"); writes of at most one output frame keep a half-taken
+      // write from counting more than one slot.
+      {
+        maxPending: LIMITS.pending_output_frames,
+        slotBytes: LIMITS.output_frame_bytes,
+        writeBytes: LIMITS.output_frame_bytes,
+        deadlineMs: LIMITS.output_deadline_ms,
+      },
       () => fatal(),
     );
   }

@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { encodeRecord, type SessionRecord } from "../../src/store/records.ts";
 import { concatBytes as concatByteArrays } from "../../src/util/bytes.ts";
 import { EFFORTS } from "../../src/policy/efforts.ts";
+import { LIMITS } from "../../src/protocol/limits.ts";
 
 // deno-lint-ignore no-control-regex -- matching controls is the point
 const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;
@@ -123,6 +124,23 @@ export function buildSession(sessionId: string, turns: readonly TurnTexts[]): Se
     );
   });
   return records;
+}
+
+/**
+ * A finished turn of one-part inputs, one more than the snapshot's part
+ * budget: a small file whose projection every `history.page` answers
+ * `history_limit`.
+ */
+export function overSnapshotParts(sessionId: string, cwd: string): SessionRecord[] {
+  const at = "2026-01-01T00:00:00.000Z";
+  const common = { v: 1 as const, session_id: sessionId, at };
+  const inputs = Array.from({ length: LIMITS.history_snapshot_parts + 1 }, (_, i) => ({ ...common, type: "user_input" as const, turn_id: "t0", message_id: `u${i}`, text: "q" }));
+  return [
+    { ...common, type: "session", cwd, created_at: at },
+    { ...common, type: "turn_started", turn_id: "t0", run_id: "run0" },
+    ...inputs,
+    { ...common, type: "turn_finished", turn_id: "t0", outcome: "completed", error_code: null },
+  ];
 }
 
 /** The stored bytes of `records`, line by line. */

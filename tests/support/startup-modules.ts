@@ -20,7 +20,7 @@
 
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVE_FLAGS } from "../../runtime/permissions.ts";
@@ -124,7 +124,14 @@ export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<Sta
   const command = runtime === "node"
     ? [nodeBinary(), join(root, "dist", "magi-code.mjs")]
     : [denoBinary(), "run", ...SERVE_FLAGS, "--log-level=debug", join(root, "runtime", "deno.ts")];
-  const env = { ...process.env, MC_HOME: join(base, "home"), ...(runtime === "node" ? { NODE_DEBUG: "esm" } : {}) };
+  // A HOME of its own: a developer's ~/.agents/skills (or anything else under the real home) would load
+  // the code a child without it never loads. Deno keeps its usual cache, which lives under the real home.
+  const env = {
+    ...process.env,
+    HOME: join(base, "user"),
+    MC_HOME: join(base, "home"),
+    ...(runtime === "node" ? { NODE_DEBUG: "esm" } : { DENO_DIR: process.env.DENO_DIR ?? join(homedir(), ".cache", "deno") }),
+  };
   // stderr joins stdout: one pipe keeps the order in which the log and the answer were written.
   const child = spawn("sh", ["-c", 'exec "$@" serve --stdio 2>&1', "sh", ...command], { cwd, env, stdio: ["pipe", "pipe", "ignore"] });
   const exited = new Promise((resolve) => child.once("exit", resolve));

@@ -80,10 +80,8 @@ async function persist(store: SessionStore, record: SessionPreferencesRecord): P
     await store.completeTurn(begun.journal, false);
     return refuse(appended.code === ErrorCode.sessionBusy ? ErrorCode.sessionBusy : ErrorCode.persistenceFailed);
   }
-  const revision = await store.completeTurn(begun.journal, true);
-  // Over the snapshot budget the revision names no page (each is `history_limit`): the spec's
-  // `history_unavailable`, with a null revision, tells the client to reopen explicitly instead.
-  return { ok: true, revision: store.pageable ? revision : null };
+  // Null over the snapshot budget too, where the revision would name no page (each is `history_limit`).
+  return { ok: true, revision: await store.completeTurn(begun.journal, true) };
 }
 
 /** Handles `selection.set`. */

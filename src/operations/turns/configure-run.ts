@@ -16,19 +16,22 @@ import type { RunConfig } from "../../runner/run-config.ts";
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
   const { selection } = snapshot;
+  const skills = snapshot.skills?.skills ?? [];
   return {
     runtime,
     endpoint: selection.endpoint,
     model: selection.model,
     effort: selection.effort,
     apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
-    instructions: systemPrompt(snapshot.instructions, snapshot.cwd, snapshot.profile),
+    instructions: systemPrompt(snapshot.instructions, snapshot.cwd, skills, snapshot.profiles.primary),
+    skills,
     policies: snapshot.settings.tools ?? {},
-    profile: { name: snapshot.profile.name, tools: snapshot.profile.tools },
+    profile: { name: snapshot.profiles.primary.name, tools: snapshot.profiles.primary.tools },
     // A profile's bound can only shorten a turn: the settings' bound is the user's cap on spend.
-    maxSteps: Math.min(snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS, snapshot.profile.maxSteps ?? Infinity),
+    maxSteps: Math.min(snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS, snapshot.profiles.primary.maxSteps ?? Infinity),
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
+    external: snapshot.mcp ?? null,
   };
 }

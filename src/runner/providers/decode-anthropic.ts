@@ -12,6 +12,7 @@
 
 import {
   type FinishReason,
+  heldBytes,
   type ProviderEvent,
   safeProviderCode,
   type StreamDecoder,
@@ -101,6 +102,11 @@ export class AnthropicDecoder implements StreamDecoder {
   /** Reports truncation when `message_stop` (or an error) never came. */
   end(): ProviderEvent[] {
     return this.#done ? [] : [streamError(StreamErrorCode.truncated)];
+  }
+
+  /** The ids and names of the open `tool_use` blocks (their keys are indices, not kept strings). */
+  held(): number {
+    return heldBytes(this.#tools.values());
   }
 
   #blockStart(index: number, block: JsonObject): ProviderEvent[] {

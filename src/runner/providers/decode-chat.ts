@@ -14,6 +14,7 @@
 
 import {
   type FinishReason,
+  heldBytes,
   type ProviderEvent,
   safeProviderCode,
   type StreamDecoder,
@@ -72,6 +73,11 @@ export class ChatDecoder implements StreamDecoder {
     if (this.#finished) return [];
     if (this.#finishRaw !== null) return this.#finish();
     return this.#sawError ? [] : [streamError(StreamErrorCode.truncated)];
+  }
+
+  /** The ids and names of the started calls (their keys are indices, not kept strings). */
+  held(): number {
+    return heldBytes(this.#tools.values());
   }
 
   #choice(choice: JsonObject, out: ProviderEvent[]): void {

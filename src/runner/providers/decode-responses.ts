@@ -13,6 +13,7 @@
 
 import {
   type FinishReason,
+  heldBytes,
   type ProviderEvent,
   safeProviderCode,
   type StreamDecoder,
@@ -77,6 +78,11 @@ export class ResponsesDecoder implements StreamDecoder {
   /** Reports truncation when no terminal event (or error) came. */
   end(): ProviderEvent[] {
     return this.#done ? [] : [streamError(StreamErrorCode.truncated)];
+  }
+
+  /** The strings of the calls either map still refers to, each call once. */
+  held(): number {
+    return heldBytes(new Set([...this.#byId.values(), ...this.#byIndex.values()]));
   }
 
   #itemAdded(event: JsonObject, item: JsonObject): ProviderEvent[] {

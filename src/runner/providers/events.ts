@@ -19,6 +19,7 @@
  */
 
 import { IDENTIFIER_PATTERN } from "../../protocol/identity.ts";
+import { utf8ByteCount } from "../../util/utf8.ts";
 
 /** Failure codes a provider stream can end with. Internal: mapped to wire codes by the turn loop. */
 export const StreamErrorCode = {
@@ -109,11 +110,34 @@ export function safeProviderCode(value: unknown): string | null {
  * started, only the key, id and name it emitted in that call's `tool_start`
  * events. The run retains and charges those events, so everything a decoder
  * keeps is within the run's budget; items, blocks and deltas no later event
- * needs are not kept at all.
+ * needs are not kept at all. {@link StreamDecoder.held} measures what it
+ * keeps, so tests can hold a decoder to this rule.
  */
 export interface StreamDecoder {
   /** Decodes one SSE event. A `malformed` error means the stream must stop. */
   onEvent(event: { readonly event: string; readonly data: string }): ProviderEvent[];
   /** Called once when the body ended cleanly; reports `truncated` when no terminal event came. */
   end(): ProviderEvent[];
+  /**
+   * The UTF-8 bytes of the provider strings this decoder keeps across events
+   * right now, computed from what it holds when asked (nothing is counted on
+   * the stream's path). By the memory rule it never exceeds the bytes of the
+   * keys, ids and names its `tool_start` events carried so far. A field
+   * added later that keeps provider strings must be counted here, or the
+   * retention tests cannot see it.
+   */
+  held(): number;
+}
+
+/**
+ * The UTF-8 bytes of every string field of `entries`, the records a decoder
+ * keeps: counting all of an entry's fields, not a chosen few, means a field
+ * added to an entry later is measured too.
+ */
+export function heldBytes(entries: Iterable<object>): number {
+  let bytes = 0;
+  for (const entry of entries) {
+    for (const value of Object.values(entry)) if (typeof value === "string") bytes += utf8ByteCount(value);
+  }
+  return bytes;
 }

@@ -46,13 +46,24 @@ export function decoderFor(api: ProviderApi, model: string | null = null): Strea
  * stop reading; `connection_lost` when the read itself fails). Abort ends the
  * iteration silently; the caller knows it aborted.
  */
-export async function* decodeStream(
+export function decodeStream(
   api: ProviderApi,
   body: ReadableStream<Uint8Array>,
   options: DecodeOptions = {},
 ): AsyncGenerator<ProviderEvent, void, undefined> {
+  return decodeBody(decoderFor(api, options.model ?? null), body, options);
+}
+
+/**
+ * {@link decodeStream} through a decoder the caller made and can still ask,
+ * e.g. what it {@link StreamDecoder.held | holds}; `options.model` is unused.
+ */
+export async function* decodeBody(
+  decoder: StreamDecoder,
+  body: ReadableStream<Uint8Array>,
+  options: DecodeOptions = {},
+): AsyncGenerator<ProviderEvent, void, undefined> {
   const { signal } = options;
-  const decoder = decoderFor(api, options.model ?? null);
   const parser = new SseParser(options.maxEventChars ?? MAX_EVENT_CHARS);
   const reader = body.getReader();
   // Cancelling the reader also settles a read() that is waiting on the network.
