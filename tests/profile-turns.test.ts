@@ -3,12 +3,15 @@
 // bound, the tool policies (which a project cannot loosen), and the model a new
 // session starts with (while a session's saved selection still wins on open).
 import assert from "node:assert/strict";
+import { tmpdir } from "node:os";
 import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { CWD, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData, type TurnServer } from "./support/turns.ts";
 import { builtinsAt, CATALOG_CAPABILITIES, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
 import { startFakeProvider } from "./support/fake-provider.ts";
+import { everythingStdio } from "./support/mcp-servers.ts";
+import { spawningRuntimes } from "./support/tools.ts";
 
 const API = "openai-chat";
 const profile = (frontmatter: string, body = "") => `---\n${frontmatter}\n---\n${body}`;
@@ -83,6 +86,29 @@ describe("a turn under an agent profile", () => {
     assert.equal(server.runtime.fs.exists(`${CWD}/x.txt`), false);
     assert.equal(await stopTurnServer(server), 0);
   });
+});
+
+describe("a profile's tools and MCP tools", () => {
+  for (const [runtimeName, runtime] of spawningRuntimes()) {
+    it(`on ${runtimeName}: a profile entry by the exposed name tightens an MCP tool's server policy`, async () => {
+      const fs = withProfiles({ "quiet.md": profile("description: No echo\nmode: primary\ntools:\n  mcp__everything__echo: deny") });
+      const server = await startTurnServer(API, {
+        fs,
+        processes: runtime,
+        fetch: runtime.fetch,
+        env: { PATH: process.env.PATH ?? "" },
+        mcpServers: () => Promise.resolve([everythingStdio("everything", tmpdir(), { toolPolicies: { echo: "allow" } })]),
+        settings: { agent: { primary: "quiet" } },
+      });
+      server.provider.enqueue(reply(API, { calls: [{ id: "e", name: "mcp__everything__echo", args: { message: "hi" } }] }));
+      server.provider.enqueue(reply(API, { text: ["No echo then."] }));
+      const events = await runEvents(server, (await startTurn(server, "Echo")).runId);
+      const activity = events.find((frame) => frame.event === "activity")!.data as { summary: string };
+      assert.equal(activity.summary, "mcp__everything__echo (denied by the quiet profile)");
+      assert.match(String(sentMessages(server, 1).find((message) => message.role === "tool")!.content), /"quiet" agent profile, which does not allow mcp__everything__echo/);
+      assert.equal(await stopTurnServer(server), 0);
+    });
+  }
 });
 
 describe("a profile's model and effort", () => {

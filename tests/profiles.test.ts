@@ -59,10 +59,11 @@ describe("profile files", () => {
 
   it("parseProfile() names the JSON path of each problem and never the value", () => {
     const secret = "sk-live-0123456789SECRET";
-    const parsed = parseProfile("x", profile(`mode: ${secret}\neffort: extreme\ntools:\n  Shell: deny\n  grep: never\nmax_steps: 201\nname: x`), "/a/x.md");
+    const text = `description: "  "\nmode: ${secret}\neffort: extreme\ntools:\n  my tool: deny\n  grep: never\n  mcp__srv__Echo-2: deny\nmax_steps: 201\nname: x`;
+    const parsed = parseProfile("x", profile(text), "/a/x.md");
     assert.ok(!("profile" in parsed));
-    assert.deepEqual(parsed.problems.map((problem) => problem.path), ["$.description", "$.mode", "$.effort", "$.tools.Shell", "$.tools.grep", "$.max_steps", "$.name"]);
-    assert.equal(parsed.problems[0]!.message, "is required");
+    assert.deepEqual(parsed.problems.map((problem) => problem.path), ["$.description", "$.mode", "$.effort", '$.tools["my tool"]', "$.tools.grep", "$.max_steps", "$.name"]);
+    assert.equal(parseProfile("x", profile("mode: all"), "/a/x.md").problems![0]!.message, "is required");
     assert.equal(parsed.problems.at(-1)!.message, "unknown key");
     assert.ok(!JSON.stringify(parsed).includes(secret));
     for (const [text, message] of [

@@ -22,14 +22,15 @@ import * as v from "valibot";
 import type { DirEntry, FileSystem, ReadHandle } from "../host/runtime.ts";
 import { isRuntimeError, RuntimeErrorCode } from "../host/runtime.ts";
 import { EFFORTS } from "../policy/efforts.ts";
+import { ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { isWithin } from "../policy/workspace-paths.ts";
-import { exactObject } from "../util/exact-object.ts";
+import { exactObject, notArray } from "../util/exact-object.ts";
 import { jsonPath } from "../util/json-path.ts";
 import { joinPath } from "../util/paths.ts";
 import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type AgentProfile, MAX_STEPS_LIMIT, MaxStepsSchema, PROFILE_MODES, PROFILE_NAME, type ProfileProblem } from "./agent-settings.ts";
 import { FRONTMATTER_MAX_BYTES, type FrontmatterProblem, parseFrontmatter } from "./frontmatter.ts";
-import { ModelIdSchema, ToolsSchema } from "./settings.ts";
+import { ModelIdSchema } from "./settings.ts";
 
 /** Largest profile file read, frontmatter and body together, in bytes. */
 export const MAX_PROFILE_BYTES = 65_536;
@@ -37,22 +38,29 @@ export const MAX_PROFILE_BYTES = 65_536;
 /** Longest `description`, in characters. */
 const MAX_DESCRIPTION = 1024;
 
+// The names the model sees: a built-in's, or an MCP tool's exposed `mcp__<server>__<tool>`, which
+// every provider API accepts (src/mcp/names.ts) and settings' `tools` keys cannot spell.
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
 const ProfileSchema = exactObject({
-  description: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_DESCRIPTION), v.check((text) => !hasLoneSurrogate(text))),
+  description: v.pipe(
+    v.string(),
+    v.check((text) => /\S/.test(text) && [...text].length <= MAX_DESCRIPTION && !hasLoneSurrogate(text)),
+  ),
   mode: v.picklist(PROFILE_MODES),
   model: v.exactOptional(ModelIdSchema),
   effort: v.exactOptional(v.picklist(EFFORTS)),
-  tools: v.exactOptional(ToolsSchema),
+  tools: v.exactOptional(v.pipe(notArray, v.record(v.pipe(v.string(), v.regex(TOOL_NAME)), ApprovalPolicySchema))),
   max_steps: v.exactOptional(MaxStepsSchema),
 });
 
 /** What each key must be, for messages: built from the schema's rules, never from the value. */
 const RULES: Readonly<Record<string, string>> = {
-  description: `must be text of 1-${MAX_DESCRIPTION} characters`,
+  description: `must be text of 1-${MAX_DESCRIPTION} characters, not blank`,
   mode: `must be ${PROFILE_MODES.join(", ")}`,
   model: "must be a model id: 1-256 UTF-8 bytes without control characters",
   effort: `must be ${EFFORTS.join(", ")}`,
-  tools: "must map tool names (a-z, 0-9 and _, starting with a letter, at most 64) to allow, ask or deny",
+  tools: "must map tool names as the model sees them (1-64 of A-Z, a-z, 0-9, _ and -) to allow, ask or deny",
   max_steps: `must be an integer from 1 to ${MAX_STEPS_LIMIT}`,
 };
 

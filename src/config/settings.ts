@@ -129,8 +129,7 @@ const EndpointsSchema = v.pipe(
 
 // A record keyed by pattern; names that match no tool are accepted (MCP tools
 // are named at run time) and have no effect.
-/** Approval policies by tool name, in settings and in an agent profile. */
-export const ToolsSchema = v.pipe(
+const ToolsSchema = v.pipe(
   notArray,
   v.record(
     v.pipe(v.string(), v.regex(TOOL_NAME)),
