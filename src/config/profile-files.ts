@@ -19,7 +19,7 @@
  */
 
 import * as v from "valibot";
-import type { DirEntry, FileSystem, ReadHandle } from "../host/runtime.ts";
+import type { DirEntry, FileSystem } from "../host/runtime.ts";
 import { isRuntimeError, RuntimeErrorCode } from "../host/runtime.ts";
 import { EFFORTS } from "../policy/efforts.ts";
 import { ApprovalPolicySchema } from "../policy/tool-policies.ts";
@@ -27,6 +27,7 @@ import { isWithin } from "../policy/workspace-paths.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
 import { jsonPath } from "../util/json-path.ts";
 import { joinPath } from "../util/paths.ts";
+import { readUpTo } from "../util/read-up-to.ts";
 import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type AgentProfile, MAX_STEPS_LIMIT, MaxStepsSchema, PROFILE_MODES, PROFILE_NAME, type ProfileProblem } from "./agent-settings.ts";
 import { FRONTMATTER_MAX_BYTES, type FrontmatterProblem, parseFrontmatter } from "./frontmatter.ts";
@@ -169,8 +170,8 @@ async function readText(fs: FileSystem, path: string, entry: DirEntry, confine: 
     try {
       if (handle.info.kind !== "file") return "is not a regular file";
       if (confine !== null && handle.info.nlink > 1) return "has more than one hard link; a project's profile must be a file of its own";
-      const bytes = await readBounded(handle);
-      if (bytes === null) return `is larger than ${MAX_PROFILE_BYTES} bytes`;
+      const bytes = await readUpTo(handle, MAX_PROFILE_BYTES + 1);
+      if (bytes.length > MAX_PROFILE_BYTES) return `is larger than ${MAX_PROFILE_BYTES} bytes`;
       return { text: decoder.decode(bytes) };
     } finally {
       await handle.close().catch(() => undefined);
@@ -180,16 +181,4 @@ async function readText(fs: FileSystem, path: string, entry: DirEntry, confine: 
     if (isRuntimeError(error, RuntimeErrorCode.notFile)) return "is not a regular file";
     return isRuntimeError(error, RuntimeErrorCode.notFound) ? "is a symlink to nothing, or vanished while read" : "cannot be read";
   }
-}
-
-/** The whole file, or null past {@link MAX_PROFILE_BYTES}: one byte over is enough to tell. */
-async function readBounded(handle: ReadHandle): Promise<Uint8Array | null> {
-  const buffer = new Uint8Array(MAX_PROFILE_BYTES + 1);
-  let length = 0;
-  while (length < buffer.length) {
-    const count = await handle.read(buffer.subarray(length), length);
-    if (count === 0) break;
-    length += count;
-  }
-  return length > MAX_PROFILE_BYTES ? null : buffer.subarray(0, length);
 }
