@@ -17,6 +17,7 @@ import { primaryProfile, readProfileCatalog } from "../config/profiles.ts";
 import type { Settings } from "../config/settings.ts";
 import { DEFAULT_POLICIES, isAtLeastAsStrict, resolvePolicy } from "../policy/tool-policies.ts";
 import { jsonPath } from "../util/json-path.ts";
+import { joinPath } from "../util/paths.ts";
 
 /** The two settings files, as config check read them. */
 export interface ProfileSettings {
@@ -43,7 +44,7 @@ export async function profileProblems(
   const userPrimary = settings.global.agent?.primary ?? DEFAULT_PRIMARY;
   const chosen = primaryProfile(catalog, primaryName, userPrimary);
   // The files and directories the primary depends on: their problems are why it fails.
-  const selected = new Set([...listings.map((listing) => listing.dir), ...listings.flatMap((listing) => [primaryName, userPrimary].map((name) => `${listing.dir}/${name}.md`))]);
+  const selected = new Set([...listings.map((listing) => listing.dir), ...listings.flatMap((listing) => [primaryName, userPrimary].map((name) => joinPath(listing.dir, `${name}.md`)))]);
   const problems: ProfileProblem[] = [];
   const notes: ProfileProblem[] = [];
   for (const problem of catalog.problems) {

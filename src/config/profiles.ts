@@ -7,7 +7,7 @@
  * The profile directories are `$MC_HOME/agents` and
  * `<cwd>/.magi-code/agents`, listed by `agent-settings.ts`. Startup loads
  * this module only when the built-ins alone cannot decide
- * (`builtinPrimary`); the file reader (`profile-files.ts`, and with it the
+ * (`startupProfiles`); the file reader (`profile-files.ts`, and with it the
  * `yaml` package) only when a directory holds a `.md` entry. A child
  * without profile files pays two failed listings and loads neither.
  *
