@@ -13,7 +13,7 @@
  */
 
 import * as v from "valibot";
-import { ErrorCode } from "../protocol/errors.ts";
+import type { ErrorCode } from "../protocol/errors.ts";
 import { type DirEntry, type FileSystem, isRuntimeError, RuntimeErrorCode } from "../host/runtime.ts";
 import { exactObject } from "../util/exact-object.ts";
 import { joinPath } from "../util/paths.ts";
