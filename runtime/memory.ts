@@ -98,6 +98,8 @@ export interface MemoryRuntimeOptions {
   readonly livePids?: Set<number>;
   /** The HTTP client (default: the global `fetch`; tests reach loopback servers with it). */
   readonly fetch?: Runtime["fetch"];
+  /** The loopback listener (default: none, every attempt rejects as the contract allows). */
+  readonly listenLoopback?: Runtime["listenLoopback"];
   /** What {@link Runtime.hostname} answers (default `"memory"`). */
   readonly hostname?: string | null;
   /** A filesystem to share with other runtimes (default: a fresh one). */
@@ -188,6 +190,7 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     isProcessAlive: (candidate) => livePids.has(candidate) || (options.processes?.isProcessAlive(candidate) ?? false),
     hostname: () => hostname,
     fetch: options.fetch ?? ((url, init) => globalThis.fetch(url, init)),
+    listenLoopback: options.listenLoopback ?? (() => Promise.reject(new RuntimeError("io", "no loopback listener"))),
     platform: "linux",
     exit: (code) => {
       throw new MemoryExit(code);

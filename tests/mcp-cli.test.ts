@@ -159,7 +159,7 @@ for (const launcher of launchers()) {
         const result = await run(launcher, ws, args);
         assert.equal(result.code, 2, args.join(" "));
         assert.equal(result.stdout, "");
-        assert.match(result.stderr, /'mcp' takes list, approve <name> \[--yes\] or revoke <name>/);
+        assert.match(result.stderr, /'mcp' takes list, approve <name> \[--yes\], revoke <name>, login <name> or logout <name>/);
       }
       assert.ok(!existsSync(ws.approvals));
     });

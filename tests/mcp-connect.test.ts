@@ -35,8 +35,8 @@ async function call(manager: McpManager, runtime: Runtime, name: string, args: u
   return await guarded(prepared.run(), `${name} to answer`);
 }
 
-async function connected(runtime: Runtime, ...definitions: Parameters<typeof connectMcpServers>[1]): Promise<McpManager> {
-  const result = await guarded(connectMcpServers(runtime, definitions, new AbortController().signal), "servers to connect");
+async function connected(runtime: Runtime, ...definitions: Parameters<typeof connectMcpServers>[2]): Promise<McpManager> {
+  const result = await guarded(connectMcpServers(runtime, null, definitions, new AbortController().signal), "servers to connect");
   assert.ok(result.ok, `connected: ${JSON.stringify(!result.ok && result.failure)}`);
   return result.manager;
 }

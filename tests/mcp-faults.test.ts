@@ -29,7 +29,7 @@ const recorded = records.lines;
 const pidOf = records.pid;
 
 function connect(runtime: Runtime, definitions: McpServerDefinition[], signal = new AbortController().signal): Promise<McpConnectResult> {
-  return guarded(connectMcpServers(runtime, definitions, signal), "connectMcpServers");
+  return guarded(connectMcpServers(runtime, null, definitions, signal), "connectMcpServers");
 }
 
 async function connected(runtime: Runtime, definitions: McpServerDefinition[]): Promise<McpManager> {

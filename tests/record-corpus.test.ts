@@ -36,6 +36,7 @@ const CORPUS_SHA256: Readonly<Record<string, string>> = {
   "future-skippable.jsonl": "4636cc1f026e3ffee8d8fd5577c3b0b9c7284b0ae245ec71f99efc9a8b517280",
   "future-rewind.jsonl": "c8a1532f2c1abc9c875472cd650e460568b057de284aedd389bca882555e3d69",
   "future-compaction.jsonl": "cd3832fcaaa5a1858676254c3b57cbca43ddd35b7ecb8bae43f6be3577fd15ab",
+  "v1-turn-context.jsonl": "d75ab6c284b88b8932312763bfe082671714be1cc4c79a3340c392155dd67923",
 };
 
 /** What this release makes of one corpus history. */

@@ -54,6 +54,7 @@ describe("terminal delivery", () => {
         effort: "default",
         apiKey: null,
         instructions: "test",
+        context: { instructions: [] },
         policies: {},
         profile: { name: "build", tools: {} },
         maxSteps: 2,

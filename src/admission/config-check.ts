@@ -14,6 +14,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, RuntimeErrorCode, type Runtime } from "../host/runtime.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BYTES } from "../config/credentials.ts";
 import { catalogProblems } from "./catalog-problems.ts";
+import { instructionNotes, instructionPathProblems } from "./instructions-problems.ts";
 import { mcpApprovalNotes, mcpMergeOf } from "./mcp-problems.ts";
 import { profileProblems } from "./profile-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
@@ -44,7 +45,7 @@ export interface ConfigReport {
   readonly checked: readonly string[];
   /** Every problem, in the order startup would meet them. */
   readonly problems: readonly FileProblem[];
-  /** What does not fail startup but a person should know: enabled MCP servers that will not start, skipped or shadowed skills, skipped profiles. */
+  /** What does not fail startup but a person should know: enabled MCP servers that will not start, skipped or shadowed skills, skipped instruction files, skipped profiles. */
   readonly notes: readonly FileProblem[];
 }
 
@@ -138,6 +139,8 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   if (global === null || project === null || problems.length > 0) return { checked, problems, notes };
 
   if (projectPath !== null) problems.push(...trustProblems(projectPath, global, project));
+  problems.push(...instructionPathProblems(globalPath, global, "global"));
+  if (projectPath !== null) problems.push(...instructionPathProblems(projectPath, project, "project"));
   const mcp = mcpMergeOf(layers[0]!, projectPath === null ? null : layers[1]!);
   problems.push(...mcp.problems);
   if (problems.length > 0) return { checked, problems, notes };
@@ -154,6 +157,8 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const approvals = await mcpApprovalNotes(runtime, { home, cwd, merge: mcp });
   problems.push(...approvals.problems);
   notes.push(...approvals.notes);
+  const files = { global: globalPath, project: projectPath, globalCount: global.instructions?.paths?.length ?? 0 };
+  notes.push(...await instructionNotes(runtime, { home, cwd, ...files }, merged));
   notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));
   return { checked, problems, notes };
 }

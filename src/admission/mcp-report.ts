@@ -72,7 +72,7 @@ const FAILURE_TEXT = {
   list_failed: "listing its tools failed",
   invalid_schema: "a tool's input schema is invalid or too large",
   name_collision: "two tools get the same exposed name",
-  auth_required: "login needed (not supported yet): the server answered 401",
+  auth_required: "login needed: the server answered 401 and no stored login works",
   cancelled: "cancelled",
 } as const;
 
@@ -81,6 +81,7 @@ export function probeLine(probe: McpProbe): string {
   if (probe.ok) return `${probe.server}: connects, ${probe.tools} tool${probe.tools === 1 ? "" : "s"}`;
   const { reason, tool } = probe.failure;
   const which = tool === null ? "" : ` (tool ${terminalSafe(JSON.stringify(tool))})`;
-  return `${probe.server}: fails to start, initialize would answer mcp_unavailable: ${reason}, ${FAILURE_TEXT[reason]}${which}`;
+  const next = reason === "auth_required" ? `; run 'magi-code mcp login ${probe.server}'` : "";
+  return `${probe.server}: fails to start, initialize would answer mcp_unavailable: ${reason}, ${FAILURE_TEXT[reason]}${which}${next}`;
 }
 

@@ -11,11 +11,11 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import type { SkillNote } from "../config/skills.ts";
-import { existingSkillRoots } from "./startup.ts";
+import { existingSkillRoots, findProjectRoot } from "./startup.ts";
 
 /** The notes about skills for a child in `cwd` with storage root `home` (both canonical) and `disabled` skills. */
 export async function skillNotes(runtime: Runtime, paths: { readonly home: string; readonly cwd: string }, disabled: readonly string[]): Promise<readonly SkillNote[]> {
-  const roots = await existingSkillRoots(runtime, paths.home, paths.cwd);
+  const roots = await existingSkillRoots(runtime, paths.home, paths.cwd, await findProjectRoot(runtime, paths.cwd));
   if (roots.length === 0) return [];
   // Loaded only when a skill directory exists, as at startup: the YAML parser comes with it.
   const { loadSkills } = await import("../config/skills.ts");

@@ -12,9 +12,10 @@
 import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
-import { dirname, isAbsolute, joinPath } from "../util/paths.ts";
+import { isAbsolute, joinPath } from "../util/paths.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials } from "../config/credentials.ts";
-import { type Instruction, loadInstructions } from "../config/instructions.ts";
+import { canonicalUserHome, type Instruction, loadInstructions, projectRoot } from "../config/instructions.ts";
+import { resolveInstructionPaths } from "../config/instructions-settings.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
@@ -44,7 +45,11 @@ export interface StartupSnapshot {
   readonly credentials: Credentials;
   /** The primary agent profile and every valid one (`config/agent-settings.ts`, `config/profiles.ts`). */
   readonly profiles: Profiles;
-  /** `AGENTS.md` texts, global first and workspace last (the workspace wins on conflicts). */
+  /**
+   * The instructions chain in prompt order: `$MC_HOME/AGENTS.md`, the
+   * project's `AGENTS.md` files from its root down to the cwd, then
+   * `instructions.paths`; later text wins on conflicts (`config/instructions.ts`).
+   */
   readonly instructions: readonly Instruction[];
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
@@ -97,6 +102,7 @@ export type McpServerSource = (context: McpStartupContext, signal: AbortSignal) 
  */
 async function startMcp(
   runtime: Runtime,
+  home: string,
   definitions: readonly McpServerDefinition[],
   signal: AbortSignal,
 ): Promise<{ readonly ok: true; readonly manager: McpManager | null } | { readonly ok: false; readonly code: StartupErrorCode }> {
@@ -108,7 +114,7 @@ async function startMcp(
     // A damaged installation: the chunk is missing.
     return { ok: false, code: ErrorCode.startupFailed };
   }
-  const result = await connect.connectMcpServers(runtime, definitions, signal);
+  const result = await connect.connectMcpServers(runtime, home, definitions, signal);
   if (result.ok) return { ok: true, manager: result.manager };
   return { ok: false, code: result.failure.reason === "cancelled" || signal.aborted ? ErrorCode.startupCancelled : ErrorCode.mcpUnavailable };
 }
@@ -181,31 +187,24 @@ export async function projectSettingsPath(runtime: Runtime, cwd: string, home: s
 }
 
 /**
- * The project root: the nearest ancestor of the canonical `cwd` (itself
- * included) holding a `.git` file or directory, looked for up to the user's
- * home directory and never above it, else `cwd` itself.
+ * The project root of the canonical `cwd` (`config/instructions.ts`): the
+ * nearest directory from it up holding a `.git` file or directory, never
+ * above the user's home directory, else `cwd` itself.
  */
 export async function findProjectRoot(runtime: Runtime, cwd: string): Promise<string> {
-  const home = runtime.env("HOME");
-  const userHome = home !== undefined && isAbsolute(home) ? await runtime.fs.realpath(home).catch(() => null) : null;
-  for (let directory = cwd;; directory = dirname(directory)) {
-    const git = await runtime.fs.lstat(joinPath(directory, ".git")).catch(() => null);
-    if (git?.kind === "directory" || git?.kind === "file") return directory;
-    if (directory === userHome || directory === "/") return cwd;
-  }
+  return await projectRoot(runtime.fs, cwd, await canonicalUserHome(runtime));
 }
 
 /**
  * The skill roots that exist, in precedence order (docs/features/runner.md,
- * "Skills"): one `stat` each, so a child without any never loads the skills
- * code or the YAML parser.
+ * "Skills"), `root` being the cwd's project root: one `stat` each, so a
+ * child without any never loads the skills code or the YAML parser.
  */
-export async function existingSkillRoots(runtime: Runtime, home: string, cwd: string): Promise<SkillRoot[]> {
-  const projectRoot = await findProjectRoot(runtime, cwd);
+export async function existingSkillRoots(runtime: Runtime, home: string, cwd: string, root: string): Promise<SkillRoot[]> {
   const userHome = runtime.env("HOME");
   const candidates: SkillRoot[] = [
     { path: joinPath(cwd, ".magi-code", "skills"), scope: "project", within: cwd },
-    { path: joinPath(projectRoot, ".agents", "skills"), scope: "project", within: projectRoot },
+    { path: joinPath(root, ".agents", "skills"), scope: "project", within: root },
     { path: joinPath(home, "skills"), scope: "user" },
     ...(userHome !== undefined && isAbsolute(userHome) ? [{ path: joinPath(userHome, ".agents", "skills"), scope: "user" } as const] : []),
   ];
@@ -252,9 +251,12 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
 
   const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials, agents.profiles.primary);
   if (!selected.ok) return { ok: false, code: selected.code, contextId };
-  const instructions = await loadInstructions(runtime.fs, { home, cwd }, signal);
+  const userHome = await canonicalUserHome(runtime);
+  const root = await projectRoot(runtime.fs, cwd, userHome);
+  const paths = resolveInstructionPaths(loaded.settings.instructions?.paths, { cwd, home: userHome });
+  const instructions = (await loadInstructions(runtime.fs, { home, cwd, root, paths }, signal)).files;
   if (signal.aborted) return cancelled;
-  const skillRoots = await existingSkillRoots(runtime, home, cwd);
+  const skillRoots = await existingSkillRoots(runtime, home, cwd, root);
   let skills: SkillSet | undefined;
   if (skillRoots.length > 0) {
     const { loadSkills } = await import("../config/skills.ts");
@@ -273,7 +275,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
     mcpServers = startable.servers;
   }
   if (signal.aborted) return cancelled;
-  const mcp = await startMcp(runtime, mcpServers ?? [], signal);
+  const mcp = await startMcp(runtime, home, mcpServers ?? [], signal);
   if (!mcp.ok) return { ok: false, code: mcp.code, contextId: mcp.code === ErrorCode.startupCancelled ? null : contextId };
   const snapshot = {
     home,

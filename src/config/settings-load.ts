@@ -11,6 +11,7 @@ import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../host/runti
 import { projectEndpointsTrusted, projectToolsTrusted } from "./project-trust.ts";
 import { projectCatalogNarrows, unknownCatalogProviders } from "./catalog-settings.ts";
 import { resolveEndpoints } from "./providers.ts";
+import { instructionPathsFollowRules } from "./instructions-settings.ts";
 import type { ConfiguredMcpServer } from "./mcp-merge.ts";
 import type { McpSettings } from "./mcp-settings.ts";
 import {
@@ -118,6 +119,7 @@ export async function loadSettings(
   if (signal.aborted) return cancelled;
   if (!projectEndpointsTrusted(project.settings)) return INVALID;
   if (!projectToolsTrusted(global.settings, project.settings)) return INVALID;
+  if (!instructionPathsFollowRules(global.settings.instructions, project.settings.instructions)) return INVALID;
   const projectSettings: Settings = project.settings;
   if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;
   const merged = mergeSettings(global.settings, project.settings);

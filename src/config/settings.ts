@@ -21,6 +21,7 @@ import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-polici
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
 import { AgentSchema, type AgentSettings, mergeAgentSettings } from "./agent-settings.ts";
+import { type InstructionsSettings, InstructionsSettingsSchema } from "./instructions-settings.ts";
 import type { SkillsSettings } from "./skills-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
@@ -154,6 +155,7 @@ const SECTIONS = {
   })),
   tools: v.exactOptional(ToolsSchema),
   agent: v.exactOptional(AgentSchema),
+  instructions: v.exactOptional(InstructionsSettingsSchema),
 } as const;
 
 /**
@@ -205,6 +207,8 @@ export interface Settings {
   /** Approval policy per tool name; tools not named keep their built-in default. */
   readonly tools?: Readonly<Record<string, ApprovalPolicy>>;
   readonly agent?: AgentSettings;
+  /** `instructions.paths`: the global list, then the project's (`instructions-settings.ts`). */
+  readonly instructions?: InstructionsSettings;
   /** Which skills are not offered (`skills-settings.ts`). */
   readonly skills?: SkillsSettings;
 }
@@ -236,9 +240,10 @@ export function parseSettingsText(text: string): ParseSettingsResult {
  * Merges global and project settings; the project wins. `model` and `agent`
  * merge field by field (but a project's `agent.disabled_subagents` adds to
  * the global list), `tools` per tool name, `providers.endpoints` per name
- * and, within a name, field by field; `skills.disabled` is the union of both
- * lists. A section present on either side is present in the result. Whether the project may win is decided before this,
- * in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
+ * and, within a name, field by field; `instructions.paths` is the global
+ * list then the project's; `skills.disabled` is the union of both lists. A
+ * section present on either side is present in the result. Whether the
+ * project may win is decided before this, in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
  * definition keeps the file it came from, which its approval binds to.
  */
 export function mergeSettings(global: Settings, project: Settings): Settings {
@@ -264,6 +269,9 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
   }
   if (global.agent !== undefined || project.agent !== undefined) out.agent = mergeAgentSettings(global.agent, project.agent);
+  if (global.instructions !== undefined || project.instructions !== undefined) {
+    out.instructions = { paths: [...(global.instructions?.paths ?? []), ...(project.instructions?.paths ?? [])] };
+  }
   if (global.skills !== undefined || project.skills !== undefined) {
     // A project list adds to the global one: a repository can disable more skills, never re-enable one.
     out.skills = { disabled: [...new Set([...global.skills?.disabled ?? [], ...project.skills?.disabled ?? []])] };

@@ -19,6 +19,7 @@ import type { McpConnection } from "./connection.ts";
 import { McpManager } from "./manager.ts";
 import { type McpStartFailure, openServer } from "./open.ts";
 import { firstCollision } from "./tool-list.ts";
+import { startupAuthProviders } from "./stored-auth.ts";
 
 export type { McpFailureReason, McpStartFailure } from "./open.ts";
 export { McpManager } from "./manager.ts";
@@ -30,19 +31,21 @@ export type McpConnectResult =
 
 /**
  * Connects `definitions` (all startable: enabled and approved) and lists
- * their tools. On failure nothing it started is left running when it
- * resolves.
+ * their tools; an HTTP server with a login stored in `home`'s tokens file
+ * uses it (refreshing it if the server says it expired). On failure nothing
+ * it started is left running when it resolves.
  */
-export async function connectMcpServers(runtime: Runtime, definitions: readonly McpServerDefinition[], signal: AbortSignal): Promise<McpConnectResult> {
+export async function connectMcpServers(runtime: Runtime, home: string | null, definitions: readonly McpServerDefinition[], signal: AbortSignal): Promise<McpConnectResult> {
   const attempts = new AbortController();
   const cancel = () => attempts.abort();
   if (signal.aborted) cancel();
   else signal.addEventListener("abort", cancel, { once: true });
   let first: McpStartFailure | null = null;
   const connections: McpConnection[] = [];
+  const providers = await startupAuthProviders(runtime, home, definitions);
   try {
     await Promise.all(definitions.map(async (definition, index) => {
-      const opened = await openServer(runtime, definition, attempts.signal);
+      const opened = await openServer(runtime, definition, attempts.signal, providers[index]);
       if (opened.ok) connections[index] = opened.connection;
       else if (first === null) {
         // Strict: the first failure is the one reported; the others are cancelled by it.
@@ -75,8 +78,9 @@ export type McpProbe =
  * and closes them all again. Unlike startup, one failure does not cancel
  * the others, so a person sees every server that would fail.
  */
-export async function probeMcpServers(runtime: Runtime, definitions: readonly McpServerDefinition[], signal: AbortSignal): Promise<readonly McpProbe[]> {
-  const opened = await Promise.all(definitions.map((definition) => openServer(runtime, definition, signal)));
+export async function probeMcpServers(runtime: Runtime, home: string, definitions: readonly McpServerDefinition[], signal: AbortSignal): Promise<readonly McpProbe[]> {
+  const providers = await startupAuthProviders(runtime, home, definitions);
+  const opened = await Promise.all(definitions.map((definition, index) => openServer(runtime, definition, signal, providers[index])));
   const connected = opened.flatMap((result) => (result.ok ? [result.connection] : []));
   const collision = firstCollision(connected.map((connection) => ({ server: connection.server, tools: connection.tools })));
   await new McpManager(runtime, connected).close();

@@ -16,6 +16,7 @@ import {
   CallToolResultSchema,
   Client,
   McpError,
+  type OAuthClientProvider,
   ResultSchema,
   RpcErrorCode as RpcCode,
   StreamableHTTPClientTransport,
@@ -57,8 +58,11 @@ export class McpConnection {
   readonly #pending = new Set<AbortController>();
   #closing: Promise<void> | null = null;
 
-  /** Prepares the connection to `definition`'s server; `open.ts` connects it. */
-  constructor(runtime: Runtime, definition: McpServerDefinition) {
+  /**
+   * Prepares the connection to `definition`'s server; `open.ts` connects it.
+   * `authProvider` is an HTTP server's OAuth login (`oauth-provider.ts`).
+   */
+  constructor(runtime: Runtime, definition: McpServerDefinition, authProvider?: OAuthClientProvider) {
     this.definition = definition;
     const hooks = { oversized: () => this.#abortPending(OVERSIZED) };
     this.transport = definition.transport === "stdio"
@@ -69,6 +73,7 @@ export class McpConnection {
           oversized: hooks.oversized,
         }),
         requestInit: { headers: httpHeaders(definition) },
+        ...(authProvider === undefined ? {} : { authProvider }),
       });
     this.client = new Client({ name: "magi-code", version: VERSION }, { capabilities: {} });
     this.client.onclose = () => {

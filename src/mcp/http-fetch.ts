@@ -110,7 +110,8 @@ export function runtimeFetchLike(runtime: Runtime, hooks: HttpHooks): FetchLike 
   return async (url, init) => {
     const method = (init?.method ?? "GET").toUpperCase();
     if (method !== "GET" && method !== "POST" && method !== "DELETE") throw new TypeError(`Unsupported method ${method}`);
-    const body = init?.body;
+    // OAuth token and registration requests (the SDK's auth module) send form bodies.
+    const body = init?.body instanceof URLSearchParams ? init.body.toString() : init?.body;
     if (body !== undefined && body !== null && typeof body !== "string") throw new TypeError("Only text bodies are sent");
     const request: HttpRequestInit = {
       method,

@@ -12,6 +12,7 @@ import type { Runtime } from "../host/runtime.ts";
 import { settlesWithin } from "../util/async.ts";
 import type { McpServerDefinition } from "./definition.ts";
 import { McpConnection } from "./connection.ts";
+import { type OAuthClientProvider, UnauthorizedError } from "./sdk.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 import type { ListRefusal } from "./tool-list.ts";
 
@@ -55,6 +56,8 @@ const EXIT_SETTLE_MS = 250;
 /** Why the attempt on `connection` failed with `error` in `phase`. */
 async function reasonOf(runtime: Runtime, connection: McpConnection, phase: "handshake" | "list", error: unknown): Promise<McpFailureReason> {
   if (error instanceof Refused) return error.refusal.reason;
+  // The OAuth provider refused to start a new authorization (startup never prompts), or the SDK gave up on one.
+  if (error instanceof UnauthorizedError || (error instanceof Error && error.name === "LoginNeeded")) return "auth_required";
   const transport = connection.transport;
   if (transport instanceof StdioTransport) {
     if (transport.pid === null) return "spawn_failed";
@@ -67,11 +70,12 @@ async function reasonOf(runtime: Runtime, connection: McpConnection, phase: "han
 
 /**
  * Opens `definition`'s server. `signal` cancels the attempt (`cancelled`);
- * the server's own `startupTimeoutMs` bounds it (`timeout`). A failed
+ * the server's own `startupTimeoutMs` bounds it (`timeout`); `authProvider`
+ * is its stored OAuth login, if it has one. A failed
  * attempt has closed everything it started when this resolves.
  */
-export async function openServer(runtime: Runtime, definition: McpServerDefinition, signal: AbortSignal): Promise<Opened> {
-  const connection = new McpConnection(runtime, definition);
+export async function openServer(runtime: Runtime, definition: McpServerDefinition, signal: AbortSignal, authProvider?: OAuthClientProvider): Promise<Opened> {
+  const connection = new McpConnection(runtime, definition, authProvider);
   const attempt = new AbortController();
   let timedOut = false;
   const timer = runtime.setTimer(definition.startupTimeoutMs, () => {

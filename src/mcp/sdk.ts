@@ -24,3 +24,7 @@ export {
   ResultSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+// @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/client/auth.d.ts"
+export { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+// @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/shared/auth.d.ts"
+export type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";

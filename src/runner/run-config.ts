@@ -10,6 +10,7 @@ import type { Skill } from "../config/skills.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
 import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts";
+import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
@@ -23,6 +24,8 @@ export interface RunConfig {
   readonly apiKey: string | null;
   /** The system prompt (base instructions, AGENTS.md files, the skills' names and descriptions). */
   readonly instructions: string;
+  /** Which files went into {@link instructions}, already bounded, recorded on every `turn_started` with the prompt's digest (`store/turn-context.ts`). */
+  readonly context: TurnContextParts;
   /** The enabled skills, for the `skill` tool and `read_file`; empty when there are none. */
   readonly skills: readonly Skill[];
   /** Tool approval policies from settings. */

@@ -24,6 +24,9 @@ import type { RunConfig } from "./run-config.ts";
 import { runStep } from "./step.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 import type { Usage } from "./providers/events.ts";
+import { sha256Hex } from "../util/digest.ts";
+
+const encoder = new TextEncoder();
 
 /** One admitted run. */
 export interface RunRequest {
@@ -92,9 +95,10 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
 
 async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage: UsageTotal): Promise<void> {
   if (request.signal.aborted) throw new RunStop("cancelled", null);
+  const context = { system_sha256: await sha256Hex(encoder.encode(config.instructions)), ...config.context };
   const at = io.at();
   await io.persistInput([
-    { v: 1, type: "turn_started", session_id: request.sessionId, at, turn_id: request.turnId, run_id: request.runId },
+    { v: 1, type: "turn_started", session_id: request.sessionId, at, turn_id: request.turnId, run_id: request.runId, context },
     { v: 1, type: "user_input", session_id: request.sessionId, at, turn_id: request.turnId, message_id: "input", text: request.prompt },
   ]);
   const revision = await request.journal.inputRevision();

@@ -12,6 +12,7 @@ import { DEFAULT_MAX_STEPS } from "../../config/agent-settings.ts";
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
+import { boundTurnContext } from "../../store/turn-context.ts";
 
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
@@ -25,6 +26,10 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
     instructions: systemPrompt(snapshot.instructions, snapshot.cwd, skills, snapshot.profiles.primary),
     skills,
+    context: boundTurnContext({
+      instructions: snapshot.instructions.map(({ path, sha256, bytes }) => ({ path, sha256, bytes })),
+      ...(skills.length === 0 ? {} : { skills: skills.map(({ name, file }) => ({ name, path: file })) }),
+    }),
     policies: snapshot.settings.tools ?? {},
     profile: { name: snapshot.profiles.primary.name, tools: snapshot.profiles.primary.tools },
     // A profile's bound can only shorten a turn: the settings' bound is the user's cap on spend.
