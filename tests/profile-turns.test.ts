@@ -11,6 +11,7 @@ import { CWD, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, s
 import { builtinsAt, CATALOG_CAPABILITIES, ok, seedCache, selectionOf, startCatalogServer, stopCatalogServer } from "./support/catalog.ts";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { everythingStdio } from "./support/mcp-servers.ts";
+import { sha256Hex } from "../src/util/digest.ts";
 import { spawningRuntimes } from "./support/tools.ts";
 
 const API = "openai-chat";
@@ -25,25 +26,39 @@ function withProfiles(global: Record<string, string>, project: Record<string, st
   return fs;
 }
 
+/** The `context` of each `turn_started` record of a session. */
+function turnContexts(server: TurnServer, sessionId: string): Record<string, unknown>[] {
+  const text = new TextDecoder().decode(server.runtime.fs.contents(`${HOME}/sessions/${sessionId}.jsonl`));
+  return text.trim().split("\n").map((line) => JSON.parse(line)).filter((record) => record.type === "turn_started").map((record) => record.context);
+}
+
 /** The messages of the provider request `index` (chat format). */
 function sentMessages(server: TurnServer, index: number): { role: string; content?: unknown }[] {
   return (server.provider.log[index]!.body as { messages: { role: string; content?: unknown }[] }).messages;
 }
 
 describe("a turn under an agent profile", () => {
-  it("the profile's body ends the system prompt; build adds nothing", async () => {
+  it("the profile's body ends the system prompt, build adds nothing, and each turn records the profile and its files", async () => {
     const build = await startTurnServer(API);
     build.provider.enqueue(reply(API, { text: ["Hi."] }));
-    await runEvents(build, (await startTurn(build, "Hello")).runId);
+    const plainTurn = await startTurn(build, "Hello");
+    await runEvents(build, plainTurn.runId);
     const plain = String(sentMessages(build, 0)[0]!.content);
     assert.doesNotMatch(plain, /agent profile/);
+    assert.deepEqual(turnContexts(build, plainTurn.sessionId).map((context) => context.profile), [{ name: "build" }]);
     assert.equal(await stopTurnServer(build), 0);
 
-    const fs = withProfiles({ "reviewer.md": profile("description: Reviews\nmode: primary", "\nReview, do not rewrite.\n") });
+    const text = profile("description: Reviews\nmode: primary", "\nReview, do not rewrite.\n");
+    const fs = withProfiles({ "reviewer.md": text });
     const server = await startTurnServer(API, { fs, settings: { agent: { primary: "reviewer" } } });
     server.provider.enqueue(reply(API, { text: ["Hi."] }));
-    await runEvents(server, (await startTurn(server, "Hello")).runId);
+    const turn = await startTurn(server, "Hello");
+    await runEvents(server, turn.runId);
     assert.equal(String(sentMessages(server, 0)[0]!.content), `${plain}\n\nThe "reviewer" agent profile this window runs as:\n\nReview, do not rewrite.`);
+    const bytes = new TextEncoder().encode(text);
+    assert.deepEqual(turnContexts(server, turn.sessionId).map((context) => context.profile), [
+      { name: "reviewer", files: [{ path: `${HOME}/agents/reviewer.md`, sha256: await sha256Hex(bytes), bytes: bytes.length }] },
+    ]);
     assert.equal(await stopTurnServer(server), 0);
   });
 

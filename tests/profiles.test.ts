@@ -19,6 +19,7 @@ import { primaryProfile, readProfileCatalog } from "../src/config/profiles.ts";
 import { parseSettingsText } from "../src/config/settings.ts";
 import { runStartup } from "../src/admission/startup.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
+import { sha256Hex } from "../src/util/digest.ts";
 
 const isDeno = "Deno" in globalThis;
 // A computed specifier keeps tsc (which builds the Node side) away from the Deno-only adapter.
@@ -30,6 +31,10 @@ const CWD = "/work/project";
 const live = () => new AbortController().signal;
 const profile = (frontmatter: string, body = "") => `---\n${frontmatter}\n---\n${body}`;
 const POLICIES: readonly ApprovalPolicy[] = ["allow", "ask", "deny"];
+const encoder = new TextEncoder();
+/** How the reader describes a file it read: its path, the SHA-256 and length of its bytes. */
+const digestOf = async (path: string, text: string) => ({ path, sha256: await sha256Hex(encoder.encode(text)), bytes: encoder.encode(text).length });
+const AT = (path: string) => ({ path, sha256: "0".repeat(64), bytes: 1 });
 
 /** The catalog of a memory filesystem holding `global` and `project` profile files (name → text). */
 async function catalogOf(files: { global?: Record<string, string>; project?: Record<string, string> }, fs = new MemoryFileSystem()) {
@@ -42,7 +47,7 @@ async function catalogOf(files: { global?: Record<string, string>; project?: Rec
 describe("profile files", () => {
   it("parseProfile() reads every key and trims the body", () => {
     const text = profile("description: Reviews diffs\nmode: all\nmodel: qwen-big\neffort: high\ntools:\n  shell: deny\n  read_file: ask\nmax_steps: 7", "\n\nBe terse.\n\n");
-    assert.deepEqual(parseProfile("reviewer", text, "/a/reviewer.md"), {
+    assert.deepEqual(parseProfile("reviewer", text, AT("/a/reviewer.md")), {
       profile: {
         name: "reviewer",
         description: "Reviews diffs",
@@ -52,7 +57,7 @@ describe("profile files", () => {
         tools: { shell: "deny", read_file: "ask" },
         maxSteps: 7,
         body: "Be terse.",
-        files: ["/a/reviewer.md"],
+        files: [AT("/a/reviewer.md")],
       },
     });
   });
@@ -60,10 +65,10 @@ describe("profile files", () => {
   it("parseProfile() names the JSON path of each problem and never the value", () => {
     const secret = "sk-live-0123456789SECRET";
     const text = `description: "  "\nmode: ${secret}\neffort: extreme\ntools:\n  my tool: deny\n  grep: never\n  mcp__srv__Echo-2: deny\nmax_steps: 201\nname: x`;
-    const parsed = parseProfile("x", profile(text), "/a/x.md");
+    const parsed = parseProfile("x", profile(text), AT("/a/x.md"));
     assert.ok(!("profile" in parsed));
     assert.deepEqual(parsed.problems.map((problem) => problem.path), ["$.description", "$.mode", "$.effort", '$.tools["my tool"]', "$.tools.grep", "$.max_steps", "$.name"]);
-    assert.equal(parseProfile("x", profile("mode: all"), "/a/x.md").problems![0]!.message, "is required");
+    assert.equal(parseProfile("x", profile("mode: all"), AT("/a/x.md")).problems![0]!.message, "is required");
     assert.equal(parsed.problems.at(-1)!.message, "unknown key");
     assert.ok(!JSON.stringify(parsed).includes(secret));
     for (const [text, message] of [
@@ -72,7 +77,7 @@ describe("profile files", () => {
       ["---\nmode: [\n---\n", /not YAML/],
       ["---\n- a list\n---\n", /must be a mapping/],
     ] as const) {
-      const result = parseProfile("x", text, "/a/x.md");
+      const result = parseProfile("x", text, AT("/a/x.md"));
       assert.ok("problems" in result && result.problems !== undefined);
       assert.match(result.problems[0]!.message, message);
     }
@@ -94,15 +99,16 @@ describe("profile files", () => {
 
 describe("the profile catalog", () => {
   it("global files replace the built-in of their name; invalid and badly named files are skipped with a problem", async () => {
+    const plan = profile("description: My plan\nmode: primary", "Plan my way.");
     const catalog = await catalogOf({
       global: {
-        "plan.md": profile("description: My plan\nmode: primary", "Plan my way."),
+        "plan.md": plan,
         "broken.md": profile("description: x\nmode: never"),
         "Caps.md": profile("description: x\nmode: all"),
         "README.txt": "not a profile",
       },
     });
-    assert.deepEqual(catalog.effective.get("plan"), { name: "plan", description: "My plan", mode: "primary", tools: {}, body: "Plan my way.", files: [`${HOME}/agents/plan.md`] });
+    assert.deepEqual(catalog.effective.get("plan"), { name: "plan", description: "My plan", mode: "primary", tools: {}, body: "Plan my way.", files: [await digestOf(`${HOME}/agents/plan.md`, plan)] });
     assert.equal(catalog.effective.get("broken"), null);
     assert.equal(catalog.effective.get("explore"), BUILTIN_PROFILES.get("explore"));
     assert.deepEqual(catalog.problems.map((problem) => [problem.file, problem.path]), [[`${HOME}/agents/Caps.md`, "$"], [`${HOME}/agents/broken.md`, "$.mode"]]);
@@ -118,7 +124,8 @@ describe("the profile catalog", () => {
         "own.md": profile("description: Project only\nmode: primary\ntools:\n  read_file: deny"),
       },
     });
-    assert.deepEqual(catalog.effective.get("review"), {
+    const { files: _, ...review } = catalog.effective.get("review")!;
+    assert.deepEqual(review, {
       name: "review",
       description: "Global review",
       mode: "primary",
@@ -126,8 +133,8 @@ describe("the profile catalog", () => {
       tools: { grep: "ask", shell: "deny" },
       maxSteps: 9,
       body: "Global body.\n\nProject body.",
-      files: [`${HOME}/agents/review.md`, `${CWD}/.magi-code/agents/review.md`],
     });
+    assert.deepEqual(catalog.effective.get("review")!.files.map((file) => file.path), [`${HOME}/agents/review.md`, `${CWD}/.magi-code/agents/review.md`]);
     assert.deepEqual(catalog.effective.get("plan")!.tools, { write_file: "deny", edit_file: "deny", shell: "deny" });
     assert.equal(catalog.effective.get("explore"), null);
     assert.deepEqual(catalog.problems.map((problem) => [problem.file, problem.path]), [[`${CWD}/.magi-code/agents/explore.md`, "$.mode"]]);

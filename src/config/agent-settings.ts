@@ -116,8 +116,15 @@ export interface AgentProfile {
   readonly maxSteps?: number;
   /** Markdown appended to the system prompt; empty for none. */
   readonly body: string;
-  /** The files it was read from, in layering order; empty for a built-in. */
-  readonly files: readonly string[];
+  /** The files it was read from, in layering order, each with the SHA-256 and size of its bytes; empty for a built-in. */
+  readonly files: readonly ProfileFileDigest[];
+}
+
+/** One profile file as read: its path (a symlink's own path) and the SHA-256 and length of its bytes. */
+export interface ProfileFileDigest {
+  readonly path: string;
+  readonly sha256: string;
+  readonly bytes: number;
 }
 
 /** One problem of a profile file or directory, for `magi-code config check`. */

@@ -29,7 +29,16 @@ import { jsonPath } from "../util/json-path.ts";
 import { joinPath } from "../util/paths.ts";
 import { readUpTo } from "../util/read-up-to.ts";
 import { hasLoneSurrogate } from "../util/utf8.ts";
-import { type AgentProfile, MAX_STEPS_LIMIT, MaxStepsSchema, PROFILE_MODES, PROFILE_NAME, type ProfileProblem } from "./agent-settings.ts";
+import { sha256Hex } from "../util/digest.ts";
+import {
+  type AgentProfile,
+  MAX_STEPS_LIMIT,
+  MaxStepsSchema,
+  PROFILE_MODES,
+  PROFILE_NAME,
+  type ProfileFileDigest,
+  type ProfileProblem,
+} from "./agent-settings.ts";
 import { FRONTMATTER_MAX_BYTES, type FrontmatterProblem, parseFrontmatter } from "./frontmatter.ts";
 import { ModelIdSchema } from "./settings.ts";
 
@@ -120,15 +129,17 @@ export async function readProfileFiles(
       continue;
     }
     const read = await readText(fs, file, entry, confine);
-    const parsed = typeof read === "string" ? { problems: [{ path: "$", message: read }] } : parseProfile(name, read.text, file);
+    const parsed = typeof read === "string"
+      ? { problems: [{ path: "$", message: read }] }
+      : parseProfile(name, read.text, { path: file, sha256: await sha256Hex(read.bytes), bytes: read.bytes.length });
     problems.push(...(parsed.problems ?? []).map((problem) => ({ file, ...problem })));
     files.push({ name, file, profile: "profile" in parsed ? parsed.profile : null });
   }
   return { files, problems };
 }
 
-/** The profile `text` (a whole file) defines, or its problems. */
-export function parseProfile(name: string, text: string, file: string): { profile: AgentProfile; problems?: undefined } | { problems: { path: string; message: string }[] } {
+/** The profile `text` (the whole file `file` holds) defines, or its problems. */
+export function parseProfile(name: string, text: string, file: ProfileFileDigest): { profile: AgentProfile; problems?: undefined } | { problems: { path: string; message: string }[] } {
   const split = parseFrontmatter(text);
   if (!split.ok) return { problems: [{ path: "$", message: FRONTMATTER_TEXT[split.code] }] };
   const parsed = v.safeParse(ProfileSchema, split.data, { abortEarly: false });
@@ -161,7 +172,7 @@ export function parseProfile(name: string, text: string, file: string): { profil
 }
 
 /** The file's text, or what is wrong with it. */
-async function readText(fs: FileSystem, path: string, entry: DirEntry, confine: Confinement | null): Promise<{ text: string } | string> {
+async function readText(fs: FileSystem, path: string, entry: DirEntry, confine: Confinement | null): Promise<{ text: string; bytes: Uint8Array } | string> {
   if (entry.kind !== "file" && entry.kind !== "symlink") return "is not a regular file";
   try {
     const target = entry.kind === "symlink" ? await fs.realpath(path) : path;
@@ -172,7 +183,7 @@ async function readText(fs: FileSystem, path: string, entry: DirEntry, confine: 
       if (confine !== null && handle.info.nlink > 1) return "has more than one hard link; a project's profile must be a file of its own";
       const bytes = await readUpTo(handle, MAX_PROFILE_BYTES + 1);
       if (bytes.length > MAX_PROFILE_BYTES) return `is larger than ${MAX_PROFILE_BYTES} bytes`;
-      return { text: decoder.decode(bytes) };
+      return { text: decoder.decode(bytes), bytes };
     } finally {
       await handle.close().catch(() => undefined);
     }
