@@ -73,6 +73,7 @@ describe("the instructions chain in a turn", () => {
       system_sha256: await digest(system),
       instructions: await Promise.all(CHAIN.map(async ([path, text]) => ({ path, sha256: await digest(text), bytes: encoder.encode(text).length }))),
       skills: [{ name: "lint-fix", path: `${ROOT}/.agents/skills/lint-fix/SKILL.md` }],
+      profile: { name: "build" },
     };
     // Every turn records what it used; a child's snapshot is read once, so both turns used the same.
     assert.deepEqual(started[0]!.context, expected);

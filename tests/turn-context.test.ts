@@ -40,16 +40,25 @@ describe("turn_started.context", () => {
     const pathArb = fc.oneof(fc.string({ maxLength: 80 }), fc.constantFrom("\u0001".repeat(4096), "é".repeat(2048), "/x".repeat(2048)));
     const listArb = fc.array(pathArb.map(file), { maxLength: 200 });
     const skillsArb = fc.array(fc.tuple(fc.string({ maxLength: 64 }), pathArb).map(([name, path]) => ({ name, path })), { maxLength: 200 });
+    // A profile's files: at most three in practice (global, project layer, the global primary), any paths.
+    const profileArb = fc.record({ name: fc.string({ minLength: 1, maxLength: 64 }), files: fc.option(fc.array(pathArb.map(file), { maxLength: 6 }), { nil: undefined }) });
     fc.assert(
-      fc.property(listArb, fc.option(skillsArb, { nil: undefined }), (instructions, skills) => {
+      fc.property(listArb, fc.option(skillsArb, { nil: undefined }), fc.option(profileArb, { nil: undefined }), (instructions, skills, profile) => {
+        const given = {
+          instructions,
+          ...(skills === undefined ? {} : { skills }),
+          ...(profile === undefined ? {} : { profile: { name: profile.name, ...(profile.files === undefined ? {} : { files: profile.files }) } }),
+        };
         // As the writer records it: bounded once per child, the prompt's digest added per turn.
-        const bounded: TurnContext = { system_sha256: SHA, ...boundTurnContext({ instructions, ...(skills === undefined ? {} : { skills }) }) };
+        const bounded: TurnContext = { system_sha256: SHA, ...boundTurnContext(given) };
         assert.ok(utf8ByteCount(JSON.stringify(bounded)) <= TURN_CONTEXT_BYTES);
         // What is kept is a prefix of each list, and the rest is counted.
         assert.deepEqual(bounded.instructions, instructions.slice(0, bounded.instructions.length));
         assert.deepEqual(bounded.skills, skills?.slice(0, bounded.skills!.length));
-        const kept = bounded.instructions.length + (bounded.skills?.length ?? 0);
-        assert.equal(kept + (bounded.omitted ?? 0), instructions.length + (skills?.length ?? 0));
+        assert.equal(bounded.profile?.name, profile?.name);
+        assert.deepEqual(bounded.profile?.files, profile?.files?.slice(0, bounded.profile!.files!.length));
+        const kept = bounded.instructions.length + (bounded.skills?.length ?? 0) + (bounded.profile?.files?.length ?? 0);
+        assert.equal(kept + (bounded.omitted ?? 0), instructions.length + (skills?.length ?? 0) + (profile?.files?.length ?? 0));
         // With ids at their bound, escaped to twice their bytes, the line still fits, and reads back as written.
         const record = started(bounded, "\"".repeat(1024));
         const bytes = encodeRecord(record);

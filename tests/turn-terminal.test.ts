@@ -56,6 +56,7 @@ describe("terminal delivery", () => {
         instructions: "test",
         context: { instructions: [] },
         policies: {},
+        profile: { name: "build", tools: {} },
         maxSteps: 2,
         secrets: [],
         workspace: CWD,

@@ -1,6 +1,7 @@
 /**
  * `magi-code config check`: every problem that would make `initialize`
- * fail with `configuration_invalid` or `provider_unavailable`, each with
+ * fail with `configuration_invalid`, `profile_invalid` or
+ * `provider_unavailable`, each with
  * the file and the JSON path where it is. The wire error is a bare code by
  * design (errors never echo input or paths); this command is where a person
  * learns what to fix. It reads what startup reads, in the same order and
@@ -15,6 +16,7 @@ import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BY
 import { catalogProblems } from "./catalog-problems.ts";
 import { instructionNotes, instructionPathProblems } from "./instructions-problems.ts";
 import { mcpApprovalNotes, mcpMergeOf } from "./mcp-problems.ts";
+import { profileProblems } from "./profile-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
 import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
 import {
@@ -43,7 +45,7 @@ export interface ConfigReport {
   readonly checked: readonly string[];
   /** Every problem, in the order startup would meet them. */
   readonly problems: readonly FileProblem[];
-  /** What does not fail startup but a person should know: enabled MCP servers that will not start, skipped or shadowed skills, skipped instruction files. */
+  /** What does not fail startup but a person should know: enabled MCP servers that will not start, skipped or shadowed skills, skipped instruction files, skipped profiles. */
   readonly notes: readonly FileProblem[];
 }
 
@@ -145,7 +147,12 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const merged = mergeSettings(global, project);
   problems.push(...catalogProblems({ global: globalPath, project: projectPath }, global, project, merged));
   if (problems.length > 0) return { checked, problems, notes };
-  const selected = resolveSelection(merged, (name) => runtime.env(name), credentials);
+  const profiles = await profileProblems(runtime, { home, cwd }, { globalPath, projectPath, global, project, merged });
+  checked.push(...profiles.checked);
+  problems.push(...profiles.problems);
+  notes.push(...profiles.notes);
+  if (profiles.primary === null) return { checked, problems, notes };
+  const selected = resolveSelection(merged, (name) => runtime.env(name), credentials, profiles.primary);
   if (!selected.ok) problems.push(selectionProblem(selected.code, merged, project.model?.provider !== undefined ? projectPath! : globalPath));
   const approvals = await mcpApprovalNotes(runtime, { home, cwd, merge: mcp });
   problems.push(...approvals.problems);

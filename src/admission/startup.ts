@@ -1,9 +1,10 @@
 /**
  * The single startup task behind `initialize`: resolve and create `MC_HOME`,
  * capture the context identity, load the credentials file and settings,
- * decide the effective provider and model, read the `AGENTS.md`
- * instructions and, when a skill directory exists, the skills, all locally.
- * No network request is ever made here, and no provider SDK is loaded.
+ * choose the primary agent profile, decide the effective provider and model,
+ * read the `AGENTS.md` instructions and, when a skill directory exists, the
+ * skills, all locally. No network request is ever made here, and no
+ * provider SDK is loaded.
  *
  * @module
  */
@@ -18,6 +19,7 @@ import { resolveInstructionPaths } from "../config/instructions-settings.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
+import { type Profiles, startupProfiles } from "../config/agent-settings.ts";
 import type { SkillRoot, SkillSet } from "../config/skills.ts";
 import type { McpServerDefinition } from "../mcp/definition.ts";
 import type { McpManager } from "../mcp/manager.ts";
@@ -41,6 +43,8 @@ export interface StartupSnapshot {
   readonly selection: Selection;
   /** Provider name to key, from `$MC_HOME/credentials.json`; empty without one. Never logged or sent. */
   readonly credentials: Credentials;
+  /** The primary agent profile and every valid one (`config/agent-settings.ts`, `config/profiles.ts`). */
+  readonly profiles: Profiles;
   /**
    * The instructions chain in prompt order: `$MC_HOME/AGENTS.md`, the
    * project's `AGENTS.md` files from its root down to the cwd, then
@@ -237,14 +241,15 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
   if (!stored.ok) return { ok: false, code: stored.code, contextId };
   const credentials = stored.credentials;
 
-  const loaded = await loadSettings(runtime.fs, {
-    global: joinPath(home, GLOBAL_SETTINGS_FILE),
-    project: await projectSettingsPath(runtime, cwd, home),
-  }, signal);
+  const projectSettings = await projectSettingsPath(runtime, cwd, home);
+  const loaded = await loadSettings(runtime.fs, { global: joinPath(home, GLOBAL_SETTINGS_FILE), project: projectSettings }, signal);
   if (signal.aborted) return cancelled;
   if (!loaded.ok) return { ok: false, code: loaded.code, contextId };
+  const catalog = async () => (await import("../config/profiles.ts")).loadProfiles;
+  const agents = await startupProfiles(runtime.fs, { home, cwd, project: projectSettings !== null }, loaded, signal, catalog);
+  if (!agents.ok) return agents.code === ErrorCode.startupCancelled ? cancelled : { ok: false, code: agents.code, contextId };
 
-  const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials);
+  const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials, agents.profiles.primary);
   if (!selected.ok) return { ok: false, code: selected.code, contextId };
   const userHome = await canonicalUserHome(runtime);
   const root = await projectRoot(runtime.fs, cwd, userHome);
@@ -279,6 +284,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
     settings: loaded.settings,
     selection: selected.selection,
     credentials,
+    profiles: agents.profiles,
     instructions,
     selectionHint,
     ...(mcpServers === undefined ? {} : { mcpServers }),

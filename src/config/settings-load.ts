@@ -29,10 +29,12 @@ type LoadFailure = { ok: false; code: typeof ErrorCode.configurationInvalid | ty
 /**
  * Outcome of {@link loadSettings}. `mcpServers` is present only when a file
  * configures at least one MCP server: each with the file its definition came
- * from (`mcp-merge.ts`), enabled or not, approved or not.
+ * from (`mcp-merge.ts`), enabled or not, approved or not. `userPrimary` is
+ * the global file's `agent.primary`, which a project's choice of primary
+ * profile may only tighten (`profiles.ts`).
  */
 export type LoadSettingsResult =
-  | { ok: true; settings: Settings; mcpServers?: readonly ConfiguredMcpServer[] }
+  | { ok: true; settings: Settings; userPrimary?: string; mcpServers?: readonly ConfiguredMcpServer[] }
   | LoadFailure;
 
 /** One file, its `mcp` section checked. */
@@ -121,15 +123,17 @@ export async function loadSettings(
   const projectSettings: Settings = project.settings;
   if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;
   const merged = mergeSettings(global.settings, project.settings);
+  const userPrimary = global.settings.agent?.primary;
+  const admitted = userPrimary === undefined ? { ok: true, settings: merged } as const : { ok: true, settings: merged, userPrimary } as const;
   // An enabled choice of a provider nobody configured can never be offered: a typo, refused like an unknown model.provider.
   const known = new Set(resolveEndpoints(merged).keys());
   if (unknownCatalogProviders(merged.providers?.catalog, known).length > 0) return INVALID;
-  if (global.mcp === undefined && project.mcp === undefined) return { ok: true, settings: merged };
+  if (global.mcp === undefined && project.mcp === undefined) return admitted;
   const mcp = await loadMcpServers(
     { file: paths.global, mcp: global.mcp },
     paths.project === null ? null : { file: paths.project, mcp: project.mcp },
   );
   if (!mcp.ok) return mcp;
   if (signal.aborted) return cancelled;
-  return mcp.servers.length === 0 ? { ok: true, settings: merged } : { ok: true, settings: merged, mcpServers: mcp.servers };
+  return mcp.servers.length === 0 ? admitted : { ...admitted, mcpServers: mcp.servers };
 }

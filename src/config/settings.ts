@@ -20,6 +20,7 @@ import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
+import { AgentSchema, type AgentSettings, mergeAgentSettings } from "./agent-settings.ts";
 import { type InstructionsSettings, InstructionsSettingsSchema } from "./instructions-settings.ts";
 import type { SkillsSettings } from "./skills-settings.ts";
 
@@ -42,18 +43,14 @@ export const BUILTIN_PROVIDER_NAMES = ["openai", "anthropic", "ollama"] as const
 /** One built-in provider name. */
 export type BuiltinProviderName = typeof BUILTIN_PROVIDER_NAMES[number];
 
-/** Model requests per turn when `agent.max_steps` is unset. */
-export const DEFAULT_MAX_STEPS = 50;
-/** Largest `agent.max_steps` accepted. */
-const MAX_STEPS_LIMIT = 200;
-
 /** Tool names a `tools` entry may use: the built-ins' snake_case, and room for MCP tools. */
 const TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,63}$/;
 const described = v.description;
 
 // JSON Schema cannot count UTF-8 bytes or see lone surrogates, so it gets maxLength 256
 // (implied: UTF-8 never needs fewer bytes than UTF-16 units) and the control pattern.
-const ModelIdSchema = v.pipe(
+/** A model id, in settings and in an agent profile. */
+export const ModelIdSchema = v.pipe(
   v.string(),
   v.minLength(1),
   v.maxLength(256),
@@ -142,19 +139,6 @@ const ToolsSchema = v.pipe(
   described("Approval policy per tool name. A project file may only make a policy stricter (allow < ask < deny)."),
 );
 
-const AgentSchema = v.pipe(
-  exactObject({
-    max_steps: v.exactOptional(v.pipe(
-      v.number(),
-      v.integer(),
-      v.minValue(1),
-      v.maxValue(MAX_STEPS_LIMIT),
-      described(`Model requests per turn, 1-${MAX_STEPS_LIMIT}; default ${DEFAULT_MAX_STEPS}.`),
-    )),
-  }),
-  described("Limits of one turn."),
-);
-
 const SECTIONS = {
   $schema: v.exactOptional(v.pipe(v.string(), described("JSON Schema URL for editors; ignored at runtime."))),
   model: v.exactOptional(v.pipe(
@@ -212,11 +196,6 @@ export interface ModelSettings {
   readonly effort?: Effort;
 }
 
-export interface AgentSettings {
-  /** Model requests per turn; the runner applies {@link DEFAULT_MAX_STEPS} when unset. */
-  readonly max_steps?: number;
-}
-
 /** A validated settings file, or the merge of two. `$schema` is an editor hint, ignored at runtime. */
 export interface Settings {
   readonly $schema?: string;
@@ -259,7 +238,8 @@ export function parseSettingsText(text: string): ParseSettingsResult {
 
 /**
  * Merges global and project settings; the project wins. `model` and `agent`
- * merge field by field, `tools` per tool name, `providers.endpoints` per name
+ * merge field by field (but a project's `agent.disabled_subagents` adds to
+ * the global list), `tools` per tool name, `providers.endpoints` per name
  * and, within a name, field by field; `instructions.paths` is the global
  * list then the project's; `skills.disabled` is the union of both lists. A
  * section present on either side is present in the result. Whether the
@@ -288,7 +268,7 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     // Own entries only, through fromEntries, for the same prototype reason as endpoints.
     out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
   }
-  if (global.agent !== undefined || project.agent !== undefined) out.agent = { ...global.agent, ...project.agent };
+  if (global.agent !== undefined || project.agent !== undefined) out.agent = mergeAgentSettings(global.agent, project.agent);
   if (global.instructions !== undefined || project.instructions !== undefined) {
     out.instructions = { paths: [...(global.instructions?.paths ?? []), ...(project.instructions?.paths ?? [])] };
   }

@@ -25,6 +25,7 @@
 import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../host/runtime.ts";
 import { isWithin, isWithinHome } from "../policy/workspace-paths.ts";
 import { joinPath } from "../util/paths.ts";
+import { readUpTo } from "../util/read-up-to.ts";
 import { checkSkillText, type SkillFields, type SkillProblem } from "./skill-frontmatter.ts";
 import { isSkillName } from "./skills-settings.ts";
 
@@ -152,17 +153,6 @@ async function readSkillFile(fs: FileSystem, directory: string, project: boolean
     if (error instanceof TypeError) return { note: "SKILL.md is not UTF-8 text" };
     return { note: isRuntimeError(error, RuntimeErrorCode.notFound) ? "there is no SKILL.md" : "SKILL.md cannot be read" };
   }
-}
-
-async function readUpTo(handle: { read(buffer: Uint8Array, position: number): Promise<number> }, max: number): Promise<Uint8Array> {
-  const buffer = new Uint8Array(max);
-  let length = 0;
-  while (length < max) {
-    const count = await handle.read(buffer.subarray(length), length);
-    if (count === 0) break;
-    length += count;
-  }
-  return buffer.subarray(0, length);
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Endpoint } from "../config/providers.ts";
 import type { Skill } from "../config/skills.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
-import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts";
 import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
 
@@ -30,7 +30,9 @@ export interface RunConfig {
   readonly skills: readonly Skill[];
   /** Tool approval policies from settings. */
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;
-  /** Most model requests per turn. */
+  /** The agent profile's policies, which only tighten `policies` (and an MCP tool's own). */
+  readonly profile: ProfilePolicies;
+  /** Most model requests per turn: the settings' bound, or the profile's when smaller. */
   readonly maxSteps: number;
   /** Known secret values to redact. */
   readonly secrets: readonly string[];

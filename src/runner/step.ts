@@ -167,6 +167,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     io,
     broker: context.broker,
     policies: config.policies,
+    profile: config.profile,
     external: config.external,
     nextActivityId: context.nextActivityId,
     tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },

@@ -5,7 +5,8 @@
  * `instructions.paths` names), so the most specific guidance comes last and
  * wins where they disagree, each file introduced by where it came from so
  * the model can tell a package's rules from the repository's; then the
- * enabled skills' names and descriptions (`skills-prompt.ts`).
+ * enabled skills' names and descriptions (`skills-prompt.ts`); last the
+ * agent profile's body, which says what kind of agent this window runs.
  *
  * @module
  */
@@ -35,8 +36,13 @@ function heading(file: Instruction): string {
   }
 }
 
-/** Builds the system prompt from the base instructions, the loaded `files`, in order, and the enabled `skills`. */
-export function systemPrompt(files: readonly Instruction[], workspace: string, skills: readonly Pick<Skill, "name" | "description">[] = []): string {
+/** Builds the system prompt from the base instructions, the loaded `files`, in order, the enabled `skills` and `profile`'s body. */
+export function systemPrompt(
+  files: readonly Instruction[],
+  workspace: string,
+  skills: readonly Pick<Skill, "name" | "description">[] = [],
+  profile?: { readonly name: string; readonly body: string },
+): string {
   const sections = [BASE, `The workspace root is ${workspace}.`];
   const texts = files.flatMap((file) => {
     const text = file.text.trim();
@@ -45,5 +51,6 @@ export function systemPrompt(files: readonly Instruction[], workspace: string, s
   if (texts.length > 0) sections.push(ORDER, ...texts);
   const listed = skillsSection(skills);
   if (listed !== null) sections.push(listed);
+  if (profile !== undefined && profile.body !== "") sections.push(`The "${profile.name}" agent profile this window runs as:\n\n${profile.body}`);
   return sections.join("\n\n");
 }

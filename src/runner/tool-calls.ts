@@ -18,7 +18,7 @@ import { type RunIO, RunStop } from "./run-output.ts";
 import { approvalSummary, prepareCall, prepareExternalCall } from "./tools/invoke.ts";
 import type { ExternalTools } from "./tools/external.ts";
 import { boundSummary } from "./tools/tool-text.ts";
-import { resolvePolicy } from "../policy/tool-policies.ts";
+import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/tool-policies.ts";
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
@@ -33,6 +33,8 @@ export interface ToolStepContext {
   readonly tool: ToolContext;
   /** Policies from settings, by tool name (built-in tools only). */
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;
+  /** The agent profile's policies, applied after the settings' and only ever tightening them. */
+  readonly profile: ProfilePolicies;
   /** Tools from outside the runner, or null. */
   readonly external: ExternalTools | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
@@ -43,6 +45,9 @@ type ActivityState = "started" | "completed" | "failed";
 
 const DENIED_BY_SETTINGS = "The tool call was denied by the user's settings. Do not retry it.";
 const DENIED_BY_USER = "The user denied this tool call.";
+// Profile names are 1-64 of [a-z0-9-] (agent-settings.ts): safe to name in a result and a summary.
+const deniedByProfile = (profile: string, tool: string) =>
+  `The tool call was denied: this window runs as the "${profile}" agent profile, which does not allow ${tool}. Do not retry it.`;
 const EXPIRED = "No one answered the approval request in time, so this tool call was not run. Do not retry it unless the user asks.";
 
 /** Runs `calls` one after another; returns their results in call order. Throws {@link RunStop} on cancellation or output failure. */
@@ -78,11 +83,12 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await activity(io, activityId, name, "failed", `${name}: arguments were not valid JSON`);
     return result("The arguments were not valid JSON.", true);
   }
-  const policy = builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy;
+  const { policy, byProfile } = profilePolicy(builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy, call.name, context.profile);
   if (policy === "deny") {
     // Nothing is prepared: a denied tool does not even look at the filesystem.
-    await activity(io, activityId, name, "failed", `${name} (denied by settings)`);
-    return result(DENIED_BY_SETTINGS, true);
+    const profile = context.profile.name;
+    await activity(io, activityId, name, "failed", byProfile ? `${name} (denied by the ${profile} profile)` : `${name} (denied by settings)`);
+    return result(byProfile ? deniedByProfile(profile, name) : DENIED_BY_SETTINGS, true);
   }
   const prepared = builtin !== undefined ? await prepareCall(builtin, args, context.tool) : await prepareExternalCall(external!, args, context.tool);
   if (!isPrepared(prepared)) {

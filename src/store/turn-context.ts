@@ -9,7 +9,7 @@
  * see" in one place: `instructions` (the `AGENTS.md` chain and
  * `instructions.paths`), `skills` (the skills the system prompt lists: their
  * names and descriptions are what it used, and `system_sha256` covers them)
- * and the slot `profile` (the agent profile whose body it carries).
+ * and `profile` (the agent profile the turn ran as, with its files).
  *
  * Nothing a reader derives from a history (replay, entries, listing,
  * selection) depends on it, so an older release may ignore the field, and
@@ -58,12 +58,13 @@ export const TurnContextSchema = v.object({
   instructions: v.array(FileDigestSchema),
   /** The skills the system prompt listed, in prompt order; absent when it listed none. */
   skills: v.exactOptional(v.array(SkillEntrySchema)),
-  /** Slot for the agent profile whose body the system prompt carried (no `path` for a built-in). */
+  /**
+   * The agent profile the turn ran as and the files it was read from, in
+   * layering order (absent for a built-in; `system_sha256` covers the body).
+   */
   profile: v.exactOptional(v.object({
     name: TextSchema,
-    path: v.exactOptional(TextSchema),
-    sha256: v.exactOptional(Sha256Schema),
-    bytes: v.exactOptional(CountSchema),
+    files: v.exactOptional(v.array(FileDigestSchema)),
   })),
   /** List entries left out to keep the record within its bound; absent when none were. */
   omitted: v.exactOptional(CountSchema),
@@ -84,8 +85,8 @@ const SYSTEM_DIGEST_BYTES = 96;
 const encoder = new TextEncoder();
 const encodedBytes = (value: unknown): number => encoder.encode(JSON.stringify(value)).length;
 
-/** The list parts, which are the ones that can grow. */
-const LISTS = ["instructions", "skills"] as const;
+/** The list parts, which are the ones that can grow (`profile` for `profile.files`). */
+const LISTS = ["instructions", "skills", "profile"] as const;
 
 /**
  * `context` as recorded: unchanged when its encoding, with the
@@ -101,7 +102,7 @@ export function boundTurnContext(context: TurnContextParts): TurnContextParts {
   const budget = room - 32;
   let size = encodedBytes(context);
   if (size <= room) return context;
-  const lists = { instructions: [...context.instructions], skills: [...(context.skills ?? [])] };
+  const lists = { instructions: [...context.instructions], skills: [...(context.skills ?? [])], profile: [...(context.profile?.files ?? [])] };
   let omitted = context.omitted ?? 0;
   while (size > budget) {
     const longest = LISTS.reduce((a, b) => (lists[b].length > lists[a].length ? b : a));
@@ -115,6 +116,7 @@ export function boundTurnContext(context: TurnContextParts): TurnContextParts {
     ...context,
     instructions: lists.instructions,
     ...(context.skills === undefined ? {} : { skills: lists.skills }),
+    ...(context.profile === undefined ? {} : { profile: { ...context.profile, ...(context.profile.files === undefined ? {} : { files: lists.profile }) } }),
     omitted,
   };
 }

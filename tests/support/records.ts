@@ -56,7 +56,7 @@ export const turnContextArb: fc.Arbitrary<TurnContext> = fc.tuple(
     {
       instructions: fc.array(fileDigestArb, { maxLength: 4 }),
       skills: fc.array(skillEntryArb, { maxLength: 3 }),
-      profile: fc.record({ name: textArb(20), path: textArb(40), sha256: sha256Arb, bytes: countArb }, { noNullPrototype: true, requiredKeys: ["name"] }),
+      profile: fc.record({ name: textArb(20), files: fc.array(fileDigestArb, { maxLength: 3 }) }, { noNullPrototype: true, requiredKeys: ["name"] }),
     },
     { noNullPrototype: true, requiredKeys: ["instructions"] },
   ),
