@@ -13,11 +13,12 @@ import { describe, it } from "node:test";
 import { AgentClient, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
 import { ErrorCodeSchema } from "../src/protocol/events.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { CAPABILITIES } from "../src/protocol/methods.ts";
+import { CAPABILITIES, type MethodName } from "../src/protocol/methods.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const INSTANCE = "0190b8a4-5d6e-7f00-8a00-000000000001";
+const LISTING = { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] };
 const STATUS = { state: "idle", readiness: "ready", provider: "p", model: "m", context_id: "c", session_id: null, run_id: null, selection: null };
 
 /** A peer: what the client wrote, line by line, and a way to write frames back. */
@@ -73,6 +74,10 @@ class Peer {
     this.frame({ type: "response", id, result });
   }
 
+  error(id: string, code: string): void {
+    this.frame({ type: "response", id, error: { code } });
+  }
+
   event(event: string, data: Record<string, unknown>): void {
     this.frame({ type: "event", event, data: { session_id: "s1", run_id: "run1", ...data } });
   }
@@ -82,12 +87,12 @@ class Peer {
   }
 }
 
-/** A peer whose client is initialized with every capability. */
-async function initialized(capabilities: readonly string[] = CAPABILITIES): Promise<Peer> {
+/** A peer whose client is initialized with `capabilities` advertised (every one by default), requiring `required`, under `limits`. */
+async function initialized(capabilities: readonly string[] = CAPABILITIES, required: readonly MethodName[] = ["turn.start"], limits: object = LIMITS): Promise<Peer> {
   const peer = new Peer();
-  const init = peer.client.initialize(["turn.start"]);
+  const init = peer.client.initialize(required);
   const request = await peer.requested(1);
-  peer.result(request.id, { capabilities, limits: LIMITS, status: STATUS });
+  peer.result(request.id, { capabilities, limits, status: STATUS });
   await init;
   return peer;
 }
@@ -241,7 +246,7 @@ describe("the client library against a scripted peer", () => {
     peer.frame({ type: "response", id: "c2", error: { code: "busy" } });
     const again = await peer.requested(3);
     assert.deepEqual([again.id, again.method], ["c3", "session.list"]);
-    peer.result("c3", { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] });
+    peer.result("c3", LISTING);
     const page = await peer.requested(4);
     assert.equal(page.method, "history.page");
     peer.result(page.id, { session_id: "s1", revision: "r1", entries: [], next_cursor: null, complete: true });
@@ -260,7 +265,6 @@ describe("the client library against a scripted peer", () => {
     const init = peer.client.initialize(["session.list", "operation.cancel"]);
     peer.result((await peer.requested(1)).id, { capabilities: CAPABILITIES, limits: LIMITS, status: STATUS });
     await init;
-    const LIST = { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] };
     const stop = new AbortController();
     const won = peer.client.request("session.list", {}, { signal: stop.signal });
     const statuses = Array.from({ length: 18 }, () => peer.client.request("status", {}));
@@ -270,9 +274,9 @@ describe("the client library against a scripted peer", () => {
     const cancel = await peer.requested(16);
     assert.deepEqual([cancel.method, cancel.params], ["operation.cancel", { id: "c2" }]);
     // The listing completed before the cancel reached it: its result is the answer, the cancel is stale.
-    peer.result("c2", LIST);
+    peer.result("c2", LISTING);
     peer.frame({ type: "response", id: cancel.id, error: { code: "stale_operation" } });
-    assert.deepEqual(await won, LIST);
+    assert.deepEqual(await won, LISTING);
     for (let n = 3; n <= 15; n++) peer.result(`c${n}`, STATUS);
     await peer.requested(21);
     for (const request of peer.requests.slice(16)) peer.result(request.id, STATUS);
@@ -294,7 +298,7 @@ describe("the client library against a scripted peer", () => {
     const sent = await peer.requested(2);
     stop.abort();
     await assert.rejects(discarded, (error: unknown) => error instanceof RequestAborted && error.outcome === "discarded");
-    peer.result(sent.id, { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] });
+    peer.result(sent.id, LISTING);
     await settled();
     assert.equal(peer.client.failure, null, "the dropped response is no violation");
     assert.equal(peer.requests.length, 2, "no operation.cancel");
@@ -311,6 +315,47 @@ describe("the client library against a scripted peer", () => {
     await assert.rejects(peer.client.request("status", {}), (error: unknown) => error instanceof RequestRefused);
     peer.end();
     await stopping;
+  });
+
+  for (const trigger of ["signal", "timeout"] as const) {
+    it(`a session.list given up by its ${trigger} after sending, then answered busy, rejects RequestAborted "not_sent" and is never sent again`, async () => {
+      const peer = await initialized(CAPABILITIES, ["session.list", "operation.cancel"]);
+      const stop = new AbortController();
+      const listing = peer.client.request("session.list", { limit: 1 }, trigger === "signal" ? { signal: stop.signal } : { timeoutMs: 0 });
+      const outcome = listing.then(() => "resolved", (error: unknown) => error);
+      const sent = await peer.requested(2);
+      stop.abort(new Error("the user pressed Stop"));
+      const cancel = await peer.requested(3);
+      assert.deepEqual([cancel.method, cancel.params], ["operation.cancel", { id: sent.id }]);
+      // The child's worker was still stopping an earlier cancelled operation: busy (nothing ran), and the cancel finds nothing.
+      peer.error(sent.id, "busy");
+      peer.error(cancel.id, "stale_operation");
+      // Whichever comes first: the caller's answer, or the given-up listing written again.
+      const first = await Promise.race([outcome, peer.requested(4).then((again) => `sent again as ${again.method}`)]);
+      assert.ok(first instanceof RequestAborted, String(first));
+      assert.deepEqual([first.outcome, first.timedOut], ["not_sent", trigger === "timeout"]);
+      // The lane is free: the next session operation is the next request written.
+      const next = peer.client.request("session.list", { limit: 2 });
+      const written = await peer.requested(4);
+      assert.deepEqual([written.method, written.params], ["session.list", { limit: 2 }]);
+      peer.result(written.id, LISTING);
+      assert.deepEqual(await next, LISTING);
+    });
+  }
+
+  it("during a run, a session.list given up after sending and answered busy rejects RequestAborted, not ProtocolError busy", async () => {
+    const peer = await initialized(CAPABILITIES, ["session.list", "operation.cancel", "turn.start"]);
+    const started = peer.client.startTurn("s1", "hi");
+    peer.result((await peer.requested(2)).id, { run_id: "run1", accepted: true });
+    await started;
+    const stop = new AbortController();
+    const listing = peer.client.request("session.list", { limit: 1 }, { signal: stop.signal });
+    const sent = await peer.requested(3);
+    stop.abort();
+    const cancel = await peer.requested(4);
+    peer.error(sent.id, "busy");
+    peer.error(cancel.id, "stale_operation");
+    await assert.rejects(listing, (error: unknown) => error instanceof RequestAborted && error.outcome === "not_sent");
   });
 });
 

@@ -65,7 +65,7 @@ export class RequestRefused extends Error {
 
 /** How an aborted request ended, as far as the client knows. */
 export type AbortOutcome =
-  /** It was still queued: nothing was sent. */
+  /** Nothing ran: it was still queued, or the child refused it `busy` after the client's `operation.cancel` (it is never sent again). */
   | "not_sent"
   /** The child answered it `operation_cancelled` after the client's `operation.cancel`. */
   | "cancelled"
@@ -85,7 +85,7 @@ export class RequestAborted extends Error {
   constructor(method: string, outcome: AbortOutcome, timedOut: boolean, cause: unknown) {
     const how = timedOut ? "timed out" : "aborted";
     const what = outcome === "not_sent"
-      ? "before it was sent"
+      ? "before it ran"
       : outcome === "cancelled"
       ? "and the child cancelled it"
       : "after it was sent; it cannot be cancelled, so the child may still act on it and its response will be discarded";
