@@ -357,6 +357,21 @@ describe("the client library against a scripted peer", () => {
     peer.error(cancel.id, "stale_operation");
     await assert.rejects(listing, (error: unknown) => error instanceof RequestAborted && error.outcome === "not_sent");
   });
+
+  it("shutdown goes out at once while the full window holds back a turn.cancel, which is then refused", async () => {
+    const peer = await initialized();
+    const statuses = Array.from({ length: 14 }, () => peer.client.request("status", {}).catch((error: unknown) => error));
+    const cancels = Array.from({ length: 3 }, () => peer.client.request("turn.cancel", { session_id: "s1", run_id: "r" }).catch((error: unknown) => error));
+    await settled();
+    assert.equal(peer.requests.length, 1 + 16, "the third turn.cancel waits for a slot");
+    const stopping = peer.client.shutdown();
+    await settled();
+    assert.deepEqual(peer.requests.slice(17).map((r) => r.method), ["shutdown"]);
+    assert.ok((await cancels[2]) instanceof RequestRefused, "the waiting turn.cancel was refused");
+    peer.end();
+    await stopping;
+    await Promise.all([...statuses, ...cancels]);
+  });
 });
 
 /** Lets every queued microtask and the next macrotask run. */
