@@ -372,6 +372,16 @@ describe("the client library against a scripted peer", () => {
     await stopping;
     await Promise.all([...statuses, ...cancels]);
   });
+
+  it("refuses a timeoutMs above 2**31 - 1 ms (a timer cannot wait longer) with a RangeError, sending nothing; 2**31 - 1 is kept", async () => {
+    const peer = await initialized();
+    await assert.rejects(peer.client.request("status", {}, { timeoutMs: 2 ** 31 }), RangeError);
+    await assert.rejects(peer.client.request("status", {}, { timeoutMs: Infinity }), RangeError);
+    assert.equal(peer.requests.length, 1);
+    const status = peer.client.request("status", {}, { timeoutMs: 2 ** 31 - 1 });
+    peer.result((await peer.requested(2)).id, STATUS);
+    assert.equal((await status).state, "idle");
+  });
 });
 
 /** Lets every queued microtask and the next macrotask run. */

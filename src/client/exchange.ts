@@ -17,7 +17,7 @@ import type { MethodName } from "../protocol/methods.ts";
 import { RESULTS } from "../protocol/results.ts";
 import { ProtocolError, RequestAborted, RequestRefused } from "./errors.ts";
 import { EXCLUSIVE, Outbox } from "./outbox.ts";
-import { arm, CANCELLABLE, type Pending, pending, type RequestOptions, settle } from "./requests.ts";
+import { arm, CANCELLABLE, MAX_TIMEOUT_MS, type Pending, pending, type RequestOptions, settle } from "./requests.ts";
 
 /** How often, and after how long a first wait (doubling), an exclusive request answered `busy` by a cancelled operation's tail is sent again. */
 const BUSY_RETRIES = 10;
@@ -73,7 +73,7 @@ export class Exchange {
     const refuse = (why: string) => Promise.reject(new RequestRefused(method, why));
     if (this.#shutdownSent) return refuse("shutdown was already sent");
     const timeout = options.timeoutMs;
-    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0)) return Promise.reject(new RangeError("timeoutMs must be a finite number >= 0"));
+    if (timeout !== undefined && !(timeout >= 0 && timeout <= MAX_TIMEOUT_MS)) return Promise.reject(new RangeError(`timeoutMs must be a number from 0 to ${MAX_TIMEOUT_MS}`));
     const limits = this.#port.limits();
     // An over-long frame would make the child close the connection; refuse it here, measured with the longest id.
     if (frame(`c${limits.request_ids}`, method, params).length - 1 > limits.input_frame_bytes) return refuse("the request is over the frame bound");

@@ -20,6 +20,9 @@ export const CANCELLABLE: ReadonlySet<MethodName> = new Set<MethodName>([
   "model.refresh",
 ]);
 
+/** The longest `timeoutMs`, about 24.8 days: a timer's delay is a signed 32-bit count, and a longer one would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** Per-request options of `AgentClient.request`. */
 export interface RequestOptions {
   /**
@@ -32,7 +35,11 @@ export interface RequestOptions {
    * (`outcome: "discarded"`) and its response is dropped.
    */
   readonly signal?: AbortSignal;
-  /** Milliseconds from the call (queueing included) after which the request is given up as an abort would. */
+  /**
+   * Milliseconds from the call (queueing included) after which the request
+   * is given up as an abort would; 0 to {@link MAX_TIMEOUT_MS}, else the
+   * call rejects with a `RangeError`.
+   */
   readonly timeoutMs?: number;
 }
 
