@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { RequestAborted } from "../src/client/mod.ts";
+import { RequestAborted, type RequestMethod } from "../src/client/mod.ts";
 import type { MethodName } from "../src/protocol/methods.ts";
 import { type FakeProvider, Gate, startFakeProvider } from "./support/fake-provider.ts";
 import { guarded } from "./support/hang-guard.ts";
@@ -69,7 +69,7 @@ type Trigger = "signal" | "timeout";
  * response to it (read even when the caller was answered without it), and
  * a next session operation that is not refused busy.
  */
-async function giveUp(agent: TappedAgent, method: MethodName, params: object, trigger: Trigger, negotiated: boolean): Promise<void> {
+async function giveUp(agent: TappedAgent, method: RequestMethod, params: object, trigger: Trigger, negotiated: boolean): Promise<void> {
   const controller = new AbortController();
   const from = agent.requests.length;
   let cancelSent!: () => void;

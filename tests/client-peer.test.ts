@@ -382,6 +382,15 @@ describe("the client library against a scripted peer", () => {
     peer.result((await peer.requested(2)).id, STATUS);
     assert.equal((await status).state, "idle");
   });
+
+  it("refuses request(\"turn.start\") without sending it, pointing at startTurn(), which follows the run's events", async () => {
+    const peer = await initialized();
+    // @ts-expect-error turn.start is not a request(): its run's events need the Run that startTurn() registers.
+    const refused = peer.client.request("turn.start", { session_id: "s1", prompt: "hi" });
+    await assert.rejects(refused, (error: unknown) => error instanceof RequestRefused && /startTurn\(\)/.test(error.message));
+    await settled();
+    assert.equal(peer.requests.length, 1);
+  });
 });
 
 /** Lets every queued microtask and the next macrotask run. */

@@ -46,6 +46,9 @@ export interface AgentClientOptions {
   readonly stderrTail?: () => string;
 }
 
+/** The methods {@link AgentClient.request} sends: every one but `turn.start`, which {@link AgentClient.startTurn} sends. */
+export type RequestMethod = Exclude<MethodName, "turn.start">;
+
 /** Methods a client may send whatever the server advertised: the ones that open and end a connection. */
 const ALWAYS: ReadonlySet<string> = new Set(["initialize", "shutdown", "status"]);
 
@@ -119,9 +122,13 @@ export class AgentClient {
    * requests are unanswered (4 during a run) and the rest wait in order;
    * session, history, catalog and selection operations and `turn.start` go
    * one at a time; `shutdown`, `turn.cancel`, `operation.cancel` and
-   * `approval.answer` skip the queue (src/client/outbox.ts).
+   * `approval.answer` skip the queue (src/client/outbox.ts). `turn.start`
+   * is {@link startTurn}'s: its run's events need the {@link Run} that
+   * registers, so here it is refused (`RequestRefused`, nothing sent).
    */
-  request<M extends MethodName>(method: M, params: MethodParams<M>, options: RequestOptions = {}): Promise<MethodResult<M>> {
+  request<M extends RequestMethod>(method: M, params: MethodParams<M>, options: RequestOptions = {}): Promise<MethodResult<M>> {
+    // Typed out, but a JavaScript caller (or a cast) can still pass it; sent, its run's first event would end the connection.
+    if ((method as MethodName) === "turn.start") return Promise.reject(new RequestRefused(method, "use startTurn(), which follows the run's events"));
     return this.#submit(method, params, options);
   }
 

@@ -9,7 +9,7 @@
  * @module
  */
 
-export { AgentClient, type AgentClientOptions, type AgentStreams, isProtocolError } from "./client.ts";
+export { AgentClient, type AgentClientOptions, type AgentStreams, isProtocolError, type RequestMethod } from "./client.ts";
 export {
   type AbortOutcome,
   ConnectionClosed,
