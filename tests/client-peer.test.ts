@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { AgentClient, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
+import { AgentClient, ConnectionClosed, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
 import { ErrorCodeSchema } from "../src/protocol/events.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { CAPABILITIES, type MethodName } from "../src/protocol/methods.ts";
@@ -391,6 +391,51 @@ describe("the client library against a scripted peer", () => {
     await settled();
     assert.equal(peer.requests.length, 1);
   });
+
+  it("startTurn() given up while it waits for the lane is never sent; once sent it is discarded, and the run it started is still followed", async () => {
+    const peer = await initialized(CAPABILITIES, ["turn.start", "session.list"]);
+    const listing = peer.client.request("session.list", {});
+    const queued = new AbortController();
+    const withdrawn = peer.client.startTurn("s1", "first", {}, { signal: queued.signal });
+    await settled();
+    queued.abort();
+    await assert.rejects(withdrawn, (error: unknown) => error instanceof RequestAborted && error.method === "turn.start" && error.outcome === "not_sent");
+    peer.result((await peer.requested(2)).id, LISTING);
+    await listing;
+
+    const seen: string[] = [];
+    const given = peer.client.startTurn("s1", "second", { onEvent: ({ event }) => seen.push(event) }, { timeoutMs: 0 });
+    const turn = await peer.requested(3);
+    assert.deepEqual([turn.method, turn.params.prompt], ["turn.start", "second"], "the withdrawn turn was never written");
+    await assert.rejects(given, (error: unknown) => error instanceof RequestAborted && error.outcome === "discarded" && error.timedOut);
+    // The child admitted it anyway: its events reach the handlers and are no violation.
+    peer.result(turn.id, { run_id: "run1", accepted: true });
+    peer.event("run.finished", finished);
+    const status = peer.client.request("status", {});
+    peer.result((await peer.requested(4)).id, STATUS);
+    await status;
+    assert.equal(peer.client.failure, null);
+    assert.deepEqual(seen, ["run.finished"]);
+  });
+
+  for (const trigger of ["signal", "timeout", "signal aborted before the call"] as const) {
+    it(`initialize() given up by its ${trigger} rejects RequestAborted and closes the connection`, async () => {
+      const peer = new Peer();
+      const stop = new AbortController();
+      if (trigger === "signal aborted before the call") stop.abort();
+      const init = peer.client.initialize(["shutdown"], trigger === "timeout" ? { timeoutMs: 0 } : { signal: stop.signal });
+      if (trigger === "signal") {
+        await peer.requested(1);
+        stop.abort();
+      }
+      const outcome = trigger === "signal aborted before the call" ? "not_sent" : "discarded";
+      await assert.rejects(init, (error: unknown) => error instanceof RequestAborted && error.method === "initialize" && error.outcome === outcome);
+      await peer.client.closed;
+      assert.ok(peer.ended, "the child's stdin is closed");
+      assert.ok(peer.client.failure instanceof ConnectionClosed, String(peer.client.failure));
+      await assert.rejects(peer.client.request("status", {}), (error: unknown) => error === peer.client.failure);
+    });
+  }
 });
 
 /** Lets every queued microtask and the next macrotask run. */

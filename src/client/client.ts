@@ -19,7 +19,7 @@ import type { MethodName, MethodParams } from "../protocol/methods.ts";
 import { NEGOTIATED } from "../protocol/negotiation.ts";
 import type { InitializeResult, MethodResult } from "../protocol/results.ts";
 import { explainEnding } from "./ending.ts";
-import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestRefused } from "./errors.ts";
+import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused } from "./errors.ts";
 import { Exchange } from "./exchange.ts";
 import { type OutputFrame, readOutputFrame } from "./frames.ts";
 import { readFrames } from "./lines.ts";
@@ -104,9 +104,21 @@ export class AgentClient {
     return this.#initialized?.capabilities.includes(capability) ?? false;
   }
 
-  /** Sends `initialize` requiring `capabilities`; later requests are checked against what it advertises. */
-  async initialize(capabilities: readonly MethodName[]): Promise<InitializeResult> {
-    const result = await this.request("initialize", { required_capabilities: [...capabilities] });
+  /**
+   * Sends `initialize` requiring `capabilities`; later requests are checked
+   * against what it advertises. Refused with a wire code (say
+   * `unsupported_capability`), it may be sent again. Given up through
+   * `options` (see {@link RequestOptions}; `initialize` cannot be cancelled
+   * by id) it rejects with `RequestAborted` and the connection is closed:
+   * the child may still initialize, with the client unable to know how, so
+   * `failure` is then a {@link ConnectionClosed}, every later request
+   * rejects with it, and {@link close} collects the child's exit.
+   */
+  async initialize(capabilities: readonly MethodName[], options: RequestOptions = {}): Promise<InitializeResult> {
+    const result = await this.request("initialize", { required_capabilities: [...capabilities] }, options).catch((error: unknown) => {
+      if (error instanceof RequestAborted) this.#fail(new ConnectionClosed("initialize was given up (aborted or timed out), so the connection was closed"));
+      throw error;
+    });
     this.#initialized = result;
     this.#required = new Set(capabilities);
     this.#exchange.fit(result.limits.pending_output_frames);
@@ -135,9 +147,15 @@ export class AgentClient {
   /**
    * Sends `turn.start` and resolves with the admitted {@link Run}; `handlers`
    * see every event in order, including those read together with the
-   * admission. Admission is not success: await `run.finished`.
+   * admission. Admission is not success: await `run.finished`. Given up
+   * through `options` while it still waits (for the lane or the window),
+   * it is never sent (`RequestAborted`, `not_sent`); once sent it cannot be
+   * taken back: the promise rejects at once (`discarded`), and a run the
+   * child admits anyway is still followed, its events going to `handlers`
+   * (whose `run` argument can `cancel()` it), so the connection stays
+   * valid. To stop a run the caller holds, use `run.cancel()`.
    */
-  startTurn(sessionId: string, prompt: string, handlers: RunHandlers = {}): Promise<Run> {
+  startTurn(sessionId: string, prompt: string, handlers: RunHandlers = {}, options: RequestOptions = {}): Promise<Run> {
     let run: Run | null = null;
     const port = {
       answer: (runId: string, approvalId: string, allow: boolean) =>
@@ -148,7 +166,7 @@ export class AgentClient {
       run = new Run(sessionId, result.run_id, port, handlers);
       this.#runs.set(result.run_id, run);
     };
-    return this.#submit("turn.start", { session_id: sessionId, prompt }, {}, onResult).then(() => run!);
+    return this.#submit("turn.start", { session_id: sessionId, prompt }, options, onResult).then(() => run!);
   }
 
   /**
