@@ -392,6 +392,27 @@ describe("the client library against a scripted peer", () => {
     assert.equal(peer.requests.length, 1);
   });
 
+  it("a child publishing pending_output_frames 6 gets a window of 3, during a run too: 1 ordinary request, the urgent ones up to 3", async () => {
+    const peer = await initialized(CAPABILITIES, ["turn.start"], { ...LIMITS, pending_output_frames: 6 });
+    const before = Array.from({ length: 3 }, () => peer.client.request("status", {}).catch((error: unknown) => error));
+    await settled();
+    assert.equal(peer.requests.length, 1 + 1, "outside a run: 3, less the 2 urgent slots");
+    peer.result(peer.requests[1]!.id, STATUS);
+    peer.result((await peer.requested(3)).id, STATUS);
+    peer.result((await peer.requested(4)).id, STATUS);
+    await Promise.all(before);
+    const started = peer.client.startTurn("s1", "hi");
+    peer.result((await peer.requested(5)).id, { run_id: "run1", accepted: true });
+    const run = await started;
+    const statuses = Array.from({ length: 4 }, () => peer.client.request("status", {}).catch((error: unknown) => error));
+    const cancels = Array.from({ length: 4 }, () => peer.client.request("turn.cancel", { session_id: "s1", run_id: "run1" }).catch((error: unknown) => error));
+    await settled();
+    assert.deepEqual(peer.requests.slice(5).map((r) => r.method), ["status", "turn.cancel", "turn.cancel"]);
+    peer.end();
+    await assert.rejects(run.finished);
+    await Promise.all([...statuses, ...cancels]);
+  });
+
   it("startTurn() given up while it waits for the lane is never sent; once sent it is discarded, and the run it started is still followed", async () => {
     const peer = await initialized(CAPABILITIES, ["turn.start", "session.list"]);
     const listing = peer.client.request("session.list", {});
