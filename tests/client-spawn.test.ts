@@ -20,7 +20,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { ConnectionClosed, SpawnError, type SpawnFailure } from "../src/client/mod.ts";
+import { ConnectionClosed, ProtocolViolation, SpawnError, type SpawnFailure } from "../src/client/mod.ts";
 import { binPath, spawnAgent } from "../runtime/node-client.ts";
 import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
 import { guarded } from "./support/hang-guard.ts";
@@ -89,6 +89,27 @@ describe("spawnAgent() failures name their cause", () => {
       assert.equal(await agent.close(), 2);
     });
   }
+
+  it("a wrong command that prints to stdout and exits before initialize answers is \"exited\", with its code and stderr, not a protocol violation", async () => {
+    const script = 'process.stderr.write("not-magi-code: unknown command serve\\n"); process.stdout.write("Usage: not-magi-code [options]\\n"); process.exitCode = 3;';
+    const agent = spawnAgent({ command: nodeBinary(), args: ["-e", script], cwd: root });
+    const error = await spawnFails(agent.initialize(["shutdown"]), "exited", "code 3");
+    assert.equal(error.exitCode, 3);
+    assert.match(error.stderr, /unknown command serve/);
+    assert.match(error.message, /not a protocol frame/);
+    assert.equal(await agent.close(), 3);
+  });
+
+  it("a wrong command that prints to stdout and keeps running is a ProtocolViolation carrying its stderr's tail", async () => {
+    const script = 'process.stderr.write("a chatty server, listening\\n"); process.stdout.write("hello\\n"); process.stdin.resume();';
+    const agent = spawnAgent({ command: nodeBinary(), args: ["-e", script], cwd: root });
+    const error = await guarded(agent.initialize(["shutdown"]).then(() => null, (e: unknown) => e), "the violation");
+    assert.ok(error instanceof ProtocolViolation, String(error));
+    assert.equal(error.stderr, "a chatty server, listening");
+    assert.ok(error.message.includes(error.stderr), error.message);
+    // The client closed its stdin: it ends.
+    assert.equal(await guarded(agent.close(), "its exit"), 0);
+  });
 
   it("a child that dies after initialize: the connection closed, saying how it exited", async () => {
     provider ??= await startFakeProvider();

@@ -207,7 +207,7 @@ export class AgentClient {
     let ended = "the child closed its output";
     try {
       const problem = await readFrames(this.#reader, this.limits.output_frame_bytes - 1, (bytes) => this.#onFrame(bytes));
-      if (problem === "frame_too_long") this.#fail(new ProtocolViolation("an output frame exceeds the output frame bound"));
+      if (problem === "frame_too_long") this.#violation("an output frame exceeds the output frame bound");
       // A child that died mid-write: the partial line is not a usable message.
       if (problem === "partial_frame_at_eof") ended = "the child's output ended inside a frame";
     } catch {
@@ -216,17 +216,17 @@ export class AgentClient {
     await this.#end(ended);
   }
 
-  /** Ends the connection without a violation, once, with the host's account of the child when it has one. */
-  #end(message: string): Promise<void> {
-    this.#ending ??= this.#explain(message).then((error) => this.#fail(error));
+  /** Ends the connection once, with the host's account of the child when it has one (`violation`: see {@link explainEnding}). */
+  #end(message: string, violation?: string): Promise<void> {
+    this.#ending ??= this.#explain(message, violation).then((error) => this.#fail(error));
     return this.#ending;
   }
 
-  #explain(message: string): Promise<Error> {
+  #explain(message: string, violation?: string): Promise<Error> {
     if (this.#failure !== null || this.#exited === null) return Promise.resolve(new ConnectionClosed(message));
     const waitMs = this.limits.closing_deadline_ms + this.limits.cleanup_wait_ms;
     const initialized = this.#initialized !== null;
-    return explainEnding({ message, exited: this.#exited, initialized, expected: this.#closing, stderrTail: this.#stderrTail, waitMs });
+    return explainEnding({ message, violation, exited: this.#exited, initialized, expected: this.#closing, stderrTail: this.#stderrTail, waitMs });
   }
 
   #onFrame(bytes: Uint8Array): boolean {
@@ -262,7 +262,13 @@ export class AgentClient {
   }
 
   #violation(problem: string): boolean {
-    this.#fail(new ProtocolViolation(problem));
+    if (this.#initialized !== null || this.#exited === null) {
+      this.#fail(new ProtocolViolation(problem, this.#initialized === null ? this.#stderrTail() : ""));
+      return false;
+    }
+    // Before initialize answered, such output is most often a wrong command, whose exit and stderr say more than the bytes.
+    this.#reader.cancel().catch(() => {});
+    void this.#end("the child's output is not the protocol", problem);
     return false;
   }
 
