@@ -17,6 +17,7 @@ import {
   Client,
   McpError,
   type OAuthClientProvider,
+  type OAuthTokens,
   ResultSchema,
   RpcErrorCode as RpcCode,
   StreamableHTTPClientTransport,
@@ -26,7 +27,7 @@ import {
 import type { Runtime } from "../host/runtime.ts";
 import { settlesWithin } from "../util/async.ts";
 import { VERSION } from "../util/version.ts";
-import type { McpServerDefinition } from "./definition.ts";
+import { definitionSecrets, type McpServerDefinition } from "./definition.ts";
 import { runtimeFetchLike } from "./http-fetch.ts";
 import { MAX_LIST_PAGES, SESSION_DELETE_GRACE_MS } from "./limits.ts";
 import { StdioTransport } from "./stdio-transport.ts";
@@ -40,6 +41,9 @@ export type CallOutcome =
 
 /** Why a pending request of this connection was aborted by the connection itself. */
 const OVERSIZED = "The server sent a message over the size bound";
+
+/** An HTTP server's OAuth login whose tokens can be read at once (`oauth-provider.ts`), so they can be redacted. */
+export type McpAuth = Omit<OAuthClientProvider, "tokens"> & { tokens(): OAuthTokens | undefined };
 
 /** A server's transport and client, and its state. */
 export class McpConnection {
@@ -56,14 +60,16 @@ export class McpConnection {
   #stale = false;
   #stopReported = false;
   readonly #pending = new Set<AbortController>();
+  readonly #authProvider: McpAuth | undefined;
   #closing: Promise<void> | null = null;
 
   /**
    * Prepares the connection to `definition`'s server; `open.ts` connects it.
    * `authProvider` is an HTTP server's OAuth login (`oauth-provider.ts`).
    */
-  constructor(runtime: Runtime, definition: McpServerDefinition, authProvider?: OAuthClientProvider) {
+  constructor(runtime: Runtime, definition: McpServerDefinition, authProvider?: McpAuth) {
     this.definition = definition;
+    this.#authProvider = authProvider;
     const hooks = { oversized: () => this.#abortPending(OVERSIZED) };
     this.transport = definition.transport === "stdio"
       ? new StdioTransport(runtime, definition, hooks)
@@ -92,6 +98,16 @@ export class McpConnection {
   /** The admitted tools, as last listed. */
   get tools(): readonly ListedTool[] {
     return this.#tools;
+  }
+
+  /**
+   * The secrets this connection holds: its definition's (`definitionSecrets`)
+   * and the OAuth access and refresh tokens of its login as they are now.
+   */
+  secrets(): string[] {
+    const tokens = this.#authProvider?.tokens();
+    const oauth = tokens === undefined ? [] : [tokens.access_token, tokens.refresh_token];
+    return [...definitionSecrets(this.definition), ...oauth.filter((value): value is string => typeof value === "string")];
   }
 
   /** Whether the server stopped by itself (its process exited or its output ended). */

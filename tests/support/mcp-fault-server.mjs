@@ -5,7 +5,7 @@
 //
 //   node mcp-fault-server.mjs <mode> [record-file]
 //
-// Modes: well (a good server: `echo`, `slow`, `crash`, `big`, `grow`),
+// Modes: well (a good server: `echo`, `slow`, `crash`, `big`, `grow`, `env`),
 // exit-handshake, silent, stderr-flood, huge-schema, invalid-schema,
 // collide, paged, stubborn (ignores stdin EOF and SIGTERM, and keeps a
 // grandchild in its group that does too). `record-file`, when given, gets
@@ -27,6 +27,7 @@ const TOOLS = {
     { name: "crash", description: "Exits while answering.", inputSchema: object() },
     { name: "big", description: "Answers with 10 MiB of text.", inputSchema: object() },
     { name: "grow", description: "Adds a tool and says the list changed.", inputSchema: object() },
+    { name: "env", description: "Answers with the value of its environment variable `name`.", inputSchema: object({ name: { type: "string" } }) },
   ],
   "huge-schema": [{ name: "huge", inputSchema: object({ field: { type: "string", description: "x".repeat(70 * 1024) } }) }],
   "invalid-schema": [{ name: "wrong", inputSchema: { type: "array" } }],
@@ -58,6 +59,8 @@ function call(id, params) {
       return;
     case "big":
       return send({ id, result: { content: [{ type: "text", text: "y".repeat(10 * 1024 * 1024) }] } });
+    case "env":
+      return send({ id, result: { content: [{ type: "text", text: `value: ${process.env[params.arguments?.name] ?? ""}` }] } });
     case "grow":
       grown = true;
       send({ method: "notifications/tools/list_changed" });
