@@ -115,6 +115,19 @@ for (const launcher of launchers()) {
       assert.match((await run(launcher, ws, ["mcp", "list"])).lines[0]!, /^shell: enabled, not approved, will not start/);
     });
 
+    it("a global server without cwd approved in two workspaces stays approved in both; revoke removes both", async () => {
+      const a = setup(servers({ shell: { ...shell, enabled: false } }));
+      const b = { ...a, cwd: join(root, `cwd-${counter++}`) };
+      mkdirSync(b.cwd);
+      assert.equal((await run(launcher, a, ["mcp", "approve", "shell", "--yes"])).code, 0);
+      assert.match((await run(launcher, b, ["mcp", "list"])).lines[0]!, /^shell: disabled, changed since approval/);
+      assert.equal((await run(launcher, b, ["mcp", "approve", "shell", "--yes"])).code, 0);
+      assert.match((await run(launcher, a, ["mcp", "list"])).lines[0]!, /^shell: disabled, approved /);
+      assert.match((await run(launcher, b, ["mcp", "list"])).lines[0]!, /^shell: disabled, approved /);
+      assert.equal((await run(launcher, a, ["mcp", "revoke", "shell"])).code, 0);
+      assert.match((await run(launcher, b, ["mcp", "list"])).lines[0]!, /^shell: disabled, not approved/);
+    });
+
     it("changing one argument shows as changed since approval; config check notes it and exits 0", async () => {
       const ws = setup(servers({ shell }));
       assert.equal((await run(launcher, ws, ["mcp", "approve", "shell", "--yes"])).code, 0);
