@@ -202,6 +202,27 @@ for (const launcher of launchers()) {
       }
     });
 
+    it("an approved, enabled server whose command is gone fails initialize with mcp_unavailable, and mcp list names it and exits 1", async () => {
+      const ws = setup(null);
+      const script = join(ws.cwd, "server.sh");
+      writeFileSync(script, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+      writeFileSync(ws.global, JSON.stringify(servers({ gone: { command: script } })));
+      assert.equal((await run(launcher, ws, ["mcp", "approve", "gone", "--yes"])).code, 0);
+      rmSync(script);
+      const listed = await run(launcher, ws, ["mcp", "list"]);
+      assert.deepEqual(listed.lines, [
+        `gone: enabled, command not found (not on PATH, not executable, or no such file), approved, so initialize fails (stdio; ${ws.global})`,
+        "gone: fails to start, initialize would answer mcp_unavailable: spawn_failed, its command could not be started",
+      ]);
+      assert.equal(listed.code, 1);
+      const client = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        assert.deepEqual((await client.call("initialize", { required_capabilities: [] })).error, { code: "mcp_unavailable" });
+      } finally {
+        client.abandon();
+      }
+    });
+
     it("startup reads the approvals file only when a server is configured: one others may read is then configuration_invalid", async () => {
       for (const [settings, expected] of [[{}, null], [servers({ shell }), "configuration_invalid"]] as const) {
         const ws = setup(settings);

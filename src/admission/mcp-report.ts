@@ -39,10 +39,10 @@ export function stateText(status: McpServerStatus): string {
       return status.server.enabled ? `not approved, will not start: ${approve}` : "not approved";
     case "changed":
       return status.server.enabled ? `changed since approval, will not start: ${approve} again` : "changed since approval";
-    case "unresolved":
-      return status.reason === "command_not_found"
-        ? "command not found (not on PATH, not executable, or no such file), will not start"
-        : "working directory not found, will not start";
+    case "unresolved": {
+      const what = status.reason === "command_not_found" ? "command not found (not on PATH, not executable, or no such file)" : "working directory not found";
+      return status.server.enabled && status.approved ? `${what}, approved, so initialize fails` : `${what}, will not start`;
+    }
   }
 }
 

@@ -49,6 +49,11 @@ export function approvalState(approvals: readonly Approval[], subject: Approval)
   return found.some((approval) => approval.digest === subject.digest) ? "approved" : "changed";
 }
 
+/** Whether any approval (any digest) exists for `key`'s kind, name and source. */
+export function hasApprovals(approvals: readonly Approval[], key: Pick<Approval, "kind" | "name" | "source">): boolean {
+  return approvals.some((approval) => sameKey(approval, key));
+}
+
 /**
  * Orders approvals by kind, name and source, so a file's content depends only
  * on its set; the sort is stable, so one key's digests stay oldest first.
