@@ -128,6 +128,14 @@ for (const launcher of launchers()) {
       assert.match((await run(launcher, b, ["mcp", "list"])).lines[0]!, /^shell: disabled, not approved/);
     });
 
+    it("approve escapes default-ignorable characters (U+034F, U+3164, U+FE0F, U+115F) in the definition it prints", async () => {
+      const ws = setup(servers({ shell: { command: "sh", args: ["a\u034Fb", "-y\u3164", "pkg\uFE0F", "c\u115Fd"] } }));
+      const approved = await run(launcher, ws, ["mcp", "approve", "shell", "--yes"]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.ok(approved.lines.includes(String.raw`  args               ["a\u{034F}b","-y\u{3164}","pkg\u{FE0F}","c\u{115F}d"]`), approved.stdout);
+      assert.doesNotMatch(approved.stdout, /[\u034F\u3164\uFE0F\u115F]/u);
+    });
+
     it("changing one argument shows as changed since approval; config check notes it and exits 0", async () => {
       const ws = setup(servers({ shell }));
       assert.equal((await run(launcher, ws, ["mcp", "approve", "shell", "--yes"])).code, 0);

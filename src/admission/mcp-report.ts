@@ -6,22 +6,21 @@
  * Everything printed comes from settings files, which a cloned repository
  * may have written, so text is made terminal-safe: strings are JSON-quoted,
  * and every control, format (bidirectional overrides, zero-width),
- * unassigned or private-use character, line or paragraph separator and
- * non-ASCII space is shown as a `\u{…}` escape; a definition cannot pass
+ * default-ignorable, unassigned or private-use character, line or paragraph
+ * separator and non-ASCII space is shown as a `\u{…}` escape; a definition cannot pass
  * for another one on screen. Values of `env` and `headers` are never
  * printed, only their names and one digest.
  *
  * @module
  */
 
+import { escapeInvisible } from "../util/invisible.ts";
 import type { McpProbe } from "../mcp/connect.ts";
 import type { McpServerStatus } from "../mcp/servers.ts";
 
-const UNSAFE = /[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
-
-/** `text` with every character that could disguise what a terminal shows escaped. */
+/** `text` with every character that could disguise what a terminal shows escaped (`util/invisible.ts`). */
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE, (char) => `\\u{${char.codePointAt(0)!.toString(16).toUpperCase()}}`);
+  return escapeInvisible(text);
 }
 
 /** A value as unambiguous terminal-safe JSON. */
