@@ -29,7 +29,7 @@ import { settlesWithin } from "../util/async.ts";
 import { VERSION } from "../util/version.ts";
 import { definitionSecrets, type McpServerDefinition } from "./definition.ts";
 import { runtimeFetchLike } from "./http-fetch.ts";
-import { MAX_LIST_PAGES, SESSION_DELETE_GRACE_MS } from "./limits.ts";
+import { MAX_LIST_PAGES, MAX_TOOLS_PER_SERVER, SESSION_DELETE_GRACE_MS } from "./limits.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 import { admitTools, type ListAdmission, type ListedTool } from "./tool-list.ts";
 
@@ -61,6 +61,7 @@ export class McpConnection {
   #stopReported = false;
   readonly #pending = new Set<AbortController>();
   readonly #authProvider: McpAuth | undefined;
+  readonly #runtime: Runtime;
   #closing: Promise<void> | null = null;
 
   /**
@@ -70,6 +71,7 @@ export class McpConnection {
   constructor(runtime: Runtime, definition: McpServerDefinition, authProvider?: McpAuth) {
     this.definition = definition;
     this.#authProvider = authProvider;
+    this.#runtime = runtime;
     const hooks = { oversized: () => this.#abortPending(OVERSIZED) };
     this.transport = definition.transport === "stdio"
       ? new StdioTransport(runtime, definition, hooks)
@@ -136,7 +138,13 @@ export class McpConnection {
     return true;
   }
 
-  /** Lists every page of tools and admits them, each request bounded by `timeoutMs`. Throws when a request fails. */
+  /**
+   * Lists every page of tools and admits them, each request bounded by
+   * `timeoutMs`. The tools so far are admitted after every page, so a list
+   * over its bounds (tool count, schema bytes) or with a bad tool fails at
+   * the page that breaks them: at most one page more than the bounds is
+   * ever held, and no further page is asked for. Throws when a request fails.
+   */
   async list(signal: AbortSignal, timeoutMs: number): Promise<ListAdmission> {
     const raw: unknown[] = [];
     let cursor: string | undefined;
@@ -144,9 +152,10 @@ export class McpConnection {
       const result = await this.#request(signal, (options) =>
         this.client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ResultSchema, { ...options, timeout: timeoutMs }));
       const tools = result.tools;
-      if (!Array.isArray(tools)) return { ok: false, reason: "list_failed" };
+      if (!Array.isArray(tools) || raw.length + tools.length > MAX_TOOLS_PER_SERVER) return { ok: false, reason: "list_failed" };
       raw.push(...tools);
-      if (result.nextCursor === undefined) return admitTools(this.server, raw);
+      const admitted = admitTools(this.server, raw);
+      if (!admitted.ok || result.nextCursor === undefined) return admitted;
       if (typeof result.nextCursor !== "string") return { ok: false, reason: "list_failed" };
       cursor = result.nextCursor;
     }
@@ -166,13 +175,22 @@ export class McpConnection {
   async relist(signal: AbortSignal): Promise<ListAdmission | "failed" | null> {
     if (!this.#stale || this.#state !== "open") return null;
     this.#stale = false;
+    // One timer for the whole list, every page: a server cannot stretch a relist to pages × the tool timeout.
+    const whole = new AbortController();
+    const forward = () => whole.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener("abort", forward, { once: true });
+    const timer = this.#runtime.setTimer(this.definition.toolTimeoutMs, () => whole.abort("timeout"));
     try {
-      return await this.list(signal, this.definition.toolTimeoutMs);
+      return await this.list(whole.signal, this.definition.toolTimeoutMs);
     } catch {
       // A cancelled run did not learn anything: the next one lists again.
       if (!signal.aborted) return "failed";
       this.#stale = true;
       return null;
+    } finally {
+      timer.dispose();
+      signal.removeEventListener("abort", forward);
     }
   }
 

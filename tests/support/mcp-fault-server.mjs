@@ -7,7 +7,8 @@
 //
 // Modes: well (a good server: `echo`, `slow`, `crash`, `big`, `grow`, `env`),
 // exit-handshake, silent, stderr-flood, huge-schema, invalid-schema,
-// collide, paged, stubborn (ignores stdin EOF and SIGTERM, and keeps a
+// collide, paged, many-pages, heavy-pages, slow-pages (well, whose list after
+// `grow` is two pages 700 ms late each), stubborn (ignores stdin EOF and SIGTERM, and keeps a
 // grandchild in its group that does too). `record-file`, when given, gets
 // its own pid as `pid <pid>`, then one line per message received (its
 // method, or "response"), and the pid of any grandchild as `grandchild <pid>`.
@@ -40,7 +41,23 @@ function tools() {
   return grown ? [...listed, { name: "grown", description: "Added later.", inputSchema: object() }] : listed;
 }
 
+// many-pages: 32 pages of 100 tools each; heavy-pages: 32 pages of one tool with a 60 KiB schema each.
+function endlessPage(page) {
+  if (mode === "many-pages") return Array.from({ length: 100 }, (_, index) => ({ name: `t${page}_${index}`, inputSchema: object() }));
+  return [{ name: `heavy${page}`, inputSchema: object({ field: { type: "string", description: "x".repeat(60 * 1024) } }) }];
+}
+
 function list(id, params) {
+  if (mode === "many-pages" || mode === "heavy-pages") {
+    const page = Number(params?.cursor ?? "0");
+    return send({ id, result: { tools: endlessPage(page), ...(page < 31 ? { nextCursor: String(page + 1) } : {}) } });
+  }
+  if (mode === "slow-pages" && grown) {
+    // After `grow`: two pages, each 700 ms late.
+    const page = Number(params?.cursor ?? "0");
+    const result = page === 0 ? { tools: tools().slice(0, 3), nextCursor: "1" } : { tools: tools().slice(3) };
+    return setTimeout(() => send({ id, result }), 700);
+  }
   if (mode !== "paged") return send({ id, result: { tools: tools() } });
   // Three pages of one tool each.
   const page = Number(params?.cursor ?? "0");
