@@ -160,7 +160,8 @@ function hasKey(endpoint: Endpoint, env: (name: string) => string | undefined, c
 
 /**
  * The values of every configured key variable that is set, and of every
- * credentials-file entry (used or not), for redaction: whatever a provider,
+ * credentials-file entry (used or not), and `more` (the started MCP
+ * servers' secrets), for redaction: whatever a provider,
  * a tool or a stored history echoes back, these strings never reach the
  * client. Values shorter than the redactor's minimum are still returned;
  * `redactSecrets` decides what it can safely match.
@@ -169,12 +170,13 @@ export function configuredSecrets(
   settings: Settings,
   env: (name: string) => string | undefined,
   credentials: Credentials,
+  more: readonly string[] = [],
 ): string[] {
   const secrets = new Set<string>();
   const values = [...resolveEndpoints(settings).values()].map((endpoint) =>
     endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv)
   );
-  for (const value of [...values, ...credentials.values()]) {
+  for (const value of [...values, ...credentials.values(), ...more]) {
     if (value === undefined || !/\S/.test(value)) continue;
     // HTTP clients trim header values, so the trimmed key is what a provider may echo back.
     secrets.add(value);
