@@ -8,12 +8,23 @@
  * to the next input as one assistant message, where a tool activity appears
  * as a bracketed line with its final state and safe summary. That keeps the
  * model aware of what it already did without replaying file contents.
+ * After a replacing compaction, its summary stands first, as a user message
+ * ({@link summaryMessage}), for everything it replaced.
  *
  * @module
  */
 
-import type { ConversationRecord } from "../store/conversation-records.ts";
+import { type ConversationRecord, foldConversation } from "../store/conversation-records.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
+
+/**
+ * How a compaction summary reaches the model: the same message whether the
+ * run that compacted goes on or a later turn replays it, so both send the
+ * same context.
+ */
+export function summaryMessage(summary: string): ModelMessage {
+  return { role: "user", text: `[The earlier part of this conversation was compacted to fit the model's context. This is its summary:]\n\n${summary}` };
+}
 
 type Piece = { text: string };
 
@@ -38,8 +49,12 @@ export function replayConversation(records: readonly ConversationRecord[]): Mode
       pieces.push(piece);
     }
   };
-  for (const record of records) {
+  // Folding again is a no-op on an attachment's records, and keeps a caller's unfolded list honest.
+  for (const record of foldConversation([], records)) {
     switch (record.type) {
+      case "compaction":
+        out.push(summaryMessage(record.summary));
+        break;
       case "user_input":
       case "internal_prompt":
         flush();

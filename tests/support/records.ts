@@ -42,7 +42,7 @@ const countArb = fc.oneof(fc.nat(), fc.maxSafeNat());
 const modelArb = fc.string({ unit: "binary", minLength: 1, maxLength: 64 }).map((model) => model.replace(CONTROLS, "_"));
 const codeArb = fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/);
 
-/** Every record type, each with arbitrary valid fields, for session `sessionId`. */
+/** Every record type at every version that defines it, each with arbitrary valid fields, for session `sessionId`. */
 export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Arbitrary<SessionRecord> {
   const base = <T extends string>(type: T) => ({ v: fc.constant(1 as const), type: fc.constant(type), session_id: sessionId, at: timestampArb });
   const required = <const K extends string>(keys: readonly K[]) => ["v", "type", "session_id", "at", ...keys] as ("v" | "type" | "session_id" | "at" | K)[];
@@ -67,6 +67,10 @@ export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Ar
       summary: textArb(256),
     }, { noNullPrototype: true }),
     fc.record({ ...base("compaction"), turn_id: idArb, summary: textArb(), title: textArb() }, { noNullPrototype: true, requiredKeys: required(["turn_id", "summary"]) }),
+    fc.record(
+      { ...base("compaction"), v: fc.constant(2 as const), turn_id: idArb, summary: textArb(), title: textArb(), through_turn: idArb },
+      { noNullPrototype: true, requiredKeys: required(["turn_id", "summary", "through_turn"]) },
+    ),
     fc.record({ ...base("session_title"), title: textArb() }, { noNullPrototype: true }),
     fc.record({ ...base("diagnostic"), turn_id: idArb, code: codeArb, summary: textArb() }, { noNullPrototype: true, requiredKeys: required(["code", "summary"]) }),
     fc.record({ ...base("internal_prompt"), turn_id: idArb, text: textArb() }, { noNullPrototype: true }),
