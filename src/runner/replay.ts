@@ -14,7 +14,7 @@
  * @module
  */
 
-import { type ConversationRecord, foldConversation } from "../store/conversation-records.ts";
+import type { ConversationRecord } from "../store/conversation-records.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 
 /**
@@ -28,7 +28,10 @@ export function summaryMessage(summary: string): ModelMessage {
 
 type Piece = { text: string };
 
-/** The conversation `records` (in stored order) describe, oldest first. */
+/**
+ * The conversation `records` describe, oldest first: records as the store
+ * folds them (`foldConversation`), so a compaction can only come first.
+ */
 export function replayConversation(records: readonly ConversationRecord[]): ModelMessage[] {
   const out: ModelMessage[] = [];
   let pieces: Piece[] = [];
@@ -49,8 +52,7 @@ export function replayConversation(records: readonly ConversationRecord[]): Mode
       pieces.push(piece);
     }
   };
-  // Folding again is a no-op on an attachment's records, and keeps a caller's unfolded list honest.
-  for (const record of foldConversation([], records)) {
+  for (const record of records) {
     switch (record.type) {
       case "compaction":
         out.push(summaryMessage(record.summary));
