@@ -56,6 +56,8 @@ describe("terminal delivery", () => {
         instructions: "test",
         policies: {},
         maxSteps: 2,
+        contextWindow: null,
+        compaction: { enabled: true, threshold: 0.8 },
         secrets: [],
         workspace: CWD,
         home: HOME,

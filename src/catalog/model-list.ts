@@ -10,8 +10,9 @@
  * Every answer is bounded (`catalog_file_bytes` per response, 16 pages,
  * `catalog_models` models, `catalog_string_bytes` per id) and validated as a
  * whole before anything is written; any failure is `catalog_unavailable`
- * and the caller keeps the old cache. Only ids, display names and the
- * reasoning hint are kept: descriptions, URLs, prices and the raw body
+ * and the caller keeps the old cache. Only ids, display names, the
+ * reasoning hint and the context window (Anthropic's `max_input_tokens`,
+ * OpenRouter's `context_length`) are kept: descriptions, URLs, prices and the raw body
  * never leave this module, and no error carries a status text or body.
  *
  * @module
@@ -26,6 +27,7 @@ import { concatBytes } from "../util/bytes.ts";
 import { isPrintable, isSafeDisplayName } from "../util/redaction.ts";
 import type { Endpoint } from "../config/providers.ts";
 import { type CachedModel, checkModels } from "./cache-format.ts";
+import { isContextWindow } from "../config/context-windows.ts";
 
 /** Most pages an Anthropic listing may take: 2,048 models at its 1,000 per page need 3. */
 export const MAX_PAGES = 16;
@@ -91,7 +93,9 @@ function modelOf(entry: JsonValue): CachedModel | null {
   const reasoning = Array.isArray(parameters)
     ? parameters.some((parameter) => parameter === "reasoning" || parameter === "reasoning_effort")
     : null;
-  return { id: entry.id, name, reasoning };
+  // Like a name, a window is decoration: one that is not a sane token count is left out, never a failed refresh.
+  const window = entry.max_input_tokens ?? entry.context_length;
+  return { id: entry.id, name, reasoning, ...(isContextWindow(window) ? { contextWindow: window } : {}) };
 }
 
 interface Page {

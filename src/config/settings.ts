@@ -20,6 +20,8 @@ import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
+import { type CompactionSettings, CompactionSettingsSchema, mergeCompaction } from "./compaction-settings.ts";
+import { ContextWindowSchema } from "./context-windows.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -102,12 +104,14 @@ const EndpointOverrideSchema = exactObject({
   api: v.exactOptional(ApiSchema),
   base_url: v.exactOptional(BaseUrlSchema),
   api_key_env: v.exactOptional(ApiKeyEnvSchema),
+  context_window: v.exactOptional(ContextWindowSchema),
 });
 
 const CustomEndpointSchema = exactObject({
   api: ApiSchema,
   base_url: BaseUrlSchema,
   api_key_env: v.exactOptional(ApiKeyEnvSchema),
+  context_window: v.exactOptional(ContextWindowSchema),
 });
 
 // objectWithRest states the partial-override rule structurally (built-in
@@ -149,6 +153,7 @@ const AgentSchema = v.pipe(
       v.maxValue(MAX_STEPS_LIMIT),
       described(`Model requests per turn, 1-${MAX_STEPS_LIMIT}; default ${DEFAULT_MAX_STEPS}.`),
     )),
+    compaction: v.exactOptional(CompactionSettingsSchema),
   }),
   described("Limits of one turn."),
 );
@@ -196,6 +201,8 @@ export interface EndpointSettings {
   readonly base_url?: string;
   /** The variable's name, never the key. */
   readonly api_key_env?: string;
+  /** Tokens the endpoint's models hold, when their list does not say. */
+  readonly context_window?: number;
 }
 
 /** The `model` section; omitted fields fall back to the provider defaults. */
@@ -208,6 +215,8 @@ export interface ModelSettings {
 export interface AgentSettings {
   /** Model requests per turn; the runner applies {@link DEFAULT_MAX_STEPS} when unset. */
   readonly max_steps?: number;
+  /** Automatic compaction (`compaction-settings.ts`). */
+  readonly compaction?: CompactionSettings;
 }
 
 /** A validated settings file, or the merge of two. `$schema` is an editor hint, ignored at runtime. */
@@ -276,6 +285,6 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     // Own entries only, through fromEntries, for the same prototype reason as endpoints.
     out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
   }
-  if (global.agent !== undefined || project.agent !== undefined) out.agent = { ...global.agent, ...project.agent };
+  if (global.agent !== undefined || project.agent !== undefined) out.agent = { ...global.agent, ...project.agent, ...mergeCompaction(global.agent, project.agent) };
   return out;
 }

@@ -9,6 +9,7 @@ import type { Endpoint } from "../config/providers.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { Effort } from "../policy/efforts.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import type { CompactionPolicy } from "../config/compaction-settings.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -25,6 +26,10 @@ export interface RunConfig {
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;
   /** Most model requests per turn. */
   readonly maxSteps: number;
+  /** Tokens the model's context holds, or null when unknown (`context-windows.ts`). */
+  readonly contextWindow: number | null;
+  /** `agent.compaction`, defaults filled in. */
+  readonly compaction: CompactionPolicy;
   /** Known secret values to redact. */
   readonly secrets: readonly string[];
   /** Canonical workspace (the child's cwd). */

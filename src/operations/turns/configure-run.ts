@@ -9,6 +9,8 @@
 import type { Runtime } from "../../host/runtime.ts";
 import { apiKeyFor } from "../../config/providers.ts";
 import { DEFAULT_MAX_STEPS } from "../../config/settings.ts";
+import { compactionPolicy } from "../../config/compaction-settings.ts";
+import { contextWindow } from "../../config/context-windows.ts";
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
@@ -25,6 +27,9 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     instructions: systemPrompt(snapshot.instructions, snapshot.cwd),
     policies: snapshot.settings.tools ?? {},
     maxSteps: snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS,
+    // The selection's run configuration replaces this with what the turn's catalog observation read.
+    contextWindow: contextWindow({ provider: selection.provider, model: selection.model, cached: null, configured: selection.endpoint.contextWindow ?? null }),
+    compaction: compactionPolicy(snapshot.settings.agent?.compaction),
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
