@@ -18,12 +18,12 @@
  * @module
  */
 
-import type { HttpResponse, Runtime } from "../host/runtime.ts";
+import type { Runtime } from "../host/runtime.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json-value.ts";
 import { parseFrame } from "../protocol/json.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import { concatBytes } from "../util/bytes.ts";
+import { readBounded } from "../util/read-bounded.ts";
 import { isPrintable, isSafeDisplayName } from "../util/redaction.ts";
 import type { Endpoint } from "../config/providers.ts";
 import { type CachedModel, checkModels } from "./cache-format.ts";
@@ -59,29 +59,6 @@ const CANCELLED = { ok: false, code: ErrorCode.operationCancelled } as const;
 type JsonRecord = { readonly [key: string]: JsonValue };
 const isRecord = (value: JsonValue | undefined): value is JsonRecord =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** Reads at most `max` bytes of `response`'s body; null (and the body cancelled) beyond that. */
-async function readBody(response: HttpResponse, max: number): Promise<Uint8Array | null> {
-  if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const parts: Uint8Array[] = [];
-  let length = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      length += value.length;
-      if (length > max) {
-        await reader.cancel().catch(() => undefined);
-        return null;
-      }
-      parts.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  return concatBytes(parts);
-}
 
 /** One listed model, or null when the entry is not a model object with a well-formed id. */
 function modelOf(entry: JsonValue): CachedModel | null {
@@ -156,7 +133,7 @@ export async function fetchModelList(request: ListRequest): Promise<ListResult> 
         await response.body?.cancel().catch(() => undefined);
         return signal.aborted ? CANCELLED : UNAVAILABLE;
       }
-      const body = await readBody(response, LIMITS.catalog_file_bytes);
+      const body = await readBounded(response.body, LIMITS.catalog_file_bytes);
       if (signal.aborted) return CANCELLED;
       const parsed = body === null ? null : pageOf(body);
       if (parsed === null) return UNAVAILABLE;

@@ -82,6 +82,9 @@ export const DiagnosticCode = {
   persistenceDegraded: "persistence_degraded",
   historyUnavailable: "history_unavailable",
   sessionFull: "session_full",
+  compactionFailed: "compaction_failed",
+  compactionStopped: "compaction_stopped",
+  contextFull: "context_full",
 } as const;
 
 /** One diagnostic code. */

@@ -23,7 +23,15 @@ import type { ModelMessage } from "./providers/conversation.ts";
  * same context.
  */
 export function summaryMessage(summary: string): ModelMessage {
-  return { role: "user", text: `[The earlier part of this conversation was compacted to fit the model's context. This is its summary:]\n\n${summary}` };
+  return { role: "user", text: `${SUMMARY_HEADING}\n\n${summary}` };
+}
+
+/** The line a summary message starts with. */
+export const SUMMARY_HEADING = "[The earlier part of this conversation was compacted to fit the model's context. This is its summary:]";
+
+/** Whether `message` is a compaction summary as {@link summaryMessage} makes it. */
+export function isSummaryMessage(message: ModelMessage | undefined): boolean {
+  return message?.role === "user" && message.text.startsWith(`${SUMMARY_HEADING}\n\n`);
 }
 
 type Piece = { text: string };
