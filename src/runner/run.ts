@@ -22,7 +22,7 @@ import { RunIO, type RunOutcome, RunStop } from "./run-output.ts";
 import { ContentBudget } from "./segment.ts";
 import type { RunConfig } from "./run-config.ts";
 import { runStep, type StepResult, TOOL_SPECS } from "./step.ts";
-import { Compactor } from "./compaction/compactor.ts";
+import { Compactor } from "./compactor.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 import type { Usage } from "./providers/events.ts";
 

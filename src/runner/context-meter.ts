@@ -16,10 +16,10 @@
  * @module
  */
 
-import type { ProviderApi } from "../../config/settings.ts";
-import { utf8ByteCount } from "../../util/utf8.ts";
-import type { ModelMessage } from "../providers/conversation.ts";
-import type { Usage } from "../providers/events.ts";
+import type { ProviderApi } from "../config/settings.ts";
+import { utf8ByteCount } from "../util/utf8.ts";
+import type { ModelMessage } from "./providers/conversation.ts";
+import type { Usage } from "./providers/events.ts";
 
 /** The estimate's ratio: UTF-8 bytes per token. */
 export const BYTES_PER_TOKEN = 4;

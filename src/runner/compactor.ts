@@ -17,15 +17,15 @@
  * @module
  */
 
-import { DiagnosticCode, ErrorCode } from "../../protocol/errors.ts";
-import { redactSecrets } from "../../util/redaction.ts";
-import { utf8ByteCount } from "../../util/utf8.ts";
-import type { ModelMessage } from "../providers/conversation.ts";
-import type { Usage } from "../providers/events.ts";
-import { summaryMessage } from "../replay.ts";
-import type { RunConfig } from "../run-config.ts";
-import { type RunIO, RunStop } from "../run-output.ts";
-import { boundSummary, groupDigits } from "../tools/tool-text.ts";
+import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
+import { redactSecrets } from "../util/redaction.ts";
+import { utf8ByteCount } from "../util/utf8.ts";
+import type { ModelMessage } from "./providers/conversation.ts";
+import type { Usage } from "./providers/events.ts";
+import { summaryMessage } from "./replay.ts";
+import type { RunConfig } from "./run-config.ts";
+import { type RunIO, RunStop } from "./run-output.ts";
+import { boundSummary, groupDigits } from "./tools/tool-text.ts";
 import { ContextMeter, estimateTokens, inputTokens, tokensOfBytes } from "./context-meter.ts";
 import { requestSummary, SUMMARY_MAX_BYTES, type SummaryOutcome, summaryTokens } from "./summary-request.ts";
 

@@ -8,15 +8,15 @@
  * @module
  */
 
-import { DiagnosticCode } from "../../protocol/errors.ts";
-import { clampUtf8, utf8ByteCount } from "../../util/utf8.ts";
-import { accumulate } from "../providers/accumulate.ts";
-import { openProviderStream } from "../providers/client.ts";
-import type { ModelMessage } from "../providers/conversation.ts";
-import type { ProviderEvent, Usage } from "../providers/events.ts";
-import { buildRequest } from "../providers/request.ts";
-import type { RunConfig } from "../run-config.ts";
-import { isSummaryMessage } from "../replay.ts";
+import { DiagnosticCode } from "../protocol/errors.ts";
+import { clampUtf8, utf8ByteCount } from "../util/utf8.ts";
+import { accumulate } from "./providers/accumulate.ts";
+import { openProviderStream } from "./providers/client.ts";
+import type { ModelMessage } from "./providers/conversation.ts";
+import type { ProviderEvent, Usage } from "./providers/events.ts";
+import { buildRequest } from "./providers/request.ts";
+import type { RunConfig } from "./run-config.ts";
+import { isSummaryMessage } from "./replay.ts";
 import { BYTES_PER_TOKEN, messageBytes } from "./context-meter.ts";
 
 /** The most UTF-8 bytes of summary kept; a longer answer is cut there, with {@link SUMMARY_CUT_NOTE}. */
