@@ -8,7 +8,9 @@
  *
  * A compaction replaces either the turns before this one (this turn's
  * messages stay as they are) or, when this turn alone is too much,
- * everything up to now. It is one summary request, then one append group:
+ * everything up to now; the latest step's call and results, which the model
+ * has not answered yet, then stay too, after a summary that covers them as
+ * well. It is one summary request, then one append group:
  * the compaction activity's `completed` record and the `compaction` record
  * at `v: 2`, whose `through_turn` tells the replay what the summary stands
  * for (docs/storage.md, "Compaction"). A tool call is never parted from its
@@ -49,9 +51,11 @@ export interface CompactorDeps {
   readonly overheadBytes: number;
 }
 
-/** Which messages a compaction replaces, and the turn its record names. */
+/** Which messages a compaction summarises and replaces, and the turn its record names. */
 interface Plan {
-  /** How many messages after the system message it replaces. */
+  /** How many messages after the system message the summary covers. */
+  readonly summarised: number;
+  /** How many messages after the system message it replaces (at most `summarised`). */
   readonly count: number;
   readonly through: string;
   /** Whether this turn's messages stay. */
@@ -153,8 +157,9 @@ export class Compactor {
   /**
    * What to replace: the earlier turns, when there are some and this turn
    * alone (with a summary) sits under the threshold, or (window unknown)
-   * this turn has not gone past its prompt; else everything up to now, once
-   * this turn went past its prompt; else nothing can help (null).
+   * this turn has not gone past its prompt; else everything before the
+   * latest step, once this turn went past its prompt; else nothing can
+   * help (null).
    */
   #plan(messages: readonly ModelMessage[]): Plan | null {
     const { previousTurn } = this.#deps;
@@ -162,8 +167,11 @@ export class Compactor {
     const start = this.#turnStart;
     const turnAlone = estimateTokens([messages[0]!, ...messages.slice(start)]) + summaryTokens(window);
     const turnFits = window === null ? messages.length - 1 === start : turnAlone < this.#config.compaction.threshold * window;
-    if (!this.#compacted && start > 1 && previousTurn !== null && turnFits) return { count: start - 1, through: previousTurn, keepsTurn: true };
-    if (messages.length - 1 > start) return { count: messages.length - 1, through: this.#deps.io.turnId, keepsTurn: false };
+    if (!this.#compacted && start > 1 && previousTurn !== null && turnFits) {
+      return { summarised: start - 1, count: start - 1, through: previousTurn, keepsTurn: true };
+    }
+    const latest = messages.findLastIndex((message) => message.role === "assistant");
+    if (latest > start) return { summarised: messages.length - 1, count: latest - 1, through: this.#deps.io.turnId, keepsTurn: false };
     return null;
   }
 
@@ -176,7 +184,7 @@ export class Compactor {
       throw new RunStop("failed", ErrorCode.executionFailed);
     }
     await this.#activity(id, "started", `Compacting the conversation: ${why}`);
-    const outcome = await requestSummary(this.#config, messages.slice(1, 1 + plan.count), this.#deps.signal, (usage) => this.#deps.usage(usage));
+    const outcome = await requestSummary(this.#config, messages.slice(1, 1 + plan.summarised), this.#deps.signal, (usage) => this.#deps.usage(usage));
     if (!outcome.ok) {
       await this.#activity(id, "failed", FAILURE_TEXT[outcome.reason]);
       if (outcome.reason === "cancelled") throw new RunStop("cancelled", null);
