@@ -165,7 +165,7 @@ export class Compactor {
     const { previousTurn } = this.#deps;
     const window = this.#config.contextWindow;
     const start = this.#turnStart;
-    const turnAlone = estimateTokens([messages[0]!, ...messages.slice(start)]) + summaryTokens(window);
+    const turnAlone = this.meter.overhead + estimateTokens([messages[0]!, ...messages.slice(start)]) + summaryTokens(window);
     const turnFits = window === null ? messages.length - 1 === start : turnAlone < this.#config.compaction.threshold * window;
     if (!this.#compacted && start > 1 && previousTurn !== null && turnFits) {
       return { summarised: start - 1, count: start - 1, through: previousTurn, keepsTurn: true };

@@ -73,6 +73,11 @@ export class ContextMeter {
     this.#overhead = tokensOfBytes(overheadBytes);
   }
 
+  /** Tokens every request sends besides its messages. */
+  get overhead(): number {
+    return this.#overhead;
+  }
+
   /** Whether a provider count is the base of the estimate (none since the start or the last reset). */
   get measured(): boolean {
     return this.#measured !== null;
