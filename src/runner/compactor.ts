@@ -111,7 +111,7 @@ export class Compactor {
     const limit = compaction.threshold * window;
     const estimate = this.meter.estimate(messages);
     if (estimate < limit || this.#prune(messages, estimate, limit)) return;
-    const plan = this.#plan(messages);
+    const plan = this.#plan(messages, false);
     if (plan === null) return;
     const percent = Math.min(999, Math.round((100 * estimate) / window));
     if (!(await this.#compact(messages, plan, `about ${percent}% of the model's context is used`)) && estimate >= window) await this.#full();
@@ -123,7 +123,7 @@ export class Compactor {
    * stopped, has nothing to replace or fails.
    */
   async afterOverflow(messages: ModelMessage[]): Promise<void> {
-    const plan = this.#config.compaction.enabled && !this.#stopped ? this.#plan(messages) : null;
+    const plan = this.#config.compaction.enabled && !this.#stopped ? this.#plan(messages, true) : null;
     if (plan === null || !(await this.#compact(messages, plan, "the provider said the conversation is too long for the model's context"))) await this.#full();
   }
 
@@ -156,17 +156,18 @@ export class Compactor {
 
   /**
    * What to replace: the earlier turns, when there are some and this turn
-   * alone (with a summary) sits under the threshold, or (window unknown)
-   * this turn has not gone past its prompt; else everything before the
-   * latest step, once this turn went past its prompt; else nothing can
+   * alone (with a summary) is estimated under the threshold or, after a
+   * refusal (`reactive`, where an estimate already proved wrong) or with an
+   * unknown window, has not gone past its prompt; else everything before
+   * the latest step, once this turn went past its prompt; else nothing can
    * help (null).
    */
-  #plan(messages: readonly ModelMessage[]): Plan | null {
+  #plan(messages: readonly ModelMessage[], reactive: boolean): Plan | null {
     const { previousTurn } = this.#deps;
     const window = this.#config.contextWindow;
     const start = this.#turnStart;
     const turnAlone = this.meter.overhead + estimateTokens([messages[0]!, ...messages.slice(start)]) + summaryTokens(window);
-    const turnFits = window === null ? messages.length - 1 === start : turnAlone < this.#config.compaction.threshold * window;
+    const turnFits = window === null || reactive ? messages.length - 1 === start : turnAlone < this.#config.compaction.threshold * window;
     if (!this.#compacted && start > 1 && previousTurn !== null && turnFits) {
       return { summarised: start - 1, count: start - 1, through: previousTurn, keepsTurn: true };
     }
