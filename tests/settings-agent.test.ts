@@ -6,7 +6,7 @@ import { DEFAULT_POLICIES, isAtLeastAsStrict } from "../src/policy/tool-policies
 import { projectToolsTrusted } from "../src/config/project-trust.ts";
 import { mergeSettings, parseSettingsText, type Settings } from "../src/config/settings.ts";
 import { compactionPolicy } from "../src/config/compaction-settings.ts";
-import { contextWindow } from "../src/config/context-windows.ts";
+import { contextWindow } from "../src/config/compaction-settings.ts";
 import { loadSettings } from "../src/config/settings-load.ts";
 import { runStartup } from "../src/admission/startup.ts";
 

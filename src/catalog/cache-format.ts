@@ -29,7 +29,7 @@ import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { exactObject } from "../util/exact-object.ts";
 import { hasLoneSurrogate, utf8ByteCount } from "../util/utf8.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
-import { isContextWindow } from "../config/context-windows.ts";
+import { isContextWindow } from "../config/compaction-settings.ts";
 
 /** The newest cache format version this code reads; a cache is written at the oldest that holds it. */
 export const CACHE_VERSION = 2;

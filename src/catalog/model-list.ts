@@ -27,7 +27,7 @@ import { readBounded } from "../util/read-bounded.ts";
 import { isPrintable, isSafeDisplayName } from "../util/redaction.ts";
 import type { Endpoint } from "../config/providers.ts";
 import { type CachedModel, checkModels } from "./cache-format.ts";
-import { isContextWindow } from "../config/context-windows.ts";
+import { isContextWindow } from "../config/compaction-settings.ts";
 
 /** Most pages an Anthropic listing may take: 2,048 models at its 1,000 per page need 3. */
 export const MAX_PAGES = 16;

@@ -21,7 +21,7 @@ import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-polici
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
 import { type CompactionSettings, CompactionSettingsSchema, mergeCompaction } from "./compaction-settings.ts";
-import { ContextWindowSchema } from "./context-windows.ts";
+import { ContextWindowSchema } from "./compaction-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";

@@ -26,7 +26,7 @@ export interface RunConfig {
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;
   /** Most model requests per turn. */
   readonly maxSteps: number;
-  /** Tokens the model's context holds, or null when unknown (`context-windows.ts`). */
+  /** Tokens the model's context holds, or null when unknown (`config/compaction-settings.ts`). */
   readonly contextWindow: number | null;
   /** `agent.compaction`, defaults filled in. */
   readonly compaction: CompactionPolicy;

@@ -46,10 +46,12 @@ export interface StartupModules {
  * the only npm packages that may load: no provider SDK, no MCP SDK.
  */
 export const STARTUP_BUDGET = {
-  // 61: runtime/node-main.ts, the module the entry imports once Node's compile cache is on.
-  node: { own: 61, compat: 0, packages: ["jsonc-parser", "valibot"] },
+  // 61: runtime/node-main.ts, the module the entry imports once Node's compile cache is on. 62:
+  // config/compaction-settings.ts, the schema of agent.compaction and context_window, which startup
+  // must check before it answers (an invalid value is configuration_invalid).
+  node: { own: 62, compat: 0, packages: ["jsonc-parser", "valibot"] },
   // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
-  deno: { own: 63, compat: 22, packages: ["@noble/hashes", "valibot"] },
+  deno: { own: 64, compat: 22, packages: ["@noble/hashes", "valibot"] },
 } as const;
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */

@@ -7,13 +7,13 @@
  * appended (no `input.persisted`), and the refreshed selection (a new
  * revision) is exposed only after the run's terminal event is out. Nothing is
  * retried; the client decides. The same read says how many tokens the
- * model's context holds, when the provider's list said (`context-windows.ts`).
+ * model's context holds, when the provider's list said (`config/compaction-settings.ts`).
  *
  * @module
  */
 
 import { ErrorCode } from "../../protocol/errors.ts";
-import { contextWindow } from "../../config/context-windows.ts";
+import { contextWindow } from "../../config/compaction-settings.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import type { CatalogContext } from "../catalog/catalog-context.ts";
 import { observeModel } from "../catalog/observe.ts";

@@ -10,7 +10,7 @@ import type { Runtime } from "../../host/runtime.ts";
 import { apiKeyFor } from "../../config/providers.ts";
 import { DEFAULT_MAX_STEPS } from "../../config/settings.ts";
 import { compactionPolicy } from "../../config/compaction-settings.ts";
-import { contextWindow } from "../../config/context-windows.ts";
+import { contextWindow } from "../../config/compaction-settings.ts";
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
