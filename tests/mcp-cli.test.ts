@@ -97,10 +97,14 @@ for (const launcher of launchers()) {
         assert.ok(![ENV_SECRET, HEADER_SECRET].some((secret) => output.stdout.includes(secret) || output.stderr.includes(secret)), "no value is printed");
       }
 
-      assert.deepEqual((await run(launcher, ws, ["mcp", "list"])).lines, [
+      // An approved, enabled server is connected the way startup would: `sh -c 'exit 0'` is no MCP server.
+      const connected = await run(launcher, ws, ["mcp", "list"]);
+      assert.deepEqual(connected.lines, [
         `shell: enabled, approved, starts (stdio; ${ws.global})`,
         `web: disabled, approved (http; ${ws.global})`,
+        "shell: fails to start, initialize would answer mcp_unavailable: exited, it exited before startup finished",
       ]);
+      assert.equal(connected.code, 1);
       const revoked = await run(launcher, ws, ["mcp", "revoke", "shell"]);
       assert.equal(revoked.code, 0);
       assert.deepEqual(revoked.lines, ["Revoked shell; it no longer starts."]);
@@ -155,7 +159,7 @@ for (const launcher of launchers()) {
         const result = await run(launcher, ws, args);
         assert.equal(result.code, 2, args.join(" "));
         assert.equal(result.stdout, "");
-        assert.match(result.stderr, /'mcp' takes list, approve <name> \[--yes\] or revoke <name>/);
+        assert.match(result.stderr, /'mcp' takes list, approve <name> \[--yes\], revoke <name>, login <name> or logout <name>/);
       }
       assert.ok(!existsSync(ws.approvals));
     });

@@ -3,8 +3,9 @@
  * problem as `<file>: <JSON path>: <message>`, one a line, and exits 1 when
  * there is any, so scripts and clients can run it after `initialize`
  * answered `configuration_invalid` and show the person what to fix. Notes
- * (enabled MCP servers that will not start) follow in the same form and do
- * not change the exit code: startup skips such servers. No line carries a
+ * (enabled MCP servers that will not start, skills that are skipped or
+ * shadowed) follow in the same form and do not change the exit code: startup
+ * skips such servers and skills. No line carries a
  * value from a file: values may be keys.
  *
  * @module

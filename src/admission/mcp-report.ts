@@ -14,6 +14,7 @@
  * @module
  */
 
+import type { McpProbe } from "../mcp/connect.ts";
 import type { McpServerStatus } from "../mcp/servers.ts";
 
 const UNSAFE = /[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
@@ -61,3 +62,26 @@ export function definitionLines(status: Extract<McpServerStatus, { definition: u
     `  ${"digest".padEnd(width)}  ${status.canonical.digest}`,
   ];
 }
+
+/** Why a server would fail startup, for a person (docs/features/mcp.md, "Lifetime"). */
+const FAILURE_TEXT = {
+  spawn_failed: "its command could not be started",
+  exited: "it exited before startup finished",
+  handshake_failed: "the MCP handshake failed",
+  timeout: "it did not finish starting within startup_timeout_ms",
+  list_failed: "listing its tools failed",
+  invalid_schema: "a tool's input schema is invalid or too large",
+  name_collision: "two tools get the same exposed name",
+  auth_required: "login needed: the server answered 401 and no stored login works",
+  cancelled: "cancelled",
+} as const;
+
+/** The `mcp list` line saying how connecting a server the way startup does went. */
+export function probeLine(probe: McpProbe): string {
+  if (probe.ok) return `${probe.server}: connects, ${probe.tools} tool${probe.tools === 1 ? "" : "s"}`;
+  const { reason, tool } = probe.failure;
+  const which = tool === null ? "" : ` (tool ${terminalSafe(JSON.stringify(tool))})`;
+  const next = reason === "auth_required" ? `; run 'magi-code mcp login ${probe.server}'` : "";
+  return `${probe.server}: fails to start, initialize would answer mcp_unavailable: ${reason}, ${FAILURE_TEXT[reason]}${which}${next}`;
+}
+

@@ -129,26 +129,31 @@ export function apiKeyFor(
 }
 
 /**
- * Resolves the startup selection and decides readiness locally. An unknown
- * provider, or a custom one without a model, is `configuration_invalid`; an
- * endpoint with a key variable is `provider_unavailable` unless
- * {@link apiKeyFor} finds a key in the variable or in `credentials`. The key
- * is only tested for presence and is never kept or returned.
+ * Resolves the startup selection and decides readiness locally. The agent
+ * `profile`'s model and effort, when it names them, come before the
+ * settings' `model.model` and `model.effort` (the provider is always the
+ * settings' choice): they are the default a new session starts with. An
+ * unknown provider, or a custom one without a model, is
+ * `configuration_invalid`; an endpoint with a key variable is
+ * `provider_unavailable` unless {@link apiKeyFor} finds a key in the
+ * variable or in `credentials`. The key is only tested for presence and is
+ * never kept or returned.
  */
 export function resolveSelection(
   settings: Settings,
   env: (name: string) => string | undefined,
   credentials: Credentials,
+  profile: { readonly model?: string; readonly effort?: Effort } = {},
 ): SelectionResult {
   const provider = settings.model?.provider ?? DEFAULT_PROVIDER;
   const endpoint = resolveEndpoints(settings).get(provider);
   if (endpoint === undefined) return { ok: false, code: ErrorCode.configurationInvalid };
-  const model = settings.model?.model ?? endpoint.defaultModel;
+  const model = profile.model ?? settings.model?.model ?? endpoint.defaultModel;
   if (model === null) return { ok: false, code: ErrorCode.configurationInvalid };
   if (endpoint.apiKeyEnv !== null && !hasKey(endpoint, env, credentials)) {
     return { ok: false, code: ErrorCode.providerUnavailable };
   }
-  return { ok: true, selection: { provider, model, effort: settings.model?.effort ?? "default", endpoint } };
+  return { ok: true, selection: { provider, model, effort: profile.effort ?? settings.model?.effort ?? "default", endpoint } };
 }
 
 // Kept separate so the key never shares a scope with anything returned.

@@ -86,17 +86,19 @@ export class ReadyWorkers implements ReadyView {
   /**
    * Cancels the active run and the running session operation for a closing
    * connection (answering the latter `operation_cancelled` when `answer` is
-   * set). Requests still waiting for the workers to load were admitted before
-   * the close: they run first and are then cancelled like any other. Returns
-   * the cleanup that ends with the session leases released.
+   * set), then closes the MCP servers. Requests still waiting for the
+   * workers to load were admitted before the close: they run first and are
+   * then cancelled like any other. Returns the cleanup that ends with the
+   * session leases released, after the MCP servers are closed.
    */
   cancel(answer: boolean): Promise<void> {
+    const closeMcp = () => this.#ready?.snapshot.mcp?.close() ?? Promise.resolve();
     const cancel = (workers: Workers | null): Promise<void> => {
-      if (workers === null) return Promise.resolve();
+      if (workers === null) return closeMcp();
       workers.turns.cancelForClose();
       workers.sessions.cancel(answer);
-      // The run uses the store until its cleanup ends; leases are released after both.
-      return workers.turns.idle().then(() => workers.sessions.close());
+      // The run uses the store and the MCP servers until its cleanup ends; leases are released after all of it.
+      return workers.turns.idle().then(closeMcp).then(() => workers.sessions.close());
     };
     return this.#loading === null ? cancel(this.#workers) : this.#loading.then(cancel);
   }

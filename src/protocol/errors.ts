@@ -85,6 +85,8 @@ export const DiagnosticCode = {
   compactionFailed: "compaction_failed",
   compactionStopped: "compaction_stopped",
   contextFull: "context_full",
+  mcpServerStopped: "mcp_server_stopped",
+  mcpToolsUnchanged: "mcp_tools_unchanged",
 } as const;
 
 /** One diagnostic code. */

@@ -59,6 +59,8 @@ const DIAGNOSTIC_TEXT: Readonly<Record<DiagnosticCode, string>> = {
   [DiagnosticCode.compactionFailed]: "Compacting the conversation failed; the turn goes on without it while the conversation still fits.",
   [DiagnosticCode.compactionStopped]: "Compaction failed 3 times in a row; this turn stops trying to compact.",
   [DiagnosticCode.contextFull]: "The conversation no longer fits the model's context window, even after compaction. Start a new session or choose a model with a larger window.",
+  [DiagnosticCode.mcpServerStopped]: "An MCP server stopped; its tools fail until magi-code is restarted.",
+  [DiagnosticCode.mcpToolsUnchanged]: "An MCP server's changed tool list could not be read; its previous tools stay offered.",
 };
 
 /** Events, records and diagnostics of one run. */

@@ -21,10 +21,13 @@ import { replayConversation } from "./replay.ts";
 import { RunIO, type RunOutcome, RunStop } from "./run-output.ts";
 import { ContentBudget } from "./segment.ts";
 import type { RunConfig } from "./run-config.ts";
-import { runStep, type StepResult, TOOL_SPECS } from "./step.ts";
+import { offeredToolBytes, runStep, type StepResult } from "./step.ts";
 import { Compactor } from "./compactor.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 import type { Usage } from "./providers/events.ts";
+import { sha256Hex } from "../util/digest.ts";
+
+const encoder = new TextEncoder();
 
 /** One admitted run. */
 export interface RunRequest {
@@ -93,9 +96,10 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
 
 async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage: UsageTotal): Promise<void> {
   if (request.signal.aborted) throw new RunStop("cancelled", null);
+  const context = { system_sha256: await sha256Hex(encoder.encode(config.instructions)), ...config.context };
   const at = io.at();
   await io.persistInput([
-    { v: 1, type: "turn_started", session_id: request.sessionId, at, turn_id: request.turnId, run_id: request.runId },
+    { v: 1, type: "turn_started", session_id: request.sessionId, at, turn_id: request.turnId, run_id: request.runId, context },
     { v: 1, type: "user_input", session_id: request.sessionId, at, turn_id: request.turnId, message_id: "input", text: request.prompt },
   ]);
   const revision = await request.journal.inputRevision();
@@ -118,7 +122,7 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
     usage: (reported) => usage.add(reported),
     nextActivityId,
     previousTurn: request.journal.conversation.at(-1)?.turn_id ?? null,
-    overheadBytes: JSON.stringify(TOOL_SPECS).length,
+    overheadBytes: offeredToolBytes(config),
   }, messages.length - 1);
   const send = (step: number): Promise<StepResult> => {
     const sent = messages.length;

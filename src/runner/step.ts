@@ -13,14 +13,14 @@ import type { RunEventChannel } from "./event-channel.ts";
 import { providerFailureSummary } from "./provider-hints.ts";
 import { openProviderStream } from "./providers/client.ts";
 import { isOverflowCode } from "./providers/context-overflow.ts";
-import type { ModelMessage } from "./providers/conversation.ts";
+import type { ModelMessage, ToolSpec } from "./providers/conversation.ts";
 import { StreamErrorCode, type Usage } from "./providers/events.ts";
 import { assistantFromEvents, buildRequest } from "./providers/request.ts";
 import { accumulate } from "./providers/accumulate.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { RetainedEvents } from "./retained-events.ts";
-import { runToolCalls } from "./tool-calls.ts";
+import { reportNotices, runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
@@ -77,8 +77,31 @@ const DELTA_PATIENCE_MS = 50;
 /** Output room the model gets per request, in tokens. */
 const MAX_OUTPUT_TOKENS = 16_384;
 
-/** The tools every step offers the model. */
-export const TOOL_SPECS = builtinTools().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+const specs = (skills: boolean) => builtinTools(skills).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+const TOOL_SPECS = specs(false);
+// `skill` is offered only when skills are enabled: a tool with nothing to load would only mislead the model.
+const TOOL_SPECS_WITH_SKILL = specs(true);
+
+/**
+ * The tools for this step's request: the built-in ones, then the external
+ * ones as they stand now (lists refreshed if a server said they changed),
+ * after reporting what the external tools have to say (a server stopped).
+ */
+async function offeredTools(config: RunConfig, io: RunIO, signal: AbortSignal): Promise<readonly ToolSpec[]> {
+  const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
+  const external = config.external;
+  if (external === null) return builtin;
+  await external.refresh(signal);
+  await reportNotices(io, external);
+  return [...builtin, ...external.offered().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))];
+}
+
+/** The bytes of the tool definitions a request of this run offers now, which compaction's estimate counts. */
+export function offeredToolBytes(config: RunConfig): number {
+  const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
+  const external = config.external?.offered() ?? [];
+  return JSON.stringify(builtin).length + JSON.stringify(external.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))).length;
+}
 
 /** Runs one step; throws {@link RunStop} when the run must end early. */
 export async function runStep(config: RunConfig, context: StepContext): Promise<StepResult> {
@@ -100,7 +123,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       model: config.model,
       effort: config.effort,
       messages: context.messages,
-      tools: TOOL_SPECS,
+      tools: await offeredTools(config, io, signal),
       apiKey: config.apiKey,
       maxOutputTokens: MAX_OUTPUT_TOKENS,
     });
@@ -163,8 +186,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     io,
     broker: context.broker,
     policies: config.policies,
+    profile: config.profile,
+    external: config.external,
     nextActivityId: context.nextActivityId,
-    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets },
+    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);
   return { calledTools: true, overflowed: false };

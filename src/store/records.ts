@@ -16,6 +16,10 @@ import { exactObject, notArray } from "../util/exact-object.ts";
 import { isPrintable } from "../util/redaction.ts";
 import { bytesWithin, CountSchema, IdSchema, isIdentifier, SessionIdSchema, stringWhere, TextSchema, TimestampSchema, withinNameBytes } from "./record-field-schemas.ts";
 import { EFFORTS } from "../policy/efforts.ts";
+import { NESTED_RECORD_BYTES } from "./record-evolution.ts";
+import { TurnContextSchema } from "./turn-context.ts";
+
+export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
 /**
  * The newest record format version this code reads. Format 1 defines every
@@ -53,7 +57,8 @@ const SESSION_PREFERENCES = {
   model: stringWhere((text) => withinNameBytes(text) && isPrintable(text), "Invalid model"),
   effort: v.picklist(EFFORTS),
 };
-const TURN_STARTED = { ...common("turn_started"), turn_id: IdSchema, run_id: IdSchema };
+// `context` (turn-context.ts) is informational: nothing derived from a history reads it.
+const TURN_STARTED = { ...common("turn_started"), turn_id: IdSchema, run_id: IdSchema, context: v.exactOptional(TurnContextSchema) };
 const USER_INPUT = { ...common("user_input"), turn_id: IdSchema, message_id: IdSchema, text: TextSchema };
 const ASSISTANT_CHUNK = {
   ...common("assistant_chunk"),
@@ -175,7 +180,12 @@ export interface TypeSchemas {
   readonly extended: v.GenericSchema<unknown, SessionRecord>;
   /** Whether the type defines a field of this name. */
   readonly defines: (name: string) => boolean;
+  /** Whether the type defines a field that holds an array or object, so its lines keep the nested bounds. */
+  readonly nested: boolean;
 }
+
+/** The types that define a field holding an array or object. */
+const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started"]);
 
 // `v.variant` tries its options in turn (most of the parse time on a large
 // history); a lookup by `v` and `type` reaches the same option schema directly.
@@ -185,6 +195,7 @@ const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].m
       exact: option as v.GenericSchema<unknown, SessionRecord>,
       extended: v.object(option.entries) as v.GenericSchema<unknown, SessionRecord>,
       defines: (name: string) => Object.hasOwn(option.entries, name),
+      nested: NESTED_TYPES.has(option.entries.type.literal),
     }]),
   )
 );
@@ -260,6 +271,11 @@ export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
 
 const encoder = new TextEncoder();
 
+/** Whether a field of `record` holds an array or object. */
+function holdsNested(record: SessionRecord): boolean {
+  return Object.values(record).some((value) => typeof value === "object" && value !== null);
+}
+
 /**
  * Encodes `record` as its stored line: compact JSON and one LF. Returns null
  * for a record that fails its schema, since writing it would make the whole
@@ -267,6 +283,8 @@ const encoder = new TextEncoder();
  * raw LF, which would split the record in two. `JSON.stringify` escapes every
  * control character in strings and emits no whitespace, so the second case is
  * unreachable; it is checked because the one-line invariant is load-bearing.
+ * Also null for a line holding an array or object past the nested line bound,
+ * which every reader refuses (`record-evolution.ts`).
  * Lone surrogates are emitted as `\udXXX` escapes, so the bytes are always
  * valid UTF-8.
  */
@@ -275,5 +293,8 @@ export function encodeRecord(record: SessionRecord): Uint8Array | null {
   if (checked === null) return null;
   const json = JSON.stringify(checked);
   if (json.includes("\n")) return null;
-  return encoder.encode(`${json}\n`);
+  const bytes = encoder.encode(`${json}\n`);
+  // A line with nested data past the bound would make every reader refuse the file.
+  if (bytes.length - 1 > NESTED_RECORD_BYTES && NESTED_TYPES.has(checked.type) && holdsNested(checked)) return null;
+  return bytes;
 }

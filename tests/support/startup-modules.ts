@@ -20,7 +20,7 @@
 
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVE_FLAGS } from "../../runtime/permissions.ts";
@@ -46,12 +46,14 @@ export interface StartupModules {
  * the only npm packages that may load: no provider SDK, no MCP SDK.
  */
 export const STARTUP_BUDGET = {
-  // 61: runtime/node-main.ts, the module the entry imports once Node's compile cache is on. 62:
-  // config/compaction-settings.ts, the schema of agent.compaction and context_window, which startup
-  // must check before it answers (an invalid value is configuration_invalid).
-  node: { own: 62, compat: 0, packages: ["jsonc-parser", "valibot"] },
+  // 61: runtime/node-main.ts, the module the entry imports once Node's compile cache is on.
+  // 62: src/config/agent-settings.ts, the `agent` section every settings parse needs, with the
+  // built-in profiles and the listing that tells startup whether any profile file exists.
+  // 63: src/config/compaction-settings.ts, the schema of `agent.compaction` and of an endpoint's
+  // `context_window`, which startup must check before it answers (a bad value is configuration_invalid).
+  node: { own: 63, compat: 0, packages: ["jsonc-parser", "valibot"] },
   // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
-  deno: { own: 64, compat: 22, packages: ["@noble/hashes", "valibot"] },
+  deno: { own: 65, compat: 22, packages: ["@noble/hashes", "valibot"] },
 } as const;
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */
@@ -124,7 +126,14 @@ export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<Sta
   const command = runtime === "node"
     ? [nodeBinary(), join(root, "dist", "magi-code.mjs")]
     : [denoBinary(), "run", ...SERVE_FLAGS, "--log-level=debug", join(root, "runtime", "deno.ts")];
-  const env = { ...process.env, MC_HOME: join(base, "home"), ...(runtime === "node" ? { NODE_DEBUG: "esm" } : {}) };
+  // A HOME of its own: a developer's ~/.agents/skills (or anything else under the real home) would load
+  // the code a child without it never loads. Deno keeps its usual cache, which lives under the real home.
+  const env = {
+    ...process.env,
+    HOME: join(base, "user"),
+    MC_HOME: join(base, "home"),
+    ...(runtime === "node" ? { NODE_DEBUG: "esm" } : { DENO_DIR: process.env.DENO_DIR ?? join(homedir(), ".cache", "deno") }),
+  };
   // stderr joins stdout: one pipe keeps the order in which the log and the answer were written.
   const child = spawn("sh", ["-c", 'exec "$@" serve --stdio 2>&1', "sh", ...command], { cwd, env, stdio: ["pipe", "pipe", "ignore"] });
   const exited = new Promise((resolve) => child.once("exit", resolve));

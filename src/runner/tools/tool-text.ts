@@ -35,7 +35,17 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}\p{Default_Ignorab
  * cut: approval prompts show values whole or not at all.
  */
 export function showExactly(text: string): string {
-  return JSON.stringify(text).replace(INVISIBLE, (char) => `\\u{${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}}`);
+  return showJsonExactly(text);
+}
+
+/**
+ * `value` as compact JSON (what goes on the wire) with every
+ * {@link INVISIBLE} character written as a visible `\u{…}` escape. JSON
+ * quotes every string and doubles every backslash inside one, so, as with
+ * {@link showExactly}, an escape can only come from here. Never cut.
+ */
+export function showJsonExactly(value: unknown): string {
+  return JSON.stringify(value).replace(INVISIBLE, (char) => `\\u{${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}}`);
 }
 
 /**
