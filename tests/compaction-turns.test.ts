@@ -132,6 +132,28 @@ describe("proactive compaction (window 8,000 tokens, threshold 0.8)", () => {
     }
   });
 
+  it("a skill loaded in the part a compaction replaces comes back after the summary, from the startup snapshot", async () => {
+    const fs = new MemoryFileSystem();
+    fs.writeFile("/home/user/.agents/skills/pdf-tools/SKILL.md", `---\nname: pdf-tools\ndescription: "Work with PDF files."\n---\nPDF-SKILL-BODY: run scripts/extract.py first.\n`);
+    const server = await startWindowServer(API, 8_000, {}, { fs });
+    try {
+      server.runtime.fs.writeFile(`${CWD}/a.txt`, `BIG-FILE ${"the quick brown fox jumps ".repeat(1_200)}\n`);
+      const sessionId = await firstTurn(server);
+      server.provider.enqueue(reply(API, { calls: [{ id: "call_s", name: "skill", args: { name: "pdf-tools" } }], inputTokens: 1_000 }));
+      server.provider.enqueue(reply(API, { calls: [read("call_1")], inputTokens: 2_000 }));
+      server.provider.enqueue(reply(API, { text: ["SUMMARY-ALL"] }));
+      server.provider.enqueue(reply(API, { text: ["SECOND-ANSWER"] }));
+      const second = await turn(server, "SECOND-PROMPT", sessionId);
+      assert.deepEqual(compactionStates(second.events).map(([state]) => state), ["started", "completed"]);
+      const next = sentText(server, 4);
+      assert.ok(next.includes("SUMMARY-ALL") && next.includes("BIG-FILE") && !next.includes("SECOND-PROMPT"), next.slice(0, 500));
+      assert.match(next, /Skills loaded earlier in this conversation[^"]*<skill name=\\"pdf-tools\\">\\nPDF-SKILL-BODY/);
+      assert.ok(!next.includes("call_s"), "the skill call itself was replaced");
+    } finally {
+      await stopTurnServer(server);
+    }
+  });
+
   it("pruning the outputs of calls the model already answered comes first when that alone is enough: no compaction", async () => {
     const server = await startWindowServer(API);
     try {

@@ -15,6 +15,9 @@
  * at `v: 2`, whose `through_turn` tells the replay what the summary stands
  * for (docs/storage.md, "Compaction"). A tool call is never parted from its
  * result: a cut falls between steps or before the turn, never inside one.
+ * The system prompt is never replaced, and the skills the replaced part
+ * loaded come back after the summary, from the startup snapshot, for the
+ * rest of the run.
  *
  * @module
  */
@@ -28,6 +31,8 @@ import { summaryMessage } from "./replay.ts";
 import type { RunConfig } from "./run-config.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { boundSummary, groupDigits } from "./tools/tool-text.ts";
+import { SKILL_TOOL } from "./tools/skill.ts";
+import type { Skill } from "../config/skills.ts";
 import { ContextMeter, estimateTokens, inputTokens, tokensOfBytes } from "./context-meter.ts";
 import { requestSummary, SUMMARY_MAX_BYTES, type SummaryOutcome, summaryTokens } from "./summary-request.ts";
 
@@ -209,7 +214,7 @@ export class Compactor {
       { v: 2, type: "compaction", ...base, summary, through_turn: plan.through },
     ]);
     await io.emit({ event: "activity", data: { ...io.scope, activity_id: id, kind: "compaction", state: "completed", name: "compaction", summary: text } });
-    messages.splice(1, plan.count, summaryMessage(summary));
+    messages.splice(1, plan.count, withSkills(summaryMessage(summary), loadedSkills(messages.slice(1, 1 + plan.count), this.#config.skills)));
     this.#turnStart = plan.keepsTurn ? 2 : 1;
     this.#compacted = true;
     this.#armed = false;
@@ -224,4 +229,33 @@ export class Compactor {
     await io.persist([{ v: 1, type: "activity", session_id: io.scope.session_id, at: io.at(), turn_id: io.turnId, activity_id: id, kind: "compaction", name: "compaction", state, summary: text }]);
     await io.emit({ event: "activity", data: { ...io.scope, activity_id: id, kind: "compaction", state, name: "compaction", summary: text } });
   }
+}
+
+/**
+ * The skills `replaced` loaded (a `skill` call whose result was not an
+ * error), as the startup snapshot holds them: a summary would otherwise
+ * reduce instructions the model is following to a mention.
+ */
+function loadedSkills(replaced: readonly ModelMessage[], skills: readonly Skill[]): Skill[] {
+  const succeeded = new Set(replaced.flatMap((message) => (message.role === "tool" && message.name === SKILL_TOOL && !message.isError ? [message.callId] : [])));
+  const names = new Set<string>();
+  for (const message of replaced) {
+    if (message.role !== "assistant") continue;
+    for (const call of message.toolCalls) {
+      if (call.name !== SKILL_TOOL || !succeeded.has(call.id)) continue;
+      try {
+        names.add(String((JSON.parse(call.argumentsJson) as { name?: unknown }).name));
+      } catch {
+        // A call whose arguments did not parse loaded nothing.
+      }
+    }
+  }
+  return skills.filter((skill) => names.has(skill.name));
+}
+
+/** `message` (a summary) followed by the instructions of `skills`, each as the `skill` tool shows them. */
+function withSkills(message: ModelMessage, skills: readonly Skill[]): ModelMessage {
+  if (skills.length === 0 || message.role !== "user") return message;
+  const blocks = skills.map((skill) => `<skill name="${skill.name}">\n${skill.body}\n</skill>`);
+  return { role: "user", text: `${message.text}\n\n[Skills loaded earlier in this conversation, as their instructions stand:]\n\n${blocks.join("\n\n")}` };
 }
