@@ -38,6 +38,7 @@ Decisions: what was decided or agreed, and why.
 Files: every file read, created or changed, with what matters about each.
 State: what was done, what was checked and how, errors met and whether they are solved.
 Open work: what remains to do, the very next step first.
+Skills: the skills that were loaded, by name, if any.
 
 Keep names, paths, commands and numbers exact. Leave out pleasantries and anything the continuation does not need. Stay under the length you are given.`;
 
