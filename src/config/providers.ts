@@ -29,6 +29,8 @@ export interface Endpoint {
   readonly apiKeyEnv: string | null;
   /** Model used when settings name none; custom endpoints have none. */
   readonly defaultModel: string | null;
+  /** The `context_window` setting: tokens the endpoint's models hold, when their list does not say. */
+  readonly contextWindow?: number;
 }
 
 /** The built-in endpoints, before any settings override. */
@@ -100,6 +102,7 @@ export function resolveEndpoints(settings: Settings): Map<string, Endpoint> {
       baseUrl,
       apiKeyEnv: entry.api_key_env ?? base?.apiKeyEnv ?? null,
       defaultModel: base?.defaultModel ?? null,
+      ...(entry.context_window === undefined ? {} : { contextWindow: entry.context_window }),
     });
   }
   return endpoints;
