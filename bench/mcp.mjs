@@ -394,6 +394,12 @@ for (const { name } of selected) {
   const mcp = summary[`${name}-turn-sum`];
   const read = summary[`${name}-turn-read`];
   turnRows.push([name, "MCP − read_file", ms(mcp.totalMs - read.totalMs), ms(mcp.activityMs - read.activityMs), ms(mcp.toolStepMs - read.toolStepMs), ""]);
+  // Load drifts within seconds here; the two turns of a pair ran back to back, so their differences drift least.
+  const pairs = samples.get(`${name}-turns`).flatMap((turns) => turns.flatMap((turn, index) => (index % 2 === 0 ? [[turn, turns[index + 1]]] : [])));
+  const paired = (key) => median(pairs.map((pair) => pair.find((turn) => turn.prompt === "sum")[key] - pair.find((turn) => turn.prompt === "read")[key]));
+  summary[`${name}-turn-paired`] = { totalMs: paired("totalMs"), activityMs: paired("activityMs"), toolStepMs: paired("toolStepMs") };
+  const { totalMs, activityMs, toolStepMs } = summary[`${name}-turn-paired`];
+  turnRows.push([name, "… median of the pairs' differences", ms(totalMs), ms(activityMs), ms(toolStepMs), String(pairs.length)]);
 }
 console.log(table(turnRows));
 console.log(foreignCpuNote(foreignCores));
