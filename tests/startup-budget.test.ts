@@ -2,7 +2,8 @@
  * The start-up budget (docs/architecture.md, "Start-up budget"): the real
  * entry on each runtime has loaded no more of our modules, and on Deno no
  * more Node-compat modules, than `STARTUP_BUDGET` allows when it writes the
- * `initialize` answer, and none of the modules that must load on first use.
+ * `initialize` answer, and none of the modules that must load on first use;
+ * nor does an idle child load more after it, up to its exit.
  * Deterministic: it counts modules, it times nothing. Also what the lazy
  * boundary does when its chunk is missing (docs/protocol.md, `initialize`).
  */
@@ -13,13 +14,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { nodeBinary, repoRoot } from "./support/processes.ts";
-import { modulesAtInitialize, NEVER_AT_STARTUP, STARTUP_BUDGET } from "./support/startup-modules.ts";
+import { modulesAtInitialize, NEVER_AT_STARTUP, STARTUP_BUDGET, type StartupRecord } from "./support/startup-modules.ts";
 import { WireClient } from "./support/wire-client.ts";
+
+// One child per runtime serves both of its tests.
+const records = new Map<string, Promise<StartupRecord>>();
+const recordOf = (runtime: "node" | "deno") => records.get(runtime) ?? records.set(runtime, modulesAtInitialize(runtime)).get(runtime)!;
 
 describe("start-up budget", () => {
   for (const runtime of ["node", "deno"] as const) {
     it(`${runtime}: the initialize answer is written with at most ${STARTUP_BUDGET[runtime].own} own modules loaded`, async () => {
-      const loaded = await modulesAtInitialize(runtime);
+      const loaded = await recordOf(runtime);
       const list = `\nloaded: ${loaded.own.join(" ")}\npackages: ${loaded.packages.join(" ")}`;
       // The recorder still understands the runtime's module log: the entry's own path is there.
       assert.ok(loaded.own.includes("src/cli.ts") && loaded.own.includes("src/server.ts"), `the module log was not understood${list}`);
@@ -27,6 +32,17 @@ describe("start-up budget", () => {
       assert.ok(loaded.own.length <= STARTUP_BUDGET[runtime].own, `${loaded.own.length} own modules over the budget of ${STARTUP_BUDGET[runtime].own}${list}`);
       assert.ok(loaded.compat <= STARTUP_BUDGET[runtime].compat, `${loaded.compat} Node-compat modules over the budget of ${STARTUP_BUDGET[runtime].compat}`);
       assert.deepEqual(loaded.packages, STARTUP_BUDGET[runtime].packages, `npm packages loaded before the answer${list}`);
+    });
+
+    it(`${runtime}: an idle child loads nothing after the initialize answer, through status, shutdown and exit`, async () => {
+      const { untilExit, ...atAnswer } = await recordOf(runtime);
+      const later = untilExit.own.filter((path) => !atAnswer.own.includes(path));
+      assert.deepEqual(later, [], "loaded after the answer by a child that was asked nothing else");
+      assert.deepEqual(untilExit.own.filter((path) => NEVER_AT_STARTUP.some((pattern) => pattern.test(path))), []);
+      assert.deepEqual(untilExit.packages, atAnswer.packages);
+      // Deno's compat modules come with the first timer, which the answer's own write arms (its output
+      // deadline) as its bytes leave, so they may log just after them: held to the budget, not the answer.
+      assert.ok(untilExit.compat <= STARTUP_BUDGET[runtime].compat, `${untilExit.compat} Node-compat modules by the exit`);
     });
   }
 
