@@ -4,7 +4,8 @@
  * the workers themselves (`workers.ts`: the session store, discovery, the
  * catalog, turn admission) are a separate chunk, imported by the first
  * request that needs a ready child. Requests that arrive while it loads wait
- * for it and then run in arrival order, exactly as if it had been there. On
+ * for it and then run in arrival order; a close meanwhile lets them start
+ * once it is in and then cancels them (docs/protocol.md, `initialize`). On
  * close both workers are cancelled, and the session leases are released only
  * after the run and the last session operation have let go of the store.
  *
