@@ -46,7 +46,7 @@ describe("start-up budget", () => {
     });
   }
 
-  it("node: without the workers' chunk (a damaged install) ready requests are startup_failed; status and shutdown work", async () => {
+  it("node: without the workers' chunk (a damaged install) the child fails as a startup does: startup_failed for ready requests and in status; shutdown works", async () => {
     const base = mkdtempSync(join(tmpdir(), "magi-damaged-"));
     try {
       const dist = join(repoRoot(), "dist");
@@ -56,10 +56,18 @@ describe("start-up budget", () => {
       mkdirSync(join(base, "work"));
       const client = new WireClient({ name: "node", command: nodeBinary(), prefix: [join(base, "magi-code.mjs")] }, join(base, "work"), { ...process.env, MC_HOME: join(base, "home") });
       try {
-        await client.ok("initialize", { required_capabilities: [] });
+        const init = await client.ok("initialize", { required_capabilities: [] });
+        // Both wait for the chunk, which cannot load; a later request meets the failed phase in the gate.
         const [create, list] = await Promise.all([client.call("session.create"), client.call("session.list")]);
-        assert.deepEqual([create.error?.code, list.error?.code], ["startup_failed", "startup_failed"]);
-        assert.equal((await client.ok("status")).readiness, "ready");
+        const later = await client.call("session.create");
+        assert.deepEqual([create.error?.code, list.error?.code, later.error?.code], ["startup_failed", "startup_failed", "startup_failed"]);
+        // As a failed startup: a non-negotiated method still meets the failed phase first.
+        assert.equal((await client.call("session.discover", {})).error?.code, "startup_failed");
+        const status = await client.ok("status");
+        assert.deepEqual(
+          [status.state, status.readiness, status.provider, status.selection, status.context_id],
+          ["failed", "startup_failed", null, null, (init.status as Record<string, unknown>).context_id],
+        );
         assert.equal((await client.shutdown()).code, 0);
       } finally {
         client.abandon();
