@@ -6,6 +6,15 @@
  * nor does an idle child load more after it, up to its exit.
  * Deterministic: it counts modules, it times nothing. Also what the lazy
  * boundary does when its chunk is missing (docs/protocol.md, `initialize`).
+ *
+ * Neither the Node single executable nor a `deno compile` binary is counted:
+ * the executable is one CommonJS script with every chunk inlined
+ * (scripts/build-sea.mjs), so there is no module log to read, and each
+ * inlined module stays behind esbuild's lazy `__esm` wrapper, which runs its
+ * body only where the `import()` it replaced ran; so the boundaries this test
+ * holds on the npm bundle are the same code paths in it. A `deno compile`
+ * binary runs the same module graph as `runtime/deno.ts` with runtime flags
+ * baked in (no `--log-level` to read), and building one needs a download.
  */
 
 import assert from "node:assert/strict";
