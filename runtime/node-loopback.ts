@@ -9,7 +9,8 @@ import type { LoopbackHandler, LoopbackListener } from "../src/host/runtime.ts";
 
 /** Listens on 127.0.0.1:0 and answers each request with `handler`. */
 export async function nodeListenLoopback(handler: LoopbackHandler): Promise<LoopbackListener> {
-  const http = await import("node:http");
+  // As runtime/node-http.ts: no import() where process.getBuiltinModule (Node 20.16+) serves.
+  const http = process.getBuiltinModule?.("node:http") ?? await import("node:http");
   const server = http.createServer((request, response) => {
     const reply = handler(request.method ?? "GET", request.url ?? "/");
     response.writeHead(reply.status, { "content-type": "text/plain; charset=utf-8", connection: "close" });

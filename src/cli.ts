@@ -106,8 +106,9 @@ export async function main(runtime: Runtime): Promise<number> {
   if (args.length !== 2 || args[1] !== "--stdio") {
     return await fail(runtime, "'serve' takes exactly one flag, --stdio");
   }
-  const kinds = await Promise.all([runtime.stdioKind(0), runtime.stdioKind(1)]);
-  if (!kinds.every((kind) => SERVED_STDIO.has(kind))) {
+  // stdin first, and stdout only when stdin is served: a refused launch looks no further (on Deno a
+  // look can be a /bin/sh child, runtime/deno-stdio.ts).
+  if (!SERVED_STDIO.has(await runtime.stdioKind(0)) || !SERVED_STDIO.has(await runtime.stdioKind(1))) {
     return await fail(runtime, "stdin and stdout must be pipes (a FIFO or a socketpair), not a terminal, file or device");
   }
   return await createServer(runtime).serve();

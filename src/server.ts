@@ -50,8 +50,9 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
   const reject: Reject = (id, code) => output.error(id, code);
   const lifecycle = new Lifecycle();
   const negotiation = new Negotiation(reject);
-  // An undeliverable run terminal is an output failure: it closes like one (exit 1).
-  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"));
+  // An undeliverable run terminal is an output failure: it closes like one (exit 1). Workers that
+  // cannot load fail the child as a failed startup would.
+  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"), (code) => lifecycle.fail(code));
   const status = new StatusView(() => lifecycle.phase, () => workers.view, output);
   const initializer = new Initializer({
     runtime,

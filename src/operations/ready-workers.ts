@@ -4,7 +4,8 @@
  * the workers themselves (`workers.ts`: the session store, discovery, the
  * catalog, turn admission) are a separate chunk, imported by the first
  * request that needs a ready child. Requests that arrive while it loads wait
- * for it and then run in arrival order, exactly as if it had been there. On
+ * for it and then run in arrival order; a close meanwhile lets them start
+ * once it is in and then cancels them (docs/protocol.md, `initialize`). On
  * close both workers are cancelled, and the session leases are released only
  * after the run and the last session operation have let go of the store.
  *
@@ -17,7 +18,7 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
-import { ErrorCode } from "../protocol/errors.ts";
+import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import type { ReadyRunner } from "../protocol/phase-gate.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { SelectionState } from "./catalog/selection-state.ts";
@@ -29,18 +30,22 @@ export class ReadyWorkers implements ReadyView {
   readonly #runtime: Runtime;
   readonly #output: ProtocolOutput;
   readonly #outputFailed: () => void;
+  readonly #loadFailed: (code: StartupErrorCode) => void;
   #ready: { readonly snapshot: StartupSnapshot; readonly selection: SelectionState } | null = null;
   #workers: Workers | null = null;
   #loading: Promise<Workers | null> | null = null;
 
   /**
    * Prepares workers that will answer through `output`; `outputFailed`
-   * closes the connection when a run's terminal event cannot be delivered.
+   * closes the connection when a run's terminal event cannot be delivered;
+   * `loadFailed` fails the child's lifecycle with the code the requests that
+   * waited for a chunk that cannot load are answered.
    */
-  constructor(runtime: Runtime, output: ProtocolOutput, outputFailed: () => void) {
+  constructor(runtime: Runtime, output: ProtocolOutput, outputFailed: () => void, loadFailed: (code: StartupErrorCode) => void) {
     this.#runtime = runtime;
     this.#output = output;
     this.#outputFailed = outputFailed;
+    this.#loadFailed = loadFailed;
   }
 
   /** What `status` shows of the ready child once startup succeeded, else `null`. */
@@ -112,7 +117,6 @@ export class ReadyWorkers implements ReadyView {
   #run(handle: (workers: Workers) => void, id: string): void {
     if (this.#workers !== null) return handle(this.#workers);
     void this.#load().then((workers) => {
-      // The chunk could not load (a damaged installation): the child cannot serve what startup promised.
       if (workers === null) return this.#output.error(id, ErrorCode.startupFailed);
       handle(workers);
     });
@@ -133,7 +137,12 @@ export class ReadyWorkers implements ReadyView {
         void workers.turns.warm().catch(() => {});
         return workers;
       },
-      () => null,
+      () => {
+        // The chunk could not load (a damaged installation): the child cannot serve what startup promised,
+        // so it fails as a startup does; the requests that waited are answered the same code (#run).
+        this.#loadFailed(ErrorCode.startupFailed);
+        return null;
+      },
     );
     return this.#loading;
   }

@@ -6,8 +6,10 @@
  *
  * How: the child runs with its runtime's own module log on stderr, and
  * stderr shares stdout's pipe, so the log lines written before the answer's
- * line name exactly the modules loaded before the answer was written (after
- * it nothing loads until a request asks). Node's `NODE_DEBUG=esm` logs
+ * line name exactly the modules loaded before the answer was written; the
+ * child then answers an idle `status` and `shutdown`, and the whole log up
+ * to its exit names all an idle child ever loads (code put off to just
+ * after the answer shows there). Node's `NODE_DEBUG=esm` logs
  * "Storing <url> … in ModuleLoadMap" as each module job is created; the npm
  * entry is a bundle, so each loaded file is mapped to its sources with
  * `dist/bundle-inputs.json` (scripts/bundle.mjs). Deno's `--log-level=debug`
@@ -112,13 +114,21 @@ function denoSources(log: string): StartupModules {
   return summarise(sources, compat.size);
 }
 
+/** What had loaded when the `initialize` answer was written, and by the exit of the same idle child. */
+export interface StartupRecord extends StartupModules {
+  /** Everything loaded by the child's exit, after an idle `status` and `shutdown`: the same as at the answer. */
+  readonly untilExit: StartupModules;
+}
+
 /**
  * Spawns the real entry of `runtime` (the npm bin under Node; `runtime/deno.ts`
  * with the documented narrow permission set under Deno) on a fresh `MC_HOME`,
- * sends `initialize` and returns what had loaded when the answer was written;
- * then shuts the child down.
+ * sends `initialize`, then `status` once it is answered and `shutdown` once
+ * that is, and returns what had loaded when the `initialize` answer was
+ * written and what had by the exit: code loaded just after the answer (a
+ * warm-up on a timer) shows in the second.
  */
-export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<StartupModules> {
+export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<StartupRecord> {
   const root = repoRoot();
   const base = mkdtempSync(join(tmpdir(), "magi-startup-modules-"));
   const cwd = join(base, "work");
@@ -134,24 +144,34 @@ export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<Sta
     MC_HOME: join(base, "home"),
     ...(runtime === "node" ? { NODE_DEBUG: "esm" } : { DENO_DIR: process.env.DENO_DIR ?? join(homedir(), ".cache", "deno") }),
   };
-  // stderr joins stdout: one pipe keeps the order in which the log and the answer were written.
+  // stderr joins stdout: one pipe keeps the order in which the log and the answers were written.
   const child = spawn("sh", ["-c", 'exec "$@" serve --stdio 2>&1', "sh", ...command], { cwd, env, stdio: ["pipe", "pipe", "ignore"] });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
   child.stdin!.write(line(ID, "initialize", { required_capabilities: [] }));
   try {
-    const before = await guarded(new Promise<string>((resolve, reject) => {
+    const { before, whole } = await guarded(new Promise<{ before: string; whole: string }>((resolve, reject) => {
       let text = "";
+      let before: string | null = null;
+      let status = false;
       child.stdout!.setEncoding("utf8");
       child.stdout!.on("data", (chunk: string) => {
         text += chunk;
-        const at = text.indexOf(`"id":"${ID}"`);
-        if (at !== -1) resolve(text.slice(0, text.lastIndexOf("\n", at) + 1));
+        const at = before === null ? text.indexOf(`"id":"${ID}"`) : -1;
+        if (at !== -1) {
+          before = text.slice(0, text.lastIndexOf("\n", at) + 1);
+          child.stdin!.write(line(`${ID}-status`, "status", {}));
+        }
+        if (!status && text.includes(`"id":"${ID}-status"`)) {
+          status = true;
+          child.stdin!.end(line(`${ID}-bye`, "shutdown", {}));
+        }
       });
-      child.stdout!.on("end", () => reject(new Error(`the child closed stdout before answering initialize:\n${text.slice(-2000)}`)));
-    }), "the initialize answer");
-    child.stdin!.end(line("bye", "shutdown", {}));
-    await guarded(exited, "the child to exit");
-    return runtime === "node" ? nodeSources(before) : denoSources(before);
+      // stdout ends when the child exits: its last log lines are in.
+      child.stdout!.on("end", () => before === null || !status
+        ? reject(new Error(`the child closed stdout before answering initialize and status:\n${text.slice(-2000)}`))
+        : resolve({ before, whole: text }));
+    }), "the child to answer and exit");
+    const sources = runtime === "node" ? nodeSources : denoSources;
+    return { ...sources(before), untilExit: sources(whole) };
   } finally {
     child.kill("SIGKILL");
     rmSync(base, { recursive: true, force: true });
