@@ -48,7 +48,7 @@ function tree(files: Readonly<Record<string, string>> = {}, directories: readonl
 /** Loads the chain of `<base>/<cwd>` with `MC_HOME` at `<base>/mc`, its root found under `userHome`, and no instructions.paths. */
 async function chain(base: string, cwd: string, userHome: string | null = base): Promise<InstructionsLoad> {
   const where = { home: join(base, "mc"), cwd: join(base, cwd) };
-  return await loadInstructions(disk, { ...where, root: await projectRoot(disk, where.cwd, userHome), paths: [] }, live());
+  return await loadInstructions(disk, { ...where, userHome, root: await projectRoot(disk, where.cwd, userHome), paths: [] }, live());
 }
 
 /** The texts used, in order. */
@@ -118,7 +118,7 @@ describe("the instructions chain on disk", () => {
     symlinkSync("../docs/pkg.md", join(base, "repo/pkg/AGENTS.md"));
     assert.equal(spawnSync("mkfifo", [join(base, "repo/pkg/app/AGENTS.md")]).status, 0);
     const home = join(base, "repo/mc");
-    const load = () => loadInstructions(disk, { home, cwd: join(base, "repo/pkg/app"), root: join(base, "repo"), paths: [] }, live());
+    const load = () => loadInstructions(disk, { home, userHome: base, cwd: join(base, "repo/pkg/app"), root: join(base, "repo"), paths: [] }, live());
     const first = await load();
     assert.deepEqual(texts(first), ["root", "pkg via link"]);
     assert.deepEqual(first.skipped.map((skipped) => [skipped.path, skipped.reason]), [[join(base, "repo/pkg/app/AGENTS.md"), "not_regular"]]);
@@ -136,6 +136,37 @@ describe("the instructions chain on disk", () => {
       assert.deepEqual(texts(loaded), ["root"]);
       assert.deepEqual(loaded.skipped.map((skipped) => skipped.reason), [reason, "not_regular"]);
     }
+  });
+
+  it("refuses a chain file linked to ~/.ssh when the project root is the user's home or above it", async () => {
+    const base = tree({
+      "home/.ssh/id_ed25519": "PRIVATE KEY",
+      "home/AGENTS.md": "dotfiles",
+      "home/dl/pkg/notes.md": "notes",
+    }, ["home/.git"]);
+    const home = join(base, "home");
+    const cwd = join(home, "dl/pkg");
+    // A downloaded tree without a .git of its own, below a dotfiles repository at ~: the root is ~.
+    symlinkSync("../../.ssh/id_ed25519", join(cwd, "AGENTS.md"));
+    symlinkSync("../.ssh/id_ed25519", join(home, "dl/AGENTS.md"));
+    const loaded = await chain(base, "home/dl/pkg", home);
+    assert.deepEqual(texts(loaded), ["dotfiles"]);
+    assert.deepEqual(loaded.skipped.map((skipped) => [skipped.path, skipped.reason]), [
+      [join(home, "dl/AGENTS.md"), "outside"],
+      [join(cwd, "AGENTS.md"), "outside"],
+    ]);
+    // A link that stays in the directory holding it is still followed.
+    rmSync(join(cwd, "AGENTS.md"));
+    symlinkSync("notes.md", join(cwd, "AGENTS.md"));
+    assert.deepEqual(texts(await chain(base, "home/dl/pkg", home)), ["dotfiles", "notes"]);
+
+    // A root above the home (a .git at its parent): neither its AGENTS.md nor a project path may reach into the home.
+    mkdirSync(join(base, ".git"));
+    symlinkSync("home/.ssh/id_ed25519", join(base, "AGENTS.md"));
+    const paths = [{ scope: "project", path: join(base, "home/.ssh/id_ed25519") }] as const;
+    const above = await loadInstructions(disk, { home: join(base, "mc"), userHome: home, cwd: base, root: base, paths }, live());
+    assert.deepEqual(texts(above), []);
+    assert.deepEqual(above.skipped.map((skipped) => skipped.reason), ["outside", "outside"]);
   });
 
   it("uses a file reached twice once, where first met", async () => {
@@ -195,7 +226,7 @@ describe("the project root walk", () => {
     fs.writeFile("/r/a/AGENTS.md", "a");
     await fs.mkdir("/r/a/b/c", 0o755);
     const cwd = "/r/a/b/c";
-    const loaded = await loadInstructions(fs, { home: "/mc", cwd, root: await projectRoot(fs, cwd, null), paths: [] }, live());
+    const loaded = await loadInstructions(fs, { home: "/mc", userHome: null, cwd, root: await projectRoot(fs, cwd, null), paths: [] }, live());
     assert.deepEqual(texts(loaded), ["a"]);
     // 4 .git probes, the global file, 4 AGENTS.md probes.
     assert.equal(lstats.length, 9);

@@ -89,10 +89,21 @@ export interface InstructionsLoad {
   readonly skipped: readonly SkippedInstruction[];
 }
 
-/** Where a file may resolve: inside `within`, outside `outside`. */
+/** Where a file may resolve: inside `within`, outside each of `outside`. */
 interface Confinement {
   readonly within: string;
-  readonly outside: string;
+  readonly outside: readonly string[];
+}
+
+/**
+ * The confinement of a project file whose root is `within`: outside
+ * `MC_HOME`, and, when `within` holds the user's `userHome` without being
+ * it (a root at `/home`), outside that home too, so a file of such a root
+ * cannot name `~/.ssh/id_ed25519`.
+ */
+function confinement(within: string, mcHome: string, userHome: string | null): Confinement {
+  const holdsHome = userHome !== null && within !== userHome && isWithin(within, userHome);
+  return { within, outside: holdsHome ? [mcHome, userHome] : [mcHome] };
 }
 
 type ReadOutcome = { readonly ok: true; readonly bytes: Uint8Array; readonly info: FileInfo } | { readonly ok: false; readonly reason: SkipReason };
@@ -128,7 +139,9 @@ async function readOne(fs: FileSystem, path: string, confine: Confinement | null
   try {
     const target = confine !== null || link.kind === "symlink" ? await fs.realpath(path) : path;
     // MC_HOME is compared as a case-insensitive filesystem would, as the tools compare it.
-    if (confine !== null && (!isWithin(confine.within, target) || isWithinHome(confine.outside, target))) return { ok: false, reason: "outside" };
+    if (confine !== null && (!isWithin(confine.within, target) || confine.outside.some((home) => isWithinHome(home, target)))) {
+      return { ok: false, reason: "outside" };
+    }
     const info = target === path ? link : await fs.stat(target);
     if (info.kind !== "file") return { ok: false, reason: "not_regular" };
     if (confine !== null && info.nlink > 1) return { ok: false, reason: "hard_link" };
@@ -218,15 +231,26 @@ async function bounded(candidates: readonly Candidate[]): Promise<Instruction[]>
 /**
  * Loads the chain for canonical `home` (`MC_HOME`), `cwd` and its project
  * `root` ({@link projectRoot}), then the resolved `paths` of
- * `instructions.paths`. Stops early, returning what it has, once `signal`
- * is aborted; the caller checks the signal.
+ * `instructions.paths`. `userHome` is the user's canonical home directory
+ * ({@link canonicalUserHome}), or null when unknown: when the root is that
+ * home or above it (a dotfiles repository at `~`), "inside the root" would
+ * take in `~/.ssh`, so each `AGENTS.md` of the chain must then resolve
+ * inside the directory holding it. Stops early, returning what it has, once
+ * `signal` is aborted; the caller checks the signal.
  */
 export async function loadInstructions(
   fs: FileSystem,
-  where: { readonly home: string; readonly cwd: string; readonly root: string; readonly paths: readonly InstructionPath[] },
+  where: {
+    readonly home: string;
+    readonly userHome: string | null;
+    readonly cwd: string;
+    readonly root: string;
+    readonly paths: readonly InstructionPath[];
+  },
   signal: AbortSignal,
 ): Promise<InstructionsLoad> {
-  const { root } = where;
+  const { root, userHome } = where;
+  const rootHoldsHome = userHome !== null && isWithin(root, userHome);
   const candidates: Candidate[] = [];
   const skipped: SkippedInstruction[] = [];
   const seen = new Set<string>();
@@ -248,12 +272,12 @@ export async function loadInstructions(
     const path = joinPath(directory, INSTRUCTIONS_FILE);
     // A workspace that is MC_HOME itself: its AGENTS.md is the global one, read above.
     if (signal.aborted || path === globalFile) continue;
-    await add("project", path, { within: root, outside: where.home });
+    await add("project", path, confinement(rootHoldsHome ? directory : root, where.home, userHome));
   }
   for (const [index, entry] of where.paths.entries()) {
     if (signal.aborted) break;
     if (entry.path === null) skipped.push({ source: "path", path: null, reason: "missing", index });
-    else await add("path", entry.path, entry.scope === "global" ? null : { within: where.cwd, outside: where.home }, index);
+    else await add("path", entry.path, entry.scope === "global" ? null : confinement(where.cwd, where.home, userHome), index);
   }
   return { files: await bounded(candidates), skipped };
 }
