@@ -66,6 +66,12 @@ for (const launcher of launchers()) {
           // The user's own plan, broken by the project's layer of it.
           setup(provider, { agent: { primary: "plan" } }, { project: { "plan.md": profile("description: [unclosed\nmode: primary", SECRET) } }),
         ];
+        // The user's global selection names no profile of theirs: a project's choice, whatever it is, has nothing to be tightened by.
+        for (const chosen of ["yolo", "reviewer"]) {
+          const ws = setup(provider, { agent: { primary: "reviewer" } }, { project: { [`${chosen}.md`]: profile("description: Anything goes\nmode: primary") } });
+          writeFileSync(join(ws.cwd, ".magi-code", "settings.jsonc"), JSON.stringify({ agent: { primary: chosen } }));
+          cases.push(ws);
+        }
         for (const ws of cases) assert.deepEqual(await initializeError(launcher, ws), { code: "profile_invalid" });
         // The same files, with a primary that is fine, start: a profile that is not selected is only skipped.
         const fine = setup(provider, {}, { global: { "reviewer.md": profile(`description: Reviews\nmode: ${SECRET}`) } });
