@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -99,6 +99,15 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       }
     });
 
+    for (const [mode, reason, pages] of [["many-pages", "list_failed", 2], ["heavy-pages", "invalid_schema", 5]] as const) {
+      it(`tools/list in mode ${mode} fails with ${reason} after page ${pages}, the first over the bound, without asking for more`, async () => {
+        const record = recordFile();
+        const result = await connect(runtime, [faultServer("endless", mode, root, record)]);
+        assert.equal(result.ok ? null : result.failure.reason, reason);
+        assert.equal(recorded(record).filter((line) => line === "tools/list").length, pages);
+      });
+    }
+
     it("one failing server fails startup and closes the servers that had connected", async () => {
       const good = recordFile();
       const bad = recordFile();
@@ -136,6 +145,19 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       const manager = await connected(runtime, [faultServer("pages", "paged", root)]);
       try {
         assert.deepEqual(manager.offered().map((tool) => tool.name), ["mcp__pages__page0", "mcp__pages__page1", "mcp__pages__page2"]);
+      } finally {
+        await manager.close();
+      }
+    });
+
+    it("a relist after list_changed is bounded as a whole by tool_timeout_ms, not per page", async () => {
+      // Two pages of 700 ms each: within the bound one page at a time, over it together.
+      const manager = await connected(runtime, [faultServer("slowlist", "slow-pages", root, undefined, { toolTimeoutMs: 1000 })]);
+      try {
+        assert.equal((await call(manager, runtime, "mcp__slowlist__grow")).ok, true);
+        await guarded(manager.refresh(new AbortController().signal), "refresh()");
+        assert.ok(!manager.offered().some((tool) => tool.name === "mcp__slowlist__grown"), "the late list was not taken");
+        assert.deepEqual(manager.takeNotices().map((notice) => notice.code), ["mcp_tools_unchanged"]);
       } finally {
         await manager.close();
       }
@@ -227,9 +249,10 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.ok(isRunning(grandchild));
       assert.deepEqual(groupMembers(pid).sort(), [pid, grandchild].sort(), "the grandchild shares the server's group");
       await guarded(manager.close(), "close()");
-      assert.equal(isRunning(pid), false);
-      assert.equal(isRunning(grandchild), false);
-      assert.deepEqual(groupMembers(pid), []);
+      // close() awaits the server's own exit, so it is reaped by now.
+      assert.equal(existsSync(`/proc/${pid}`), false, "the server is gone from the process table");
+      // The grandchild got SIGKILL too, but dies when next scheduled and is reaped by init on its own time.
+      await eventually(() => !isRunning(grandchild) && groupMembers(pid).length === 0, "the grandchild to die");
     });
   });
 }

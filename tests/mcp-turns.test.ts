@@ -229,6 +229,26 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.equal(await stopTurnServer(server), 0);
     });
 
+    it("a secret of the server's definition (an env value) is redacted from the next provider request, message.delta and history", async () => {
+      // Not credential-shaped, so only the known-secrets list can catch it.
+      const secret = "plain tangerine hunter";
+      const server = await startWith(runtime, [faultServer("leaky", "well", root, undefined, { env: { SECRET: secret }, toolPolicies: { env: "allow" } })]);
+      server.provider.enqueue(reply("openai-chat", { calls: [{ id: "call_1", name: "mcp__leaky__env", args: { name: "SECRET" } }] }));
+      server.provider.enqueue(reply("openai-chat", { text: [`The value is ${secret}.`] }));
+      const { sessionId, runId } = await startTurn(server, "Show me SECRET");
+      const events = await runEvents(server, runId);
+      const finished = events.at(-1)!.data as { outcome: string; revision: string };
+      assert.equal(finished.outcome, "completed");
+      assert.equal(toolResult(server, 1, "call_1"), "value: [redacted]");
+      const deltas = events.filter((frame) => frame.event === "message.delta").map((frame) => (frame.data as { text: string }).text).join("");
+      assert.equal(deltas, "The value is [redacted].");
+      const page = await request(server, "page", "history.page", { session_id: sessionId, revision: finished.revision });
+      assert.match(JSON.stringify(page.result), /The value is \[redacted\]/);
+      assert.ok(!JSON.stringify(server.frames()).includes(secret), "nothing on stdout carries the secret");
+      assert.ok(!JSON.stringify(server.provider.log).includes(secret), "no provider request carries the secret");
+      assert.equal(await stopTurnServer(server), 0);
+    });
+
     it("notifications/tools/list_changed: the next model request offers the new list", async () => {
       const server = await startWith(runtime, [faultServer("growing", "well", root, undefined, { toolPolicies: { grow: "allow" } })]);
       server.provider.enqueue(reply("openai-chat", { calls: [{ id: "call_1", name: "mcp__growing__grow", args: {} }] }));

@@ -58,6 +58,8 @@ describe("terminal delivery", () => {
         policies: {},
         profile: { name: "build", tools: {} },
         maxSteps: 2,
+        contextWindow: null,
+        compaction: { enabled: true, threshold: 0.8 },
         secrets: [],
         workspace: CWD,
         home: HOME,

@@ -19,7 +19,8 @@ import type { Runtime } from "../host/runtime.ts";
 import { withApproval, withoutApprovals } from "../trust/approvals.ts";
 import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
 import { updateApprovals, type UpdateApprovalsResult } from "../trust/approvals-write.ts";
-import { approvalFor, MCP_APPROVAL_KIND, mcpServerStatuses, startsNow } from "../mcp/servers.ts";
+import type { McpProbe } from "../mcp/connect.ts";
+import { approvalFor, failsUnresolved, MCP_APPROVAL_KIND, mcpServerStatuses, startsNow } from "../mcp/servers.ts";
 import { definitionLines, probeLine, stateText, statusLine, terminalSafe } from "./mcp-report.ts";
 import { loadMcpContext, type McpContext } from "./mcp-context.ts";
 import { print, refuse } from "./mcp-print.ts";
@@ -84,7 +85,10 @@ async function list(runtime: Runtime, context: McpContext): Promise<number> {
   });
   // Every server that would start is connected the way startup does, so a failure is named here, not first met as mcp_unavailable.
   const starting = statuses.filter(startsNow).map((status) => status.definition);
-  const probes = starting.length === 0 ? [] : await (await import("../mcp/connect.ts")).probeMcpServers(runtime, context.home, starting, live);
+  const connected = starting.length === 0 ? [] : await (await import("../mcp/connect.ts")).probeMcpServers(runtime, context.home, starting, live);
+  // An approved server that can no longer be resolved fails startup as one that could not be spawned.
+  const unresolved = statuses.filter(failsUnresolved).map(({ server }): McpProbe => ({ server: server.name, ok: false, failure: { server: server.name, reason: "spawn_failed", tool: null } }));
+  const probes = [...unresolved, ...connected];
   if (!await print(runtime, [...lines, ...probes.map(probeLine)])) return 1;
   return probes.every((probe) => probe.ok) ? 0 : 1;
 }

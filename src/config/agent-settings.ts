@@ -19,6 +19,7 @@ import { exactObject } from "../util/exact-object.ts";
 import { joinPath } from "../util/paths.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 import type { Effort } from "../policy/efforts.ts";
+import { type CompactionSettings, CompactionSettingsSchema, mergeCompaction } from "./compaction-settings.ts";
 
 /** Model requests per turn when neither `agent.max_steps` nor the profile says. */
 export const DEFAULT_MAX_STEPS = 50;
@@ -73,6 +74,7 @@ export const AgentSchema = v.pipe(
       v.maxLength(MAX_DISABLED_SUBAGENTS),
       described("Profiles that may not be delegated to. A project list adds to the global one."),
     )),
+    compaction: v.exactOptional(CompactionSettingsSchema),
   }),
   described("The agent profile and the limits of one turn."),
 );
@@ -85,15 +87,17 @@ export interface AgentSettings {
   readonly primary?: string;
   /** Profiles that may not be delegated to. */
   readonly disabled_subagents?: readonly string[];
+  /** Automatic compaction (`compaction-settings.ts`). */
+  readonly compaction?: CompactionSettings;
 }
 
 /**
  * Merges the two files' `agent` sections: the project wins field by field,
- * except `disabled_subagents`, where a project list adds to the global one
- * (a project can disable more, never re-enable).
+ * within `compaction` too, except `disabled_subagents`, where a project list
+ * adds to the global one (a project can disable more, never re-enable).
  */
 export function mergeAgentSettings(global: AgentSettings | undefined, project: AgentSettings | undefined): AgentSettings {
-  const merged: { -readonly [K in keyof AgentSettings]: AgentSettings[K] } = { ...global, ...project };
+  const merged: { -readonly [K in keyof AgentSettings]: AgentSettings[K] } = { ...global, ...project, ...mergeCompaction(global, project) };
   if (global?.disabled_subagents !== undefined || project?.disabled_subagents !== undefined) {
     merged.disabled_subagents = [...new Set([...global?.disabled_subagents ?? [], ...project?.disabled_subagents ?? []])];
   }

@@ -29,6 +29,8 @@ export interface Endpoint {
   readonly apiKeyEnv: string | null;
   /** Model used when settings name none; custom endpoints have none. */
   readonly defaultModel: string | null;
+  /** The `context_window` setting: tokens the endpoint's models hold, when their list does not say. */
+  readonly contextWindow?: number;
 }
 
 /** The built-in endpoints, before any settings override. */
@@ -100,6 +102,7 @@ export function resolveEndpoints(settings: Settings): Map<string, Endpoint> {
       baseUrl,
       apiKeyEnv: entry.api_key_env ?? base?.apiKeyEnv ?? null,
       defaultModel: base?.defaultModel ?? null,
+      ...(entry.context_window === undefined ? {} : { contextWindow: entry.context_window }),
     });
   }
   return endpoints;
@@ -160,7 +163,8 @@ function hasKey(endpoint: Endpoint, env: (name: string) => string | undefined, c
 
 /**
  * The values of every configured key variable that is set, and of every
- * credentials-file entry (used or not), for redaction: whatever a provider,
+ * credentials-file entry (used or not), and `more` (the started MCP
+ * servers' secrets), for redaction: whatever a provider,
  * a tool or a stored history echoes back, these strings never reach the
  * client. Values shorter than the redactor's minimum are still returned;
  * `redactSecrets` decides what it can safely match.
@@ -169,12 +173,13 @@ export function configuredSecrets(
   settings: Settings,
   env: (name: string) => string | undefined,
   credentials: Credentials,
+  more: readonly string[] = [],
 ): string[] {
   const secrets = new Set<string>();
   const values = [...resolveEndpoints(settings).values()].map((endpoint) =>
     endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv)
   );
-  for (const value of [...values, ...credentials.values()]) {
+  for (const value of [...values, ...credentials.values(), ...more]) {
     if (value === undefined || !/\S/.test(value)) continue;
     // HTTP clients trim header values, so the trimmed key is what a provider may echo back.
     secrets.add(value);

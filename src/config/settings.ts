@@ -23,6 +23,7 @@ import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.
 import { AgentSchema, type AgentSettings, mergeAgentSettings } from "./agent-settings.ts";
 import { type InstructionsSettings, InstructionsSettingsSchema } from "./instructions-settings.ts";
 import type { SkillsSettings } from "./skills-settings.ts";
+import { ContextWindowSchema } from "./compaction-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -101,12 +102,14 @@ const EndpointOverrideSchema = exactObject({
   api: v.exactOptional(ApiSchema),
   base_url: v.exactOptional(BaseUrlSchema),
   api_key_env: v.exactOptional(ApiKeyEnvSchema),
+  context_window: v.exactOptional(ContextWindowSchema),
 });
 
 const CustomEndpointSchema = exactObject({
   api: ApiSchema,
   base_url: BaseUrlSchema,
   api_key_env: v.exactOptional(ApiKeyEnvSchema),
+  context_window: v.exactOptional(ContextWindowSchema),
 });
 
 // objectWithRest states the partial-override rule structurally (built-in
@@ -187,6 +190,8 @@ export interface EndpointSettings {
   readonly base_url?: string;
   /** The variable's name, never the key. */
   readonly api_key_env?: string;
+  /** Tokens the endpoint's models hold, when their list does not say. */
+  readonly context_window?: number;
 }
 
 /** The `model` section; omitted fields fall back to the provider defaults. */

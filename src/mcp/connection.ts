@@ -17,6 +17,7 @@ import {
   Client,
   McpError,
   type OAuthClientProvider,
+  type OAuthTokens,
   ResultSchema,
   RpcErrorCode as RpcCode,
   StreamableHTTPClientTransport,
@@ -26,9 +27,9 @@ import {
 import type { Runtime } from "../host/runtime.ts";
 import { settlesWithin } from "../util/async.ts";
 import { VERSION } from "../util/version.ts";
-import type { McpServerDefinition } from "./definition.ts";
+import { definitionSecrets, type McpServerDefinition } from "./definition.ts";
 import { runtimeFetchLike } from "./http-fetch.ts";
-import { MAX_LIST_PAGES, SESSION_DELETE_GRACE_MS } from "./limits.ts";
+import { MAX_LIST_PAGES, MAX_TOOLS_PER_SERVER, SESSION_DELETE_GRACE_MS } from "./limits.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 import { admitTools, type ListAdmission, type ListedTool } from "./tool-list.ts";
 
@@ -40,6 +41,9 @@ export type CallOutcome =
 
 /** Why a pending request of this connection was aborted by the connection itself. */
 const OVERSIZED = "The server sent a message over the size bound";
+
+/** An HTTP server's OAuth login whose tokens can be read at once (`oauth-provider.ts`), so they can be redacted. */
+export type McpAuth = Omit<OAuthClientProvider, "tokens"> & { tokens(): OAuthTokens | undefined };
 
 /** A server's transport and client, and its state. */
 export class McpConnection {
@@ -56,14 +60,18 @@ export class McpConnection {
   #stale = false;
   #stopReported = false;
   readonly #pending = new Set<AbortController>();
+  readonly #authProvider: McpAuth | undefined;
+  readonly #runtime: Runtime;
   #closing: Promise<void> | null = null;
 
   /**
    * Prepares the connection to `definition`'s server; `open.ts` connects it.
    * `authProvider` is an HTTP server's OAuth login (`oauth-provider.ts`).
    */
-  constructor(runtime: Runtime, definition: McpServerDefinition, authProvider?: OAuthClientProvider) {
+  constructor(runtime: Runtime, definition: McpServerDefinition, authProvider?: McpAuth) {
     this.definition = definition;
+    this.#authProvider = authProvider;
+    this.#runtime = runtime;
     const hooks = { oversized: () => this.#abortPending(OVERSIZED) };
     this.transport = definition.transport === "stdio"
       ? new StdioTransport(runtime, definition, hooks)
@@ -94,6 +102,16 @@ export class McpConnection {
     return this.#tools;
   }
 
+  /**
+   * The secrets this connection holds: its definition's (`definitionSecrets`)
+   * and the OAuth access and refresh tokens of its login as they are now.
+   */
+  secrets(): string[] {
+    const tokens = this.#authProvider?.tokens();
+    const oauth = tokens === undefined ? [] : [tokens.access_token, tokens.refresh_token];
+    return [...definitionSecrets(this.definition), ...oauth.filter((value): value is string => typeof value === "string")];
+  }
+
   /** Whether the server stopped by itself (its process exited or its output ended). */
   get stopped(): boolean {
     return this.#state === "stopped";
@@ -120,7 +138,13 @@ export class McpConnection {
     return true;
   }
 
-  /** Lists every page of tools and admits them, each request bounded by `timeoutMs`. Throws when a request fails. */
+  /**
+   * Lists every page of tools and admits them, each request bounded by
+   * `timeoutMs`. The tools so far are admitted after every page, so a list
+   * over its bounds (tool count, schema bytes) or with a bad tool fails at
+   * the page that breaks them: at most one page more than the bounds is
+   * ever held, and no further page is asked for. Throws when a request fails.
+   */
   async list(signal: AbortSignal, timeoutMs: number): Promise<ListAdmission> {
     const raw: unknown[] = [];
     let cursor: string | undefined;
@@ -128,9 +152,10 @@ export class McpConnection {
       const result = await this.#request(signal, (options) =>
         this.client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ResultSchema, { ...options, timeout: timeoutMs }));
       const tools = result.tools;
-      if (!Array.isArray(tools)) return { ok: false, reason: "list_failed" };
+      if (!Array.isArray(tools) || raw.length + tools.length > MAX_TOOLS_PER_SERVER) return { ok: false, reason: "list_failed" };
       raw.push(...tools);
-      if (result.nextCursor === undefined) return admitTools(this.server, raw);
+      const admitted = admitTools(this.server, raw);
+      if (!admitted.ok || result.nextCursor === undefined) return admitted;
       if (typeof result.nextCursor !== "string") return { ok: false, reason: "list_failed" };
       cursor = result.nextCursor;
     }
@@ -150,13 +175,22 @@ export class McpConnection {
   async relist(signal: AbortSignal): Promise<ListAdmission | "failed" | null> {
     if (!this.#stale || this.#state !== "open") return null;
     this.#stale = false;
+    // One timer for the whole list, every page: a server cannot stretch a relist to pages × the tool timeout.
+    const whole = new AbortController();
+    const forward = () => whole.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener("abort", forward, { once: true });
+    const timer = this.#runtime.setTimer(this.definition.toolTimeoutMs, () => whole.abort("timeout"));
     try {
-      return await this.list(signal, this.definition.toolTimeoutMs);
+      return await this.list(whole.signal, this.definition.toolTimeoutMs);
     } catch {
       // A cancelled run did not learn anything: the next one lists again.
       if (!signal.aborted) return "failed";
       this.#stale = true;
       return null;
+    } finally {
+      timer.dispose();
+      signal.removeEventListener("abort", forward);
     }
   }
 

@@ -76,6 +76,11 @@ export class McpManager implements ExternalTools {
     this.#rebuild();
   }
 
+  /** Every connected server's secrets (`McpConnection.secrets`), to redact wherever text leaves the process. */
+  secrets(): string[] {
+    return this.#connections.flatMap((connection) => connection.secrets());
+  }
+
   /** The tools of every server still running. */
   offered(): readonly ExternalTool[] {
     return [...this.#tools.values()].filter(({ connection }) => !connection.stopped).map(({ tool }) => tool);

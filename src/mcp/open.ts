@@ -11,8 +11,8 @@
 import type { Runtime } from "../host/runtime.ts";
 import { settlesWithin } from "../util/async.ts";
 import type { McpServerDefinition } from "./definition.ts";
-import { McpConnection } from "./connection.ts";
-import { type OAuthClientProvider, UnauthorizedError } from "./sdk.ts";
+import { type McpAuth, McpConnection } from "./connection.ts";
+import { UnauthorizedError } from "./sdk.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 import type { ListRefusal } from "./tool-list.ts";
 
@@ -74,7 +74,7 @@ async function reasonOf(runtime: Runtime, connection: McpConnection, phase: "han
  * is its stored OAuth login, if it has one. A failed
  * attempt has closed everything it started when this resolves.
  */
-export async function openServer(runtime: Runtime, definition: McpServerDefinition, signal: AbortSignal, authProvider?: OAuthClientProvider): Promise<Opened> {
+export async function openServer(runtime: Runtime, definition: McpServerDefinition, signal: AbortSignal, authProvider?: McpAuth): Promise<Opened> {
   const connection = new McpConnection(runtime, definition, authProvider);
   const attempt = new AbortController();
   let timedOut = false;

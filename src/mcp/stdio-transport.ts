@@ -13,7 +13,8 @@
  * holding its pipes) {@link STDIN_GRACE_MS} later gets SIGTERM, then SIGKILL
  * {@link TERM_GRACE_MS} after that; {@link KILL_WAIT_MS} after SIGKILL the
  * pipes are let go whatever holds them. A last SIGKILL to the group takes
- * members that left the pipes behind. A server that exits by itself is
+ * members that left the pipes behind, and closing ends once the server's own
+ * exit is seen (it is then reaped). A server that exits by itself is
  * reported through `onclose` at once and cleaned up the same way.
  *
  * @module
@@ -183,6 +184,9 @@ export class StdioTransport implements Transport {
     }
     // Members that let go of the pipes but stayed in the group; when the group is empty this does nothing.
     child.kill("SIGKILL");
+    // The server itself got SIGKILL (or exited already), so its exit comes: once this settles it is
+    // reaped and gone from the process table. Grandchildren are reparented and reaped by init on its own time.
+    await child.exited;
   }
 }
 

@@ -11,14 +11,14 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import type { McpServerDefinition } from "./definition.ts";
-import type { OAuthClientProvider } from "./sdk.ts";
+import type { McpAuth } from "./connection.ts";
 
 /** For each of `definitions`, its startup OAuth provider, or undefined when it has no login. */
 export async function startupAuthProviders(
   runtime: Runtime,
   home: string | null,
   definitions: readonly McpServerDefinition[],
-): Promise<(OAuthClientProvider | undefined)[]> {
+): Promise<(McpAuth | undefined)[]> {
   const none = definitions.map(() => undefined);
   if (home === null || !definitions.some((definition) => definition.transport === "http")) return none;
   const { readMcpTokens, storedFor } = await import("./oauth-tokens.ts");

@@ -12,6 +12,7 @@ import type { Effort } from "../policy/efforts.ts";
 import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts";
 import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
+import type { CompactionPolicy } from "../config/compaction-settings.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -34,6 +35,10 @@ export interface RunConfig {
   readonly profile: ProfilePolicies;
   /** Most model requests per turn: the settings' bound, or the profile's when smaller. */
   readonly maxSteps: number;
+  /** Tokens the model's context holds, or null when unknown (`config/compaction-settings.ts`). */
+  readonly contextWindow: number | null;
+  /** `agent.compaction`, defaults filled in. */
+  readonly compaction: CompactionPolicy;
   /** Known secret values to redact. */
   readonly secrets: readonly string[];
   /** Canonical workspace (the child's cwd). */

@@ -21,7 +21,8 @@ import { replayConversation } from "./replay.ts";
 import { RunIO, type RunOutcome, RunStop } from "./run-output.ts";
 import { ContentBudget } from "./segment.ts";
 import type { RunConfig } from "./run-config.ts";
-import { runStep } from "./step.ts";
+import { offeredToolBytes, runStep, type StepResult } from "./step.ts";
+import { Compactor } from "./compactor.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 import type { Usage } from "./providers/events.ts";
 import { sha256Hex } from "../util/digest.ts";
@@ -113,9 +114,19 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
     { role: "user", text: request.prompt },
   ];
   let activities = 0;
+  const nextActivityId = () => (activities < LIMITS.run_activities ? `t${(++activities).toString(36)}` : null);
   const budget = new ContentBudget();
-  for (let step = 1; step <= config.maxSteps; step++) {
-    const result = await runStep(config, {
+  const compactor = new Compactor(config, {
+    io,
+    signal: request.signal,
+    usage: (reported) => usage.add(reported),
+    nextActivityId,
+    previousTurn: request.journal.conversation.at(-1)?.turn_id ?? null,
+    overheadBytes: offeredToolBytes(config),
+  }, messages.length - 1);
+  const send = (step: number): Promise<StepResult> => {
+    const sent = messages.length;
+    return runStep(config, {
       io,
       step,
       messages,
@@ -123,9 +134,25 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
       broker: request.broker,
       signal: request.signal,
       budget,
-      usage: (reported) => usage.add(reported),
-      nextActivityId: () => (activities < LIMITS.run_activities ? `t${(++activities).toString(36)}` : null),
+      usage: (reported) => {
+        usage.add(reported);
+        compactor.measured(reported, sent);
+      },
+      nextActivityId,
     });
+  };
+  for (let step = 1; step <= config.maxSteps; step++) {
+    await compactor.beforeStep(messages);
+    let result = await send(step);
+    // The reactive path: one compaction and one retry of the step, never a loop.
+    if (result.overflowed) {
+      await compactor.afterOverflow(messages);
+      result = await send(step);
+      if (result.overflowed) {
+        await io.diagnostic(DiagnosticCode.contextFull);
+        throw new RunStop("failed", ErrorCode.executionFailed);
+      }
+    }
     if (!result.calledTools) return;
   }
   await io.diagnostic(DiagnosticCode.stepLimit);

@@ -12,6 +12,7 @@ import type { ApprovalBroker } from "./approvals.ts";
 import type { RunEventChannel } from "./event-channel.ts";
 import { providerFailureSummary } from "./provider-hints.ts";
 import { openProviderStream } from "./providers/client.ts";
+import { isOverflowCode } from "./providers/context-overflow.ts";
 import type { ModelMessage, ToolSpec } from "./providers/conversation.ts";
 import { StreamErrorCode, type Usage } from "./providers/events.ts";
 import { assistantFromEvents, buildRequest } from "./providers/request.ts";
@@ -50,6 +51,12 @@ export interface StepContext {
 export interface StepResult {
   /** Whether the model called tools, so another request must follow. */
   readonly calledTools: boolean;
+  /**
+   * Whether the provider refused the request as longer than the model's
+   * context before answering anything: nothing was stored or shown, and the
+   * run decides (compaction's reactive path).
+   */
+  readonly overflowed: boolean;
 }
 
 const STREAM_DIAGNOSTIC: Readonly<Record<StreamErrorCode, DiagnosticCode>> = {
@@ -89,6 +96,13 @@ async function offeredTools(config: RunConfig, io: RunIO, signal: AbortSignal): 
   return [...builtin, ...external.offered().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))];
 }
 
+/** The bytes of the tool definitions a request of this run offers now, which compaction's estimate counts. */
+export function offeredToolBytes(config: RunConfig): number {
+  const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
+  const external = config.external?.offered() ?? [];
+  return JSON.stringify(builtin).length + JSON.stringify(external.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))).length;
+}
+
 /** Runs one step; throws {@link RunStop} when the run must end early. */
 export async function runStep(config: RunConfig, context: StepContext): Promise<StepResult> {
   const { io, signal } = context;
@@ -103,6 +117,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   let overLimit = false;
   let failure: DiagnosticCode | null = null;
   let failedStatus: number | null = null;
+  let overflow = false;
   try {
     const request = buildRequest(config.endpoint, {
       model: config.model,
@@ -113,7 +128,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       maxOutputTokens: MAX_OUTPUT_TOKENS,
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
-    if (!opened.ok) [failure, failedStatus] = [opened.code, opened.status];
+    if (!opened.ok) [failure, failedStatus, overflow] = [opened.code, opened.status, opened.overflow];
     else {
       for await (const event of opened.events) {
         if (event.type === "text" || event.type === "refusal") {
@@ -132,7 +147,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
           stream.abort();
           break;
         }
-        if (event.type === "error") failure = STREAM_DIAGNOSTIC[event.code];
+        if (event.type === "error") {
+          failure = STREAM_DIAGNOSTIC[event.code];
+          overflow ||= isOverflowCode(event.providerCode);
+        }
       }
     }
   } finally {
@@ -140,6 +158,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   }
 
   const cancelled = signal.aborted;
+  if (overflow && !cancelled && !overLimit && segment.text === "") return { calledTools: false, overflowed: true };
   const cut = cancelled || overLimit || failure !== null;
   const reconciled = await segment.reconcile(io.scope, cut);
   const events = retained.events;
@@ -162,7 +181,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   // The segment holds the text (refusals included: the model said them too).
   const assistant = { ...assistantFromEvents(events), text: segment.text };
   context.messages.push(assistant);
-  if (assistant.toolCalls.length === 0) return { calledTools: false };
+  if (assistant.toolCalls.length === 0) return { calledTools: false, overflowed: false };
   const results = await runToolCalls(assistant.toolCalls, {
     io,
     broker: context.broker,
@@ -173,7 +192,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);
-  return { calledTools: true };
+  return { calledTools: true, overflowed: false };
 }
 
 /** Appends the segment's reconciled text and the step's provider-proven reasoning summary. */

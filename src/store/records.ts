@@ -22,14 +22,17 @@ import { TurnContextSchema } from "./turn-context.ts";
 export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
 /**
- * The newest record format version this code reads, and the `v` it writes:
- * every type below is defined at `v: 1`.
+ * The newest record format version this code reads. Format 1 defines every
+ * type below at `v: 1`; format 2 adds one definition, the replacing
+ * `compaction` at `v: 2` (its `through_turn` changes the provider replay, so
+ * a format-1 reader must refuse it). A record is written with the oldest `v`
+ * that defines it, so only replacing compactions carry `v: 2`.
  */
-export const RECORD_VERSION = 1;
+export const RECORD_VERSION = 2;
 
-function common<const T extends string>(type: T) {
+function common<const T extends string, const V extends 1 | 2 = 1>(type: T, version: V = 1 as V) {
   return {
-    v: v.literal(RECORD_VERSION),
+    v: v.literal(version),
     type: v.literal(type),
     session_id: SessionIdSchema,
     at: TimestampSchema,
@@ -91,6 +94,9 @@ const ACTIVITY = {
 };
 // The optional title is durable title metadata a compaction may carry; session listing shows the latest one.
 const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema) };
+// Format 2: the summary replaces, in the provider replay, every replayed record up to the last one
+// of turn `through_turn` before it (docs/storage.md, "Compaction").
+const REPLACING_COMPACTION = { ...common("compaction", 2), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema), through_turn: IdSchema };
 // A session's title as set by the user or a titling step; never derived from a prompt by this backend.
 const SESSION_TITLE = { ...common("session_title"), title: TextSchema };
 const DIAGNOSTIC = {
@@ -130,8 +136,10 @@ export const AssistantMessageRecordSchema = exactObject(ASSISTANT_MESSAGE);
 export const ReasoningSummaryRecordSchema = exactObject(REASONING_SUMMARY);
 /** `activity`: one state of a tool, subagent or compaction activity. */
 export const ActivityRecordSchema = exactObject(ACTIVITY);
-/** `compaction`: a compaction summary. */
+/** `compaction` at `v: 1`: a compaction summary shown in history, which the replay does not read. */
 export const CompactionRecordSchema = exactObject(COMPACTION);
+/** `compaction` at `v: 2`: a summary that replaces earlier records in the provider replay. */
+export const ReplacingCompactionRecordSchema = exactObject(REPLACING_COMPACTION);
 /** `session_title`: the session's display title, which listing shows; never projected. */
 export const SessionTitleRecordSchema = exactObject(SESSION_TITLE);
 /** `diagnostic`: a diagnostic shown in history. */
@@ -153,6 +161,7 @@ const VARIANT = v.variant("type", [
   v.strictObject(REASONING_SUMMARY),
   v.strictObject(ACTIVITY),
   v.strictObject(COMPACTION),
+  v.strictObject(REPLACING_COMPACTION),
   v.strictObject(SESSION_TITLE),
   v.strictObject(DIAGNOSTIC),
   v.strictObject(INTERNAL_PROMPT),
@@ -179,25 +188,28 @@ export interface TypeSchemas {
 const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started"]);
 
 // `v.variant` tries its options in turn (most of the parse time on a large
-// history); a lookup by `type` reaches the same option schema directly.
-const SCHEMA_BY_TYPE: ReadonlyMap<unknown, TypeSchemas> = new Map(
-  VARIANT.options.map((option) => [option.entries.type.literal, {
-    exact: option as v.GenericSchema<unknown, SessionRecord>,
-    extended: v.object(option.entries) as v.GenericSchema<unknown, SessionRecord>,
-    defines: (name: string) => Object.hasOwn(option.entries, name),
-    nested: NESTED_TYPES.has(option.entries.type.literal),
-  }]),
+// history); a lookup by `v` and `type` reaches the same option schema directly.
+const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].map((version) =>
+  new Map(
+    VARIANT.options.filter((option) => option.entries.v.literal === version).map((option) => [option.entries.type.literal, {
+      exact: option as v.GenericSchema<unknown, SessionRecord>,
+      extended: v.object(option.entries) as v.GenericSchema<unknown, SessionRecord>,
+      defines: (name: string) => Object.hasOwn(option.entries, name),
+      nested: NESTED_TYPES.has(option.entries.type.literal),
+    }]),
+  )
 );
 
 /** The schemas of `type` at record format `version`, or undefined when this version does not understand such a record. */
 export function schemasOf(version: unknown, type: unknown): TypeSchemas | undefined {
-  return version === RECORD_VERSION ? SCHEMA_BY_TYPE.get(type) : undefined;
+  return version === 1 || version === 2 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
 }
 
-/** Validates `value` against the schema of its own `type`: what {@link RecordSchema} decides, without the scan. */
+/** Validates `value` against the schema of its own `v` and `type`: what {@link RecordSchema} decides, without the scan. */
 function checkRecord(value: unknown): SessionRecord | null {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const schemas = SCHEMA_BY_TYPE.get((value as { readonly type?: unknown }).type);
+  const fields = value as { readonly v?: unknown; readonly type?: unknown };
+  const schemas = schemasOf(fields.v, fields.type);
   if (schemas === undefined) return null;
   const parsed = v.safeParse(schemas.exact, value);
   return parsed.success ? parsed.output as SessionRecord : null;
@@ -219,8 +231,10 @@ export type AssistantMessageRecord = v.InferOutput<typeof AssistantMessageRecord
 export type ReasoningSummaryRecord = v.InferOutput<typeof ReasoningSummaryRecordSchema>;
 /** The `activity` record. */
 export type ActivityRecord = v.InferOutput<typeof ActivityRecordSchema>;
-/** The `compaction` record. */
-export type CompactionRecord = v.InferOutput<typeof CompactionRecordSchema>;
+/** The `compaction` record, either version. */
+export type CompactionRecord = v.InferOutput<typeof CompactionRecordSchema> | ReplacingCompactionRecord;
+/** The `compaction` record at `v: 2`. */
+export type ReplacingCompactionRecord = v.InferOutput<typeof ReplacingCompactionRecordSchema>;
 /** The `session_title` record. */
 export type SessionTitleRecord = v.InferOutput<typeof SessionTitleRecordSchema>;
 /** The `diagnostic` record. */

@@ -5,9 +5,10 @@
 //
 //   node mcp-fault-server.mjs <mode> [record-file]
 //
-// Modes: well (a good server: `echo`, `slow`, `crash`, `big`, `grow`),
+// Modes: well (a good server: `echo`, `slow`, `crash`, `big`, `grow`, `env`),
 // exit-handshake, silent, stderr-flood, huge-schema, invalid-schema,
-// collide, paged, stubborn (ignores stdin EOF and SIGTERM, and keeps a
+// collide, paged, many-pages, heavy-pages, slow-pages (well, whose list after
+// `grow` is two pages 700 ms late each), stubborn (ignores stdin EOF and SIGTERM, and keeps a
 // grandchild in its group that does too). `record-file`, when given, gets
 // its own pid as `pid <pid>`, then one line per message received (its
 // method, or "response"), and the pid of any grandchild as `grandchild <pid>`.
@@ -27,6 +28,7 @@ const TOOLS = {
     { name: "crash", description: "Exits while answering.", inputSchema: object() },
     { name: "big", description: "Answers with 10 MiB of text.", inputSchema: object() },
     { name: "grow", description: "Adds a tool and says the list changed.", inputSchema: object() },
+    { name: "env", description: "Answers with the value of its environment variable `name`.", inputSchema: object({ name: { type: "string" } }) },
   ],
   "huge-schema": [{ name: "huge", inputSchema: object({ field: { type: "string", description: "x".repeat(70 * 1024) } }) }],
   "invalid-schema": [{ name: "wrong", inputSchema: { type: "array" } }],
@@ -39,7 +41,23 @@ function tools() {
   return grown ? [...listed, { name: "grown", description: "Added later.", inputSchema: object() }] : listed;
 }
 
+// many-pages: 32 pages of 100 tools each; heavy-pages: 32 pages of one tool with a 60 KiB schema each.
+function endlessPage(page) {
+  if (mode === "many-pages") return Array.from({ length: 100 }, (_, index) => ({ name: `t${page}_${index}`, inputSchema: object() }));
+  return [{ name: `heavy${page}`, inputSchema: object({ field: { type: "string", description: "x".repeat(60 * 1024) } }) }];
+}
+
 function list(id, params) {
+  if (mode === "many-pages" || mode === "heavy-pages") {
+    const page = Number(params?.cursor ?? "0");
+    return send({ id, result: { tools: endlessPage(page), ...(page < 31 ? { nextCursor: String(page + 1) } : {}) } });
+  }
+  if (mode === "slow-pages" && grown) {
+    // After `grow`: two pages, each 700 ms late.
+    const page = Number(params?.cursor ?? "0");
+    const result = page === 0 ? { tools: tools().slice(0, 3), nextCursor: "1" } : { tools: tools().slice(3) };
+    return setTimeout(() => send({ id, result }), 700);
+  }
   if (mode !== "paged") return send({ id, result: { tools: tools() } });
   // Three pages of one tool each.
   const page = Number(params?.cursor ?? "0");
@@ -58,6 +76,8 @@ function call(id, params) {
       return;
     case "big":
       return send({ id, result: { content: [{ type: "text", text: "y".repeat(10 * 1024 * 1024) }] } });
+    case "env":
+      return send({ id, result: { content: [{ type: "text", text: `value: ${process.env[params.arguments?.name] ?? ""}` }] } });
     case "grow":
       grown = true;
       send({ method: "notifications/tools/list_changed" });

@@ -34,6 +34,8 @@ export interface ReplyOptions {
   readonly truncate?: boolean;
   /** A refusal instead of text (Chat Completions and Responses stream refusals as their own deltas). */
   readonly refusal?: string;
+  /** The input tokens the reply reports (default 11). */
+  readonly inputTokens?: number;
 }
 
 /** A scripted streaming reply for `api`. */
@@ -66,7 +68,7 @@ function chat(options: ReplyOptions): Event[] {
   if (options.truncate) return out;
   const finish = options.maxTokens ? "length" : (options.calls ?? []).length > 0 ? "tool_calls" : "stop";
   out.push(chunk({}, finish));
-  out.push({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 11, completion_tokens: 7 } });
+  out.push({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: options.inputTokens ?? 11, completion_tokens: 7 } });
   out.push("[DONE]");
   return out;
 }
@@ -74,7 +76,7 @@ function chat(options: ReplyOptions): Event[] {
 function anthropic(options: ReplyOptions): Event[] {
   const out: Event[] = [{
     type: "message_start",
-    message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], usage: { input_tokens: 11, output_tokens: 1 } },
+    message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], usage: { input_tokens: options.inputTokens ?? 11, output_tokens: 1 } },
   }];
   let index = 0;
   if (options.summary !== undefined) {
@@ -138,7 +140,7 @@ function responses(options: ReplyOptions): Event[] {
     outputIndex++;
   }
   if (options.truncate) return out;
-  const usage = { input_tokens: 11, output_tokens: 7 };
+  const usage = { input_tokens: options.inputTokens ?? 11, output_tokens: 7 };
   out.push(
     options.maxTokens
       ? { type: "response.incomplete", response: { id: "resp_1", status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, usage } }

@@ -62,7 +62,7 @@ export const turnContextArb: fc.Arbitrary<TurnContext> = fc.tuple(
   ),
 ).map(([system_sha256, parts]) => ({ system_sha256, ...boundTurnContext(parts) }));
 
-/** Every record type, each with arbitrary valid fields, for session `sessionId`. */
+/** Every record type at every version that defines it, each with arbitrary valid fields, for session `sessionId`. */
 export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Arbitrary<SessionRecord> {
   const base = <T extends string>(type: T) => ({ v: fc.constant(1 as const), type: fc.constant(type), session_id: sessionId, at: timestampArb });
   const required = <const K extends string>(keys: readonly K[]) => ["v", "type", "session_id", "at", ...keys] as ("v" | "type" | "session_id" | "at" | K)[];
@@ -87,6 +87,10 @@ export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Ar
       summary: textArb(256),
     }, { noNullPrototype: true }),
     fc.record({ ...base("compaction"), turn_id: idArb, summary: textArb(), title: textArb() }, { noNullPrototype: true, requiredKeys: required(["turn_id", "summary"]) }),
+    fc.record(
+      { ...base("compaction"), v: fc.constant(2 as const), turn_id: idArb, summary: textArb(), title: textArb(), through_turn: idArb },
+      { noNullPrototype: true, requiredKeys: required(["turn_id", "summary", "through_turn"]) },
+    ),
     fc.record({ ...base("session_title"), title: textArb() }, { noNullPrototype: true }),
     fc.record({ ...base("diagnostic"), turn_id: idArb, code: codeArb, summary: textArb() }, { noNullPrototype: true, requiredKeys: required(["code", "summary"]) }),
     fc.record({ ...base("internal_prompt"), turn_id: idArb, text: textArb() }, { noNullPrototype: true }),

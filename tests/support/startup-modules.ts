@@ -49,9 +49,11 @@ export const STARTUP_BUDGET = {
   // 61: runtime/node-main.ts, the module the entry imports once Node's compile cache is on.
   // 62: src/config/agent-settings.ts, the `agent` section every settings parse needs, with the
   // built-in profiles and the listing that tells startup whether any profile file exists.
-  node: { own: 62, compat: 0, packages: ["jsonc-parser", "valibot"] },
+  // 63: src/config/compaction-settings.ts, the schema of `agent.compaction` and of an endpoint's
+  // `context_window`, which startup must check before it answers (a bad value is configuration_invalid).
+  node: { own: 63, compat: 0, packages: ["jsonc-parser", "valibot"] },
   // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
-  deno: { own: 64, compat: 22, packages: ["@noble/hashes", "valibot"] },
+  deno: { own: 65, compat: 22, packages: ["@noble/hashes", "valibot"] },
 } as const;
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */

@@ -9,6 +9,7 @@
 import type { Runtime } from "../../host/runtime.ts";
 import { apiKeyFor } from "../../config/providers.ts";
 import { DEFAULT_MAX_STEPS } from "../../config/agent-settings.ts";
+import { compactionPolicy, contextWindow } from "../../config/compaction-settings.ts";
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
@@ -36,6 +37,9 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     profile: { name: profile.name, tools: profile.tools },
     // A profile's bound can only shorten a turn: the settings' bound is the user's cap on spend.
     maxSteps: Math.min(snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS, profile.maxSteps ?? Infinity),
+    // The selection's run configuration replaces this with what the turn's catalog observation read.
+    contextWindow: contextWindow({ provider: selection.provider, model: selection.model, cached: null, configured: selection.endpoint.contextWindow ?? null }),
+    compaction: compactionPolicy(snapshot.settings.agent?.compaction),
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
