@@ -17,12 +17,16 @@ import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { nodeFileSystem } from "../runtime/node-runtime.ts";
 import type { FileSystem } from "../src/host/runtime.ts";
+import { instructionHeading, INSTRUCTIONS_ORDER, instructionsSection, SECTION_SEPARATOR } from "../src/config/instructions-section.ts";
 import {
+  GLOBAL_INSTRUCTIONS_SHARE,
+  type Instruction,
   type InstructionsLoad,
   loadInstructions,
   MAX_INSTRUCTION_BYTES,
   MAX_INSTRUCTIONS_TOTAL_BYTES,
   MAX_PROJECT_DEPTH,
+  omissionNotice,
   projectRoot,
   TRUNCATION_NOTICE,
 } from "../src/config/instructions.ts";
@@ -176,7 +180,7 @@ describe("the instructions chain on disk", () => {
     assert.deepEqual(loaded.files.map((file) => file.path), [join(base, "repo/AGENTS.md")]);
   });
 
-  it("bounds each file and the total, serving the nearest text first", async () => {
+  it("bounds each file and the whole section, headings and notices included, serving the nearest text first", async () => {
     const big = "r".repeat(MAX_INSTRUCTION_BYTES + 10);
     const base = tree({
       "mc/AGENTS.md": "g".repeat(100),
@@ -185,10 +189,46 @@ describe("the instructions chain on disk", () => {
       "repo/pkg/app/AGENTS.md": "a".repeat(10),
     }, ["repo/.git"]);
     const loaded = await chain(base, "repo/pkg/app");
-    const rootShare = MAX_INSTRUCTIONS_TOTAL_BYTES - MAX_INSTRUCTION_BYTES - 10;
-    assert.deepEqual(loaded.files.map((file) => file.bytes), [0, rootShare, MAX_INSTRUCTION_BYTES, 10]);
-    assert.deepEqual(texts(loaded), [TRUNCATION_NOTICE, "r".repeat(rootShare) + TRUNCATION_NOTICE, "p".repeat(MAX_INSTRUCTION_BYTES), "a".repeat(10)]);
-    assert.equal(loaded.files.reduce((sum, file) => sum + file.bytes, 0), MAX_INSTRUCTIONS_TOTAL_BYTES);
+    const size = (text: string) => new TextEncoder().encode(text).length;
+    const overhead = (file: Instruction) => 2 * size(SECTION_SEPARATOR) + size(instructionHeading(file.source, file.path));
+    const [, root, pkg, app] = loaded.files;
+    // The project's files share all but the global share; the root's file takes what the nearer two leave.
+    const rootShare = MAX_INSTRUCTIONS_TOTAL_BYTES - GLOBAL_INSTRUCTIONS_SHARE - size(INSTRUCTIONS_ORDER) -
+      overhead(app!) - 10 - overhead(pkg!) - MAX_INSTRUCTION_BYTES - overhead(root!) - size(TRUNCATION_NOTICE);
+    assert.deepEqual(loaded.files.map((file) => file.bytes), [100, rootShare, MAX_INSTRUCTION_BYTES, 10]);
+    assert.deepEqual(texts(loaded), ["g".repeat(100), "r".repeat(rootShare) + TRUNCATION_NOTICE, "p".repeat(MAX_INSTRUCTION_BYTES), "a".repeat(10)]);
+    assert.ok(size(instructionsSection(loaded.files)!) <= MAX_INSTRUCTIONS_TOTAL_BYTES);
+  });
+
+  it("keeps the user's global file whole however much the repository writes", async () => {
+    const global = "g".repeat(GLOBAL_INSTRUCTIONS_SHARE - 1024);
+    const files: Record<string, string> = { "mc/AGENTS.md": global };
+    for (const directory of ["repo", "repo/a", "repo/a/b", "repo/a/b/c"]) files[`${directory}/AGENTS.md`] = "p".repeat(MAX_INSTRUCTION_BYTES);
+    const base = tree(files, ["repo/.git"]);
+    const loaded = await chain(base, "repo/a/b/c");
+    assert.equal(loaded.files[0]!.source, "global");
+    assert.equal(loaded.files[0]!.text.endsWith(global), true);
+    assert.equal(loaded.files[0]!.bytes, global.length);
+    assert.ok(new TextEncoder().encode(instructionsSection(loaded.files)!).length <= MAX_INSTRUCTIONS_TOTAL_BYTES);
+  });
+
+  it("32 instructions.paths under long directory names stay within the total, the files without room left out with one notice", async () => {
+    const base = tree({}, ["mc"]);
+    const paths = Array.from({ length: 32 }, (_, index) => {
+      const directory = join(base, ...Array.from({ length: 12 }, (_, level) => `${index}-${level}-`.padEnd(240, "d")));
+      mkdirSync(directory, { recursive: true });
+      writeFileSync(join(directory, "notes.md"), `${index}`.repeat(4096));
+      return { scope: "global", path: join(directory, "notes.md") } as const;
+    });
+    const loaded = await loadInstructions(disk, { home: join(base, "mc"), userHome: null, cwd: base, root: base, paths }, live());
+    const section = instructionsSection(loaded.files)!;
+    assert.ok(new TextEncoder().encode(section).length <= MAX_INSTRUCTIONS_TOTAL_BYTES, `${new TextEncoder().encode(section).length} bytes`);
+    const left = 32 - loaded.files.length;
+    assert.ok(left > 0 && loaded.files.length > 0);
+    // The nearest (last) files are kept; the notice opens the first kept one.
+    assert.deepEqual(loaded.files.map((file) => file.path), paths.slice(left).map((entry) => entry.path));
+    assert.ok(loaded.files[0]!.text.startsWith(omissionNotice(left)));
+    assert.equal(section.split(omissionNotice(left)).length, 2);
   });
 });
 

@@ -23,51 +23,28 @@
  * that file to the model, past the tools' own confinement. A file reached
  * twice (the same device and inode) is used once, where first met.
  *
- * Each file is bounded to {@link MAX_INSTRUCTION_BYTES}, all of them
- * together to {@link MAX_INSTRUCTIONS_TOTAL_BYTES}, the nearest files
- * served first so the text that wins is the text kept; a cut file keeps its
- * first bytes, cut at a character boundary, followed by
- * {@link TRUNCATION_NOTICE}, so the model knows the text is incomplete.
+ * The bounds (`instructions-bounds.ts`) apply to the files in prompt order:
+ * each file and the whole instructions section are bounded, the nearest
+ * files served first, and the user's own files keep a share of the total
+ * that the project's cannot use.
  *
  * @module
  */
 
 import type { FileInfo, FileSystem, ReadHandle, Runtime } from "../host/runtime.ts";
-import { sha256Hex } from "../util/digest.ts";
 import { dirname, isAbsolute, isWithin, isWithinHome, joinPath } from "../util/paths.ts";
+import { bounded, type Candidate, type Instruction, MAX_INSTRUCTION_BYTES } from "./instructions-bounds.ts";
+import type { InstructionSource } from "./instructions-section.ts";
 import type { InstructionPath } from "./instructions-settings.ts";
 
 /** The instructions file name, in `$MC_HOME` and in each directory of the chain. */
 const INSTRUCTIONS_FILE = "AGENTS.md";
 
-/** Largest part of one instructions file used, in bytes. */
-export const MAX_INSTRUCTION_BYTES = 32_768;
-
-/** Largest instruction text used in all, in bytes (headings and notices aside). */
-export const MAX_INSTRUCTIONS_TOTAL_BYTES = 65_536;
-
 /** Most directories examined for a `.git` entry, the cwd included. */
 export const MAX_PROJECT_DEPTH = 64;
 
-/** The line appended to a file cut at a bound. */
-export const TRUNCATION_NOTICE =
-  `\n[magi-code: this instructions file was cut at magi-code's bound (${MAX_INSTRUCTION_BYTES} bytes per file, ${MAX_INSTRUCTIONS_TOTAL_BYTES} in all); the rest was not read]\n`;
-
-/** Where an instructions file came from: `$MC_HOME`, the project chain, or `instructions.paths`. */
-export type InstructionSource = "global" | "project" | "path";
-
-/** One instructions file's text and where it came from. */
-export interface Instruction {
-  readonly source: InstructionSource;
-  /** The absolute path it was read at (a symlink's own path, not its target). */
-  readonly path: string;
-  /** The decoded text, possibly cut and then ending in {@link TRUNCATION_NOTICE}; never blank. */
-  readonly text: string;
-  /** SHA-256 (lowercase hex) of the bytes used: the file's first {@link bytes} bytes. */
-  readonly sha256: string;
-  /** How many of the file's bytes were used. */
-  readonly bytes: number;
-}
+export type { InstructionSource } from "./instructions-section.ts";
+export { GLOBAL_INSTRUCTIONS_SHARE, type Instruction, MAX_INSTRUCTION_BYTES, MAX_INSTRUCTIONS_TOTAL_BYTES, omissionNotice, TRUNCATION_NOTICE } from "./instructions-bounds.ts";
 
 /** Why a file that exists, or that `instructions.paths` names, was not used. */
 export type SkipReason = "missing" | "not_regular" | "outside" | "hard_link" | "unreadable";
@@ -106,9 +83,9 @@ function confinement(within: string, mcHome: string, userHome: string | null): C
   return { within, outside: holdsHome ? [mcHome, userHome] : [mcHome] };
 }
 
-type ReadOutcome = { readonly ok: true; readonly bytes: Uint8Array; readonly info: FileInfo } | { readonly ok: false; readonly reason: SkipReason };
-
 const decoder = new TextDecoder("utf-8", { fatal: false });
+
+type ReadOutcome = { readonly ok: true; readonly bytes: Uint8Array; readonly info: FileInfo } | { readonly ok: false; readonly reason: SkipReason };
 
 /** Reads up to one byte past the per-file bound: enough to tell whether the file goes on. */
 async function readHead(handle: ReadHandle): Promise<Uint8Array> {
@@ -194,40 +171,6 @@ function chainDirectories(root: string, cwd: string): string[] {
   return out;
 }
 
-/** Where to cut `bytes` at most `limit` long: before a character split by the limit. */
-function cutPoint(bytes: Uint8Array, limit: number): number {
-  if (bytes.length <= limit) return bytes.length;
-  let cut = limit;
-  // A UTF-8 character is at most 4 bytes, so at most 3 continuation bytes can follow the cut.
-  for (let back = 0; back < 3 && cut > 0 && (bytes[cut]! & 0xc0) === 0x80; back++) cut--;
-  return (bytes[cut]! & 0xc0) === 0x80 ? limit : cut;
-}
-
-/** One file read, before the total bound is applied. */
-interface Candidate {
-  readonly source: InstructionSource;
-  readonly path: string;
-  readonly bytes: Uint8Array;
-}
-
-/**
- * Applies the bounds to `candidates` (in prompt order), the last first: each
- * file gets at most {@link MAX_INSTRUCTION_BYTES} of what the total leaves,
- * so when the total runs out it is the farthest text that is cut.
- */
-async function bounded(candidates: readonly Candidate[]): Promise<Instruction[]> {
-  const out: Instruction[] = [];
-  let remaining = MAX_INSTRUCTIONS_TOTAL_BYTES;
-  for (const candidate of [...candidates].reverse()) {
-    const cut = cutPoint(candidate.bytes, Math.min(MAX_INSTRUCTION_BYTES, remaining));
-    remaining -= cut;
-    const used = candidate.bytes.subarray(0, cut);
-    const text = decoder.decode(used) + (cut < candidate.bytes.length ? TRUNCATION_NOTICE : "");
-    out.unshift({ source: candidate.source, path: candidate.path, text, sha256: await sha256Hex(used), bytes: cut });
-  }
-  return out;
-}
-
 /**
  * Loads the chain for canonical `home` (`MC_HOME`), `cwd` and its project
  * `root` ({@link projectRoot}), then the resolved `paths` of
@@ -256,6 +199,7 @@ export async function loadInstructions(
   const seen = new Set<string>();
   const globalFile = joinPath(where.home, INSTRUCTIONS_FILE);
   const add = async (source: InstructionSource, path: string, confine: Confinement | null, index?: number) => {
+    const global = confine === null;
     const read = await readOne(fs, path, confine);
     if (!read.ok) {
       // A directory without AGENTS.md is the usual case, not a finding; a named path that is missing is.
@@ -265,7 +209,7 @@ export async function loadInstructions(
     const identity = `${read.info.dev}:${read.info.ino}`;
     if (seen.has(identity) || !/\S/.test(decoder.decode(read.bytes))) return;
     seen.add(identity);
-    candidates.push({ source, path, bytes: read.bytes });
+    candidates.push({ source, path, bytes: read.bytes, global });
   };
   if (!signal.aborted) await add("global", globalFile, null);
   for (const directory of chainDirectories(root, where.cwd)) {
