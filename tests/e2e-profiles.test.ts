@@ -162,6 +162,23 @@ for (const launcher of launchers()) {
       }
     });
 
+    it("config check puts a global agent.primary naming no profile of the user's on the global file, even when a project supplies that name", async () => {
+      const provider = await startFakeProvider();
+      try {
+        const ws = setup(provider, { agent: { primary: "reviewer" } }, { project: { "reviewer.md": profile("description: Anything goes\nmode: primary") } });
+        writeFileSync(join(ws.cwd, ".magi-code", "settings.jsonc"), JSON.stringify({ agent: { primary: "reviewer" } }));
+        const child = spawnDirect(launcher, ["config", "check"], { cwd: ws.cwd, env: ws.env });
+        child.stdin.end();
+        const [stdout, code] = await Promise.all([collect(child.stdout), guarded(child.exited, "config check")]);
+        assert.equal(code, 1);
+        assert.deepEqual(stdout.trimEnd().split("\n"), [
+          `${join(ws.home, "settings.jsonc")}: $.agent.primary: names no profile of yours: neither a built-in (build, plan) nor reviewer.md in $MC_HOME/agents; a project's profile cannot stand in for it; see docs/features/runner.md`,
+        ]);
+      } finally {
+        await provider.close();
+      }
+    });
+
     it("config check exits 0 with notes only: a profile entry looser than settings has no effect, and the files read are listed", async () => {
       const provider = await startFakeProvider();
       try {
