@@ -2,7 +2,7 @@
  * How the instructions chain reads in the system prompt: an opening line on
  * their order, then each file under a heading naming where it came from.
  * It lives beside the loader because the loader's total bound
- * (`instructions.ts`) covers this whole section, headings and notices
+ * (`instructions-bounds.ts`) covers this whole section, headings and notices
  * included, so both must measure the same text.
  *
  * @module
