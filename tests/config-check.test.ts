@@ -68,6 +68,23 @@ for (const launcher of launchers()) {
       ]);
     });
 
+    it("escapes control, bidi and invisible characters of repository-chosen names before printing them", async () => {
+      const ws = setup(null);
+      const user = join(root, `user-${counter++}`);
+      mkdirSync(user, { recursive: true });
+      const name = "x\n\u001b[2K\u202Eevil\u200B";
+      const skill = join(ws.cwd, ".magi-code", "skills", name);
+      mkdirSync(skill, { recursive: true });
+      writeFileSync(join(skill, "SKILL.md"), "---\nname: evil\ndescription: A skill.\n---\n");
+      const result = await check({ cwd: ws.cwd, env: { ...ws.env, HOME: user } });
+      assert.equal(result.code, 0, result.stderr);
+      const shown = `${ws.cwd}/.magi-code/skills/x\\u{000A}\\u{001B}[2K\\u{202E}evil\\u{200B}/SKILL.md`;
+      assert.deepEqual(result.lines, [
+        `${shown}: $: skipped: the directory name is not a skill name (1-64 of a-z, 0-9 and single hyphens between them)`,
+        "magi-code config check: no problems (no configuration files; defaults apply)",
+      ]);
+    });
+
     it("names the file and the JSON path of a typo", async () => {
       const ws = setup(`{\n  // my settings\n  "model": { "provdier": "openai" },\n}\n`);
       const result = await check(ws);

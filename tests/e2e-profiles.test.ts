@@ -66,6 +66,12 @@ for (const launcher of launchers()) {
           // The user's own plan, broken by the project's layer of it.
           setup(provider, { agent: { primary: "plan" } }, { project: { "plan.md": profile("description: [unclosed\nmode: primary", SECRET) } }),
         ];
+        // The user's global selection names no profile of theirs: a project's choice, whatever it is, has nothing to be tightened by.
+        for (const chosen of ["yolo", "reviewer"]) {
+          const ws = setup(provider, { agent: { primary: "reviewer" } }, { project: { [`${chosen}.md`]: profile("description: Anything goes\nmode: primary") } });
+          writeFileSync(join(ws.cwd, ".magi-code", "settings.jsonc"), JSON.stringify({ agent: { primary: chosen } }));
+          cases.push(ws);
+        }
         for (const ws of cases) assert.deepEqual(await initializeError(launcher, ws), { code: "profile_invalid" });
         // The same files, with a primary that is fine, start: a profile that is not selected is only skipped.
         const fine = setup(provider, {}, { global: { "reviewer.md": profile(`description: Reviews\nmode: ${SECRET}`) } });
@@ -151,6 +157,23 @@ for (const launcher of launchers()) {
         assert.match(lines[3]!, /the profile "reviewer" is invalid/);
         assert.match(lines[5]!, /is required; this profile is skipped$/);
         assert.match(lines[6]!, /may only narrow the mode "subagent"/);
+      } finally {
+        await provider.close();
+      }
+    });
+
+    it("config check puts a global agent.primary naming no profile of the user's on the global file, even when a project supplies that name", async () => {
+      const provider = await startFakeProvider();
+      try {
+        const ws = setup(provider, { agent: { primary: "reviewer" } }, { project: { "reviewer.md": profile("description: Anything goes\nmode: primary") } });
+        writeFileSync(join(ws.cwd, ".magi-code", "settings.jsonc"), JSON.stringify({ agent: { primary: "reviewer" } }));
+        const child = spawnDirect(launcher, ["config", "check"], { cwd: ws.cwd, env: ws.env });
+        child.stdin.end();
+        const [stdout, code] = await Promise.all([collect(child.stdout), guarded(child.exited, "config check")]);
+        assert.equal(code, 1);
+        assert.deepEqual(stdout.trimEnd().split("\n"), [
+          `${join(ws.home, "settings.jsonc")}: $.agent.primary: names no profile of yours: neither a built-in (build, plan) nor reviewer.md in $MC_HOME/agents; a project's profile cannot stand in for it; see docs/features/runner.md`,
+        ]);
       } finally {
         await provider.close();
       }

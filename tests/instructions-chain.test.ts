@@ -17,12 +17,16 @@ import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { nodeFileSystem } from "../runtime/node-runtime.ts";
 import type { FileSystem } from "../src/host/runtime.ts";
+import { instructionHeading, INSTRUCTIONS_ORDER, instructionsSection, SECTION_SEPARATOR } from "../src/config/instructions-section.ts";
 import {
+  GLOBAL_INSTRUCTIONS_SHARE,
+  type Instruction,
   type InstructionsLoad,
   loadInstructions,
   MAX_INSTRUCTION_BYTES,
   MAX_INSTRUCTIONS_TOTAL_BYTES,
   MAX_PROJECT_DEPTH,
+  omissionNotice,
   projectRoot,
   TRUNCATION_NOTICE,
 } from "../src/config/instructions.ts";
@@ -48,7 +52,7 @@ function tree(files: Readonly<Record<string, string>> = {}, directories: readonl
 /** Loads the chain of `<base>/<cwd>` with `MC_HOME` at `<base>/mc`, its root found under `userHome`, and no instructions.paths. */
 async function chain(base: string, cwd: string, userHome: string | null = base): Promise<InstructionsLoad> {
   const where = { home: join(base, "mc"), cwd: join(base, cwd) };
-  return await loadInstructions(disk, { ...where, root: await projectRoot(disk, where.cwd, userHome), paths: [] }, live());
+  return await loadInstructions(disk, { ...where, userHome, root: await projectRoot(disk, where.cwd, userHome), paths: [] }, live());
 }
 
 /** The texts used, in order. */
@@ -118,7 +122,7 @@ describe("the instructions chain on disk", () => {
     symlinkSync("../docs/pkg.md", join(base, "repo/pkg/AGENTS.md"));
     assert.equal(spawnSync("mkfifo", [join(base, "repo/pkg/app/AGENTS.md")]).status, 0);
     const home = join(base, "repo/mc");
-    const load = () => loadInstructions(disk, { home, cwd: join(base, "repo/pkg/app"), root: join(base, "repo"), paths: [] }, live());
+    const load = () => loadInstructions(disk, { home, userHome: base, cwd: join(base, "repo/pkg/app"), root: join(base, "repo"), paths: [] }, live());
     const first = await load();
     assert.deepEqual(texts(first), ["root", "pkg via link"]);
     assert.deepEqual(first.skipped.map((skipped) => [skipped.path, skipped.reason]), [[join(base, "repo/pkg/app/AGENTS.md"), "not_regular"]]);
@@ -138,6 +142,37 @@ describe("the instructions chain on disk", () => {
     }
   });
 
+  it("refuses a chain file linked to ~/.ssh when the project root is the user's home or above it", async () => {
+    const base = tree({
+      "home/.ssh/id_ed25519": "PRIVATE KEY",
+      "home/AGENTS.md": "dotfiles",
+      "home/dl/pkg/notes.md": "notes",
+    }, ["home/.git"]);
+    const home = join(base, "home");
+    const cwd = join(home, "dl/pkg");
+    // A downloaded tree without a .git of its own, below a dotfiles repository at ~: the root is ~.
+    symlinkSync("../../.ssh/id_ed25519", join(cwd, "AGENTS.md"));
+    symlinkSync("../.ssh/id_ed25519", join(home, "dl/AGENTS.md"));
+    const loaded = await chain(base, "home/dl/pkg", home);
+    assert.deepEqual(texts(loaded), ["dotfiles"]);
+    assert.deepEqual(loaded.skipped.map((skipped) => [skipped.path, skipped.reason]), [
+      [join(home, "dl/AGENTS.md"), "outside"],
+      [join(cwd, "AGENTS.md"), "outside"],
+    ]);
+    // A link that stays in the directory holding it is still followed.
+    rmSync(join(cwd, "AGENTS.md"));
+    symlinkSync("notes.md", join(cwd, "AGENTS.md"));
+    assert.deepEqual(texts(await chain(base, "home/dl/pkg", home)), ["dotfiles", "notes"]);
+
+    // A root above the home (a .git at its parent): neither its AGENTS.md nor a project path may reach into the home.
+    mkdirSync(join(base, ".git"));
+    symlinkSync("home/.ssh/id_ed25519", join(base, "AGENTS.md"));
+    const paths = [{ scope: "project", path: join(base, "home/.ssh/id_ed25519") }] as const;
+    const above = await loadInstructions(disk, { home: join(base, "mc"), userHome: home, cwd: base, root: base, paths }, live());
+    assert.deepEqual(texts(above), []);
+    assert.deepEqual(above.skipped.map((skipped) => skipped.reason), ["outside", "outside"]);
+  });
+
   it("uses a file reached twice once, where first met", async () => {
     const base = tree({ "repo/AGENTS.md": "shared" }, ["repo/.git", "repo/app"]);
     symlinkSync("../AGENTS.md", join(base, "repo/app/AGENTS.md"));
@@ -145,7 +180,7 @@ describe("the instructions chain on disk", () => {
     assert.deepEqual(loaded.files.map((file) => file.path), [join(base, "repo/AGENTS.md")]);
   });
 
-  it("bounds each file and the total, serving the nearest text first", async () => {
+  it("bounds each file and the whole section, headings and notices included, serving the nearest text first", async () => {
     const big = "r".repeat(MAX_INSTRUCTION_BYTES + 10);
     const base = tree({
       "mc/AGENTS.md": "g".repeat(100),
@@ -154,10 +189,46 @@ describe("the instructions chain on disk", () => {
       "repo/pkg/app/AGENTS.md": "a".repeat(10),
     }, ["repo/.git"]);
     const loaded = await chain(base, "repo/pkg/app");
-    const rootShare = MAX_INSTRUCTIONS_TOTAL_BYTES - MAX_INSTRUCTION_BYTES - 10;
-    assert.deepEqual(loaded.files.map((file) => file.bytes), [0, rootShare, MAX_INSTRUCTION_BYTES, 10]);
-    assert.deepEqual(texts(loaded), [TRUNCATION_NOTICE, "r".repeat(rootShare) + TRUNCATION_NOTICE, "p".repeat(MAX_INSTRUCTION_BYTES), "a".repeat(10)]);
-    assert.equal(loaded.files.reduce((sum, file) => sum + file.bytes, 0), MAX_INSTRUCTIONS_TOTAL_BYTES);
+    const size = (text: string) => new TextEncoder().encode(text).length;
+    const overhead = (file: Instruction) => 2 * size(SECTION_SEPARATOR) + size(instructionHeading(file.source, file.path));
+    const [, root, pkg, app] = loaded.files;
+    // The project's files share all but the global share; the root's file takes what the nearer two leave.
+    const rootShare = MAX_INSTRUCTIONS_TOTAL_BYTES - GLOBAL_INSTRUCTIONS_SHARE - size(INSTRUCTIONS_ORDER) -
+      overhead(app!) - 10 - overhead(pkg!) - MAX_INSTRUCTION_BYTES - overhead(root!) - size(TRUNCATION_NOTICE);
+    assert.deepEqual(loaded.files.map((file) => file.bytes), [100, rootShare, MAX_INSTRUCTION_BYTES, 10]);
+    assert.deepEqual(texts(loaded), ["g".repeat(100), "r".repeat(rootShare) + TRUNCATION_NOTICE, "p".repeat(MAX_INSTRUCTION_BYTES), "a".repeat(10)]);
+    assert.ok(size(instructionsSection(loaded.files)!) <= MAX_INSTRUCTIONS_TOTAL_BYTES);
+  });
+
+  it("keeps the user's global file whole however much the repository writes", async () => {
+    const global = "g".repeat(GLOBAL_INSTRUCTIONS_SHARE - 1024);
+    const files: Record<string, string> = { "mc/AGENTS.md": global };
+    for (const directory of ["repo", "repo/a", "repo/a/b", "repo/a/b/c"]) files[`${directory}/AGENTS.md`] = "p".repeat(MAX_INSTRUCTION_BYTES);
+    const base = tree(files, ["repo/.git"]);
+    const loaded = await chain(base, "repo/a/b/c");
+    assert.equal(loaded.files[0]!.source, "global");
+    assert.equal(loaded.files[0]!.text.endsWith(global), true);
+    assert.equal(loaded.files[0]!.bytes, global.length);
+    assert.ok(new TextEncoder().encode(instructionsSection(loaded.files)!).length <= MAX_INSTRUCTIONS_TOTAL_BYTES);
+  });
+
+  it("32 instructions.paths under long directory names stay within the total, the files without room left out with one notice", async () => {
+    const base = tree({}, ["mc"]);
+    const paths = Array.from({ length: 32 }, (_, index) => {
+      const directory = join(base, ...Array.from({ length: 12 }, (_, level) => `${index}-${level}-`.padEnd(240, "d")));
+      mkdirSync(directory, { recursive: true });
+      writeFileSync(join(directory, "notes.md"), `${index}`.repeat(4096));
+      return { scope: "global", path: join(directory, "notes.md") } as const;
+    });
+    const loaded = await loadInstructions(disk, { home: join(base, "mc"), userHome: null, cwd: base, root: base, paths }, live());
+    const section = instructionsSection(loaded.files)!;
+    assert.ok(new TextEncoder().encode(section).length <= MAX_INSTRUCTIONS_TOTAL_BYTES, `${new TextEncoder().encode(section).length} bytes`);
+    const left = 32 - loaded.files.length;
+    assert.ok(left > 0 && loaded.files.length > 0);
+    // The nearest (last) files are kept; the notice opens the first kept one.
+    assert.deepEqual(loaded.files.map((file) => file.path), paths.slice(left).map((entry) => entry.path));
+    assert.ok(loaded.files[0]!.text.startsWith(omissionNotice(left)));
+    assert.equal(section.split(omissionNotice(left)).length, 2);
   });
 });
 
@@ -195,7 +266,7 @@ describe("the project root walk", () => {
     fs.writeFile("/r/a/AGENTS.md", "a");
     await fs.mkdir("/r/a/b/c", 0o755);
     const cwd = "/r/a/b/c";
-    const loaded = await loadInstructions(fs, { home: "/mc", cwd, root: await projectRoot(fs, cwd, null), paths: [] }, live());
+    const loaded = await loadInstructions(fs, { home: "/mc", userHome: null, cwd, root: await projectRoot(fs, cwd, null), paths: [] }, live());
     assert.deepEqual(texts(loaded), ["a"]);
     // 4 .git probes, the global file, 4 AGENTS.md probes.
     assert.equal(lstats.length, 9);

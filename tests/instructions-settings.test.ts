@@ -138,9 +138,9 @@ describe("instructions.paths", () => {
     assert.deepEqual(report.problems, []);
     assert.deepEqual(report.notes.map((note) => [note.file, note.path, note.message.split(":")[0]]), [
       [GLOBAL_FILE, "$.instructions.paths[0]", "names no file"],
-      [PROJECT_FILE, "$.instructions.paths[0]", "resolves outside its root (the project root for AGENTS.md, the workspace for a project path) or inside MC_HOME"],
-      [PROJECT_FILE, "$.instructions.paths[1]", "resolves outside its root (the project root for AGENTS.md, the workspace for a project path) or inside MC_HOME"],
-      [PROJECT_FILE, "$.instructions.paths[2]", "resolves outside its root (the project root for AGENTS.md, the workspace for a project path) or inside MC_HOME"],
+      [PROJECT_FILE, "$.instructions.paths[0]", "resolves outside its root (the project root for AGENTS.md, or its own directory when that root is your home or above it; the workspace for a project path) or inside MC_HOME"],
+      [PROJECT_FILE, "$.instructions.paths[1]", "resolves outside its root (the project root for AGENTS.md, or its own directory when that root is your home or above it; the workspace for a project path) or inside MC_HOME"],
+      [PROJECT_FILE, "$.instructions.paths[2]", "resolves outside its root (the project root for AGENTS.md, or its own directory when that root is your home or above it; the workspace for a project path) or inside MC_HOME"],
       [PROJECT_FILE, "$.instructions.paths[3]", "names no file"],
       [PROJECT_FILE, "$.instructions.paths[4]", "is not a regular file (a directory, FIFO or device)"],
     ]);
@@ -157,7 +157,7 @@ describe("instructions.paths", () => {
       linkSync(join(base, "outside.md"), join(base, "ws", "linked.md"));
       const where = { cwd: join(base, "ws"), home: base };
       const resolved = resolveInstructionPaths([join(base, "ws", "linked.md"), "linked.md"], where);
-      const loaded = await loadInstructions(disk, { home: join(base, "mc"), cwd: where.cwd, root: where.cwd, paths: resolved }, live());
+      const loaded = await loadInstructions(disk, { home: join(base, "mc"), userHome: null, cwd: where.cwd, root: where.cwd, paths: resolved }, live());
       assert.deepEqual(loaded.files.map((file) => [file.source, file.text]), [["path", "linked"]]);
       assert.deepEqual(loaded.skipped.map((skipped) => [skipped.index, skipped.reason]), [[1, "hard_link"]]);
     } finally {

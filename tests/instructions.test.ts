@@ -26,7 +26,7 @@ type Loaded = { source: Instruction["source"]; text: string };
 
 /** Loads the chain for `where` (no user home, no instructions.paths): which files, with their text. */
 async function load(fs: FileSystem, where: { home: string; cwd: string }, signal: AbortSignal): Promise<Loaded[]> {
-  const loaded = await loadInstructions(fs, { ...where, root: await projectRoot(fs, where.cwd, null), paths: [] }, signal);
+  const loaded = await loadInstructions(fs, { ...where, userHome: null, root: await projectRoot(fs, where.cwd, null), paths: [] }, signal);
   return loaded.files.map(({ source, text }) => ({ source, text }));
 }
 

@@ -35,7 +35,7 @@ export function instructionPathProblems(file: string, settings: Settings, scope:
 const REASONS: Readonly<Record<SkipReason, string>> = {
   missing: "names no file",
   not_regular: "is not a regular file (a directory, FIFO or device)",
-  outside: "resolves outside its root (the project root for AGENTS.md, the workspace for a project path) or inside MC_HOME",
+  outside: "resolves outside its root (the project root for AGENTS.md, or its own directory when that root is your home or above it; the workspace for a project path) or inside MC_HOME",
   hard_link: "has more than one hard link, whose other names may be outside the project",
   unreadable: "cannot be read",
 };
@@ -60,6 +60,6 @@ export async function instructionNotes(
   const userHome = await canonicalUserHome(runtime);
   const paths = resolveInstructionPaths(settings.instructions?.paths, { cwd: where.cwd, home: userHome });
   const root = await projectRoot(runtime.fs, where.cwd, userHome);
-  const loaded = await loadInstructions(runtime.fs, { home: where.home, cwd: where.cwd, root, paths }, new AbortController().signal);
+  const loaded = await loadInstructions(runtime.fs, { home: where.home, userHome, cwd: where.cwd, root, paths }, new AbortController().signal);
   return loaded.skipped.map((skipped) => note(skipped, where));
 }

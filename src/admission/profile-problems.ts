@@ -52,10 +52,13 @@ export async function profileProblems(
     else notes.push({ ...problem, message: `${problem.message}; this profile is skipped` });
   }
   if (!chosen.ok) {
-    const fromProject = chosen.name === primaryName && settings.project.agent?.primary !== undefined && settings.projectPath !== null;
+    const fromProject = chosen.problem !== "user_missing" && chosen.name === primaryName && settings.project.agent?.primary !== undefined &&
+      settings.projectPath !== null;
     const file = fromProject ? settings.projectPath! : settings.globalPath;
     const message = chosen.problem === "missing"
       ? `names no profile: neither a built-in (build, plan) nor ${chosen.name}.md in a profiles directory; ${SEE}`
+      : chosen.problem === "user_missing"
+      ? `names no profile of yours: neither a built-in (build, plan) nor ${chosen.name}.md in $MC_HOME/agents; a project's profile cannot stand in for it; ${SEE}`
       : chosen.problem === "subagent"
       ? `names "${chosen.name}", a subagent profile; the primary profile's mode must be primary or all`
       : `the profile "${chosen.name}" is invalid (see the problems of its files)`;

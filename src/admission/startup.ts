@@ -254,7 +254,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
   const userHome = await canonicalUserHome(runtime);
   const root = await projectRoot(runtime.fs, cwd, userHome);
   const paths = resolveInstructionPaths(loaded.settings.instructions?.paths, { cwd, home: userHome });
-  const instructions = (await loadInstructions(runtime.fs, { home, cwd, root, paths }, signal)).files;
+  const instructions = (await loadInstructions(runtime.fs, { home, userHome, cwd, root, paths }, signal)).files;
   if (signal.aborted) return cancelled;
   const skillRoots = await existingSkillRoots(runtime, home, cwd, root);
   let skills: SkillSet | undefined;

@@ -23,51 +23,28 @@
  * that file to the model, past the tools' own confinement. A file reached
  * twice (the same device and inode) is used once, where first met.
  *
- * Each file is bounded to {@link MAX_INSTRUCTION_BYTES}, all of them
- * together to {@link MAX_INSTRUCTIONS_TOTAL_BYTES}, the nearest files
- * served first so the text that wins is the text kept; a cut file keeps its
- * first bytes, cut at a character boundary, followed by
- * {@link TRUNCATION_NOTICE}, so the model knows the text is incomplete.
+ * The bounds (`instructions-bounds.ts`) apply to the files in prompt order:
+ * each file and the whole instructions section are bounded, the nearest
+ * files served first, and the user's own files keep a share of the total
+ * that the project's cannot use.
  *
  * @module
  */
 
 import type { FileInfo, FileSystem, ReadHandle, Runtime } from "../host/runtime.ts";
-import { sha256Hex } from "../util/digest.ts";
 import { dirname, isAbsolute, isWithin, isWithinHome, joinPath } from "../util/paths.ts";
+import { bounded, type Candidate, type Instruction, MAX_INSTRUCTION_BYTES } from "./instructions-bounds.ts";
+import type { InstructionSource } from "./instructions-section.ts";
 import type { InstructionPath } from "./instructions-settings.ts";
 
 /** The instructions file name, in `$MC_HOME` and in each directory of the chain. */
 const INSTRUCTIONS_FILE = "AGENTS.md";
 
-/** Largest part of one instructions file used, in bytes. */
-export const MAX_INSTRUCTION_BYTES = 32_768;
-
-/** Largest instruction text used in all, in bytes (headings and notices aside). */
-export const MAX_INSTRUCTIONS_TOTAL_BYTES = 65_536;
-
 /** Most directories examined for a `.git` entry, the cwd included. */
 export const MAX_PROJECT_DEPTH = 64;
 
-/** The line appended to a file cut at a bound. */
-export const TRUNCATION_NOTICE =
-  `\n[magi-code: this instructions file was cut at magi-code's bound (${MAX_INSTRUCTION_BYTES} bytes per file, ${MAX_INSTRUCTIONS_TOTAL_BYTES} in all); the rest was not read]\n`;
-
-/** Where an instructions file came from: `$MC_HOME`, the project chain, or `instructions.paths`. */
-export type InstructionSource = "global" | "project" | "path";
-
-/** One instructions file's text and where it came from. */
-export interface Instruction {
-  readonly source: InstructionSource;
-  /** The absolute path it was read at (a symlink's own path, not its target). */
-  readonly path: string;
-  /** The decoded text, possibly cut and then ending in {@link TRUNCATION_NOTICE}; never blank. */
-  readonly text: string;
-  /** SHA-256 (lowercase hex) of the bytes used: the file's first {@link bytes} bytes. */
-  readonly sha256: string;
-  /** How many of the file's bytes were used. */
-  readonly bytes: number;
-}
+export type { InstructionSource } from "./instructions-section.ts";
+export { GLOBAL_INSTRUCTIONS_SHARE, type Instruction, MAX_INSTRUCTION_BYTES, MAX_INSTRUCTIONS_TOTAL_BYTES, omissionNotice, TRUNCATION_NOTICE } from "./instructions-bounds.ts";
 
 /** Why a file that exists, or that `instructions.paths` names, was not used. */
 export type SkipReason = "missing" | "not_regular" | "outside" | "hard_link" | "unreadable";
@@ -89,15 +66,26 @@ export interface InstructionsLoad {
   readonly skipped: readonly SkippedInstruction[];
 }
 
-/** Where a file may resolve: inside `within`, outside `outside`. */
+/** Where a file may resolve: inside `within`, outside each of `outside`. */
 interface Confinement {
   readonly within: string;
-  readonly outside: string;
+  readonly outside: readonly string[];
 }
 
-type ReadOutcome = { readonly ok: true; readonly bytes: Uint8Array; readonly info: FileInfo } | { readonly ok: false; readonly reason: SkipReason };
+/**
+ * The confinement of a project file whose root is `within`: outside
+ * `MC_HOME`, and, when `within` holds the user's `userHome` without being
+ * it (a root at `/home`), outside that home too, so a file of such a root
+ * cannot name `~/.ssh/id_ed25519`.
+ */
+function confinement(within: string, mcHome: string, userHome: string | null): Confinement {
+  const holdsHome = userHome !== null && within !== userHome && isWithin(within, userHome);
+  return { within, outside: holdsHome ? [mcHome, userHome] : [mcHome] };
+}
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
+
+type ReadOutcome = { readonly ok: true; readonly bytes: Uint8Array; readonly info: FileInfo } | { readonly ok: false; readonly reason: SkipReason };
 
 /** Reads up to one byte past the per-file bound: enough to tell whether the file goes on. */
 async function readHead(handle: ReadHandle): Promise<Uint8Array> {
@@ -128,7 +116,9 @@ async function readOne(fs: FileSystem, path: string, confine: Confinement | null
   try {
     const target = confine !== null || link.kind === "symlink" ? await fs.realpath(path) : path;
     // MC_HOME is compared as a case-insensitive filesystem would, as the tools compare it.
-    if (confine !== null && (!isWithin(confine.within, target) || isWithinHome(confine.outside, target))) return { ok: false, reason: "outside" };
+    if (confine !== null && (!isWithin(confine.within, target) || confine.outside.some((home) => isWithinHome(home, target)))) {
+      return { ok: false, reason: "outside" };
+    }
     const info = target === path ? link : await fs.stat(target);
     if (info.kind !== "file") return { ok: false, reason: "not_regular" };
     if (confine !== null && info.nlink > 1) return { ok: false, reason: "hard_link" };
@@ -181,57 +171,35 @@ function chainDirectories(root: string, cwd: string): string[] {
   return out;
 }
 
-/** Where to cut `bytes` at most `limit` long: before a character split by the limit. */
-function cutPoint(bytes: Uint8Array, limit: number): number {
-  if (bytes.length <= limit) return bytes.length;
-  let cut = limit;
-  // A UTF-8 character is at most 4 bytes, so at most 3 continuation bytes can follow the cut.
-  for (let back = 0; back < 3 && cut > 0 && (bytes[cut]! & 0xc0) === 0x80; back++) cut--;
-  return (bytes[cut]! & 0xc0) === 0x80 ? limit : cut;
-}
-
-/** One file read, before the total bound is applied. */
-interface Candidate {
-  readonly source: InstructionSource;
-  readonly path: string;
-  readonly bytes: Uint8Array;
-}
-
-/**
- * Applies the bounds to `candidates` (in prompt order), the last first: each
- * file gets at most {@link MAX_INSTRUCTION_BYTES} of what the total leaves,
- * so when the total runs out it is the farthest text that is cut.
- */
-async function bounded(candidates: readonly Candidate[]): Promise<Instruction[]> {
-  const out: Instruction[] = [];
-  let remaining = MAX_INSTRUCTIONS_TOTAL_BYTES;
-  for (const candidate of [...candidates].reverse()) {
-    const cut = cutPoint(candidate.bytes, Math.min(MAX_INSTRUCTION_BYTES, remaining));
-    remaining -= cut;
-    const used = candidate.bytes.subarray(0, cut);
-    const text = decoder.decode(used) + (cut < candidate.bytes.length ? TRUNCATION_NOTICE : "");
-    out.unshift({ source: candidate.source, path: candidate.path, text, sha256: await sha256Hex(used), bytes: cut });
-  }
-  return out;
-}
-
 /**
  * Loads the chain for canonical `home` (`MC_HOME`), `cwd` and its project
  * `root` ({@link projectRoot}), then the resolved `paths` of
- * `instructions.paths`. Stops early, returning what it has, once `signal`
- * is aborted; the caller checks the signal.
+ * `instructions.paths`. `userHome` is the user's canonical home directory
+ * ({@link canonicalUserHome}), or null when unknown: when the root is that
+ * home or above it (a dotfiles repository at `~`), "inside the root" would
+ * take in `~/.ssh`, so each `AGENTS.md` of the chain must then resolve
+ * inside the directory holding it. Stops early, returning what it has, once
+ * `signal` is aborted; the caller checks the signal.
  */
 export async function loadInstructions(
   fs: FileSystem,
-  where: { readonly home: string; readonly cwd: string; readonly root: string; readonly paths: readonly InstructionPath[] },
+  where: {
+    readonly home: string;
+    readonly userHome: string | null;
+    readonly cwd: string;
+    readonly root: string;
+    readonly paths: readonly InstructionPath[];
+  },
   signal: AbortSignal,
 ): Promise<InstructionsLoad> {
-  const { root } = where;
+  const { root, userHome } = where;
+  const rootHoldsHome = userHome !== null && isWithin(root, userHome);
   const candidates: Candidate[] = [];
   const skipped: SkippedInstruction[] = [];
   const seen = new Set<string>();
   const globalFile = joinPath(where.home, INSTRUCTIONS_FILE);
   const add = async (source: InstructionSource, path: string, confine: Confinement | null, index?: number) => {
+    const global = confine === null;
     const read = await readOne(fs, path, confine);
     if (!read.ok) {
       // A directory without AGENTS.md is the usual case, not a finding; a named path that is missing is.
@@ -241,19 +209,19 @@ export async function loadInstructions(
     const identity = `${read.info.dev}:${read.info.ino}`;
     if (seen.has(identity) || !/\S/.test(decoder.decode(read.bytes))) return;
     seen.add(identity);
-    candidates.push({ source, path, bytes: read.bytes });
+    candidates.push({ source, path, bytes: read.bytes, global });
   };
   if (!signal.aborted) await add("global", globalFile, null);
   for (const directory of chainDirectories(root, where.cwd)) {
     const path = joinPath(directory, INSTRUCTIONS_FILE);
     // A workspace that is MC_HOME itself: its AGENTS.md is the global one, read above.
     if (signal.aborted || path === globalFile) continue;
-    await add("project", path, { within: root, outside: where.home });
+    await add("project", path, confinement(rootHoldsHome ? directory : root, where.home, userHome));
   }
   for (const [index, entry] of where.paths.entries()) {
     if (signal.aborted) break;
     if (entry.path === null) skipped.push({ source: "path", path: null, reason: "missing", index });
-    else await add("path", entry.path, entry.scope === "global" ? null : { within: where.cwd, outside: where.home }, index);
+    else await add("path", entry.path, entry.scope === "global" ? null : confinement(where.cwd, where.home, userHome), index);
   }
   return { files: await bounded(candidates), skipped };
 }

@@ -114,8 +114,12 @@ export async function readProfileCatalog(
   return { user, effective, files: read.flatMap((directory) => directory.files), problems, incomplete: listings.some((listing) => listing.problem !== null) };
 }
 
-/** Why the primary profile cannot run: no such profile, a subagent-only one, or an invalid one (its files' problems say why). */
-export type PrimaryProblem = "missing" | "subagent" | "invalid";
+/**
+ * Why the primary profile cannot run: no such profile, a subagent-only one,
+ * an invalid one (its files' problems say why), or a global selection naming
+ * no profile of the user's own (a built-in or a global file).
+ */
+export type PrimaryProblem = "missing" | "subagent" | "invalid" | "user_missing";
 
 /**
  * The primary profile: `primary` from the effective catalog, tightened by
@@ -136,10 +140,12 @@ export function primaryProfile(
   if (profile === undefined) return { ok: false, problem: "missing", name: primary };
   if (profile === null) return { ok: false, problem: "invalid", name: primary };
   if (profile.mode === "subagent") return { ok: false, problem: "subagent", name: primary };
-  if (userPrimary === primary) return { ok: true, profile };
+  // The user's selection must name a profile of the user's own, even when the project's choice is the same
+  // name: a project file cannot supply the profile the user's settings rely on, nor stand in for a missing one.
   const user = catalog.user.get(userPrimary);
+  if (user === undefined) return { ok: false, problem: "user_missing", name: userPrimary };
   if (user === null) return { ok: false, problem: "invalid", name: userPrimary };
-  return { ok: true, profile: user === undefined ? profile : tightenProfile(profile, user) };
+  return { ok: true, profile: userPrimary === primary ? profile : tightenProfile(profile, user) };
 }
 
 /**

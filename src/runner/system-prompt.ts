@@ -12,6 +12,7 @@
  */
 
 import type { Instruction } from "../config/instructions.ts";
+import { instructionsSection } from "../config/instructions-section.ts";
 import type { Skill } from "../config/skills.ts";
 import { skillsSection } from "./skills-prompt.ts";
 
@@ -23,19 +24,6 @@ const BASE = `You are magi-code, a coding agent working in the user's workspace 
 - Shell commands run without a terminal and with a timeout; do not start interactive or long-running programs.
 - Keep answers concise. Say what you changed and how you checked it.`;
 
-const ORDER = "Instructions follow, from the most general to the most specific: where two disagree, the later one wins.";
-
-function heading(file: Instruction): string {
-  switch (file.source) {
-    case "global":
-      return "The user's global instructions (AGENTS.md):";
-    case "project":
-      return `Project instructions (${file.path}):`;
-    default:
-      return `Further instructions (${file.path}, named in settings):`;
-  }
-}
-
 /** Builds the system prompt from the base instructions, the loaded `files`, in order, the enabled `skills` and `profile`'s body. */
 export function systemPrompt(
   files: readonly Instruction[],
@@ -44,11 +32,8 @@ export function systemPrompt(
   profile?: { readonly name: string; readonly body: string },
 ): string {
   const sections = [BASE, `The workspace root is ${workspace}.`];
-  const texts = files.flatMap((file) => {
-    const text = file.text.trim();
-    return text === "" ? [] : [`${heading(file)}\n\n${text}`];
-  });
-  if (texts.length > 0) sections.push(ORDER, ...texts);
+  const instructions = instructionsSection(files);
+  if (instructions !== null) sections.push(instructions);
   const listed = skillsSection(skills);
   if (listed !== null) sections.push(listed);
   if (profile !== undefined && profile.body !== "") sections.push(`The "${profile.name}" agent profile this window runs as:\n\n${profile.body}`);
