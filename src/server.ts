@@ -44,7 +44,7 @@ function serve(runtime: Runtime): Promise<number> {
   const lifecycle = new Lifecycle();
   const negotiation = new Negotiation(reject);
   // An undeliverable run terminal is an output failure: it closes like one (exit 1).
-  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"));
+  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"), (capability) => negotiation.negotiated(capability));
   const status = new StatusView(() => lifecycle.phase, () => workers.view, output);
   const initializer = new Initializer({
     runtime,

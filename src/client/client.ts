@@ -16,7 +16,7 @@
 import type { ErrorCode } from "../protocol/errors.ts";
 import { type Limits, LIMITS } from "../protocol/limits.ts";
 import type { MethodName, MethodParams } from "../protocol/methods.ts";
-import { NEGOTIATED } from "../protocol/negotiation.ts";
+import { type Capability, NEGOTIATED } from "../protocol/negotiation.ts";
 import type { InitializeResult, MethodResult } from "../protocol/results.ts";
 import { explainEnding } from "./ending.ts";
 import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestRefused } from "./errors.ts";
@@ -101,8 +101,12 @@ export class AgentClient {
     return this.#initialized?.capabilities.includes(capability) ?? false;
   }
 
-  /** Sends `initialize` requiring `capabilities`; later requests are checked against what it advertises. */
-  async initialize(capabilities: readonly MethodName[]): Promise<InitializeResult> {
+  /**
+   * Sends `initialize` requiring `capabilities`; later requests are checked
+   * against what it advertises, and negotiated events (`run.usage`) are
+   * accepted only when they were required here.
+   */
+  async initialize(capabilities: readonly Capability[]): Promise<InitializeResult> {
     const result = await this.request("initialize", { required_capabilities: [...capabilities] });
     this.#initialized = result;
     this.#required = new Set(capabilities);
@@ -226,6 +230,8 @@ export class AgentClient {
     const run = this.#runs.get(event.data.run_id);
     // turn.start's response precedes its run's events, and nothing follows run.finished.
     if (run === undefined || run.sessionId !== event.data.session_id) return this.#violation(`${event.event} outside an active run`);
+    // A negotiated event is no part of the base contract: unrequired, it is as unknown as any other.
+    if (event.event === "run.usage" && !this.#required.has("run.usage")) return this.#violation("run.usage was not required in initialize");
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {

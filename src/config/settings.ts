@@ -20,6 +20,7 @@ import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
+import { type TitleSettings, TitleSettingsSchema } from "./title-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -149,8 +150,9 @@ const AgentSchema = v.pipe(
       v.maxValue(MAX_STEPS_LIMIT),
       described(`Model requests per turn, 1-${MAX_STEPS_LIMIT}; default ${DEFAULT_MAX_STEPS}.`),
     )),
+    titles: v.exactOptional(TitleSettingsSchema),
   }),
-  described("Limits of one turn."),
+  described("How turns run: their limits, session titles."),
 );
 
 const SECTIONS = {
@@ -208,6 +210,8 @@ export interface ModelSettings {
 export interface AgentSettings {
   /** Model requests per turn; the runner applies {@link DEFAULT_MAX_STEPS} when unset. */
   readonly max_steps?: number;
+  /** Session titles (`title-settings.ts`). */
+  readonly titles?: TitleSettings;
 }
 
 /** A validated settings file, or the merge of two. `$schema` is an editor hint, ignored at runtime. */

@@ -40,8 +40,8 @@ export interface StepContext {
   readonly signal: AbortSignal;
   /** The run's content budget. */
   readonly budget: ContentBudget;
-  /** Receives the step's usage, once. */
-  usage(usage: Usage): void;
+  /** Receives the step's usage (null: none reported), once, when the provider answered its request. */
+  usage(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
 }
@@ -86,6 +86,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   let overLimit = false;
   let failure: DiagnosticCode | null = null;
   let failedStatus: number | null = null;
+  let answered = false;
   try {
     const request = buildRequest(config.endpoint, {
       model: config.model,
@@ -96,6 +97,8 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       maxOutputTokens: MAX_OUTPUT_TOKENS,
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
+    // Any HTTP answer, an error status included, means the provider was reached (`run.usage`).
+    answered = opened.ok || opened.status !== null;
     if (!opened.ok) [failure, failedStatus] = [opened.code, opened.status];
     else {
       for await (const event of opened.events) {
@@ -128,7 +131,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   const events = retained.events;
   const folded = accumulate(events);
   // A stream may report usage more than once (Anthropic: at start and at end); the last report is the total.
-  if (folded.usage !== null) context.usage(folded.usage);
+  if (answered) context.usage(folded.usage);
   await persistSegment(io, segment, folded.reasoningSummary, cut, context.step);
   if (!reconciled.ok) throw new RunStop("failed", ErrorCode.outputUnavailable);
   if (cancelled) throw new RunStop("cancelled", null);

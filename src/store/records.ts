@@ -95,12 +95,15 @@ const DIAGNOSTIC = {
   summary: TextSchema,
 };
 const INTERNAL_PROMPT = { ...common("internal_prompt"), turn_id: IdSchema, text: TextSchema };
+// `cached_input_tokens` came later without raising `v`: a reader derives nothing from usage
+// that it shows or replays, so an older one may ignore it (docs/storage.md, record evolution).
 const USAGE = {
   ...common("usage"),
   turn_id: IdSchema,
   input_tokens: CountSchema,
   output_tokens: CountSchema,
   reasoning_tokens: v.exactOptional(CountSchema),
+  cached_input_tokens: v.exactOptional(CountSchema),
 };
 const TURN_FINISHED = {
   ...common("turn_finished"),

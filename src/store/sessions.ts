@@ -22,6 +22,8 @@ import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
 import { EMPTY_HISTORY } from "./history-snapshot.ts";
 import { TurnJournal } from "./turn-journal.ts";
+import { NO_METADATA, type SessionMetadata } from "./session-metadata.ts";
+import { withUnprojected } from "./unprojected-append.ts";
 
 /** A result as data: the wire result object, or a wire code. */
 export type StoreResult<T extends OutputValue = OutputValue> =
@@ -36,6 +38,8 @@ export interface TurnStart {
   readonly conversation: readonly ConversationRecord[];
   /** The projected message id the input will have. */
   readonly inputMessageId: string;
+  /** The session's token totals and title presence before the turn. */
+  readonly metadata: SessionMetadata;
 }
 
 /** Where sessions live and who this child is. */
@@ -77,6 +81,11 @@ export class SessionStore {
     return this.#attachment?.sessionId ?? null;
   }
 
+  /** The attached session's token totals and title presence; null without an attachment. */
+  get metadata(): SessionMetadata | null {
+    return this.#attachment?.metadata ?? null;
+  }
+
   /** The attached session's last saved selection, or null. */
   get preferences(): SessionPreferencesRecord | null {
     return this.#attachment?.preferences ?? null;
@@ -108,6 +117,7 @@ export class SessionStore {
       lines: null,
       conversation: [],
       preferences: null,
+      metadata: NO_METADATA,
       stale: false,
     });
     return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
@@ -204,7 +214,23 @@ export class SessionStore {
     const snapshot = attachment.snapshot;
     // Over the snapshot budget no page is ever served, so the id names no entry anyone can see.
     const ordinal = snapshot === null ? 0 : snapshot.messages - (snapshot.tailNotice ? 1 : 0);
-    return { journal, conversation: attachment.conversation, inputMessageId: `m${ordinal.toString(36)}` };
+    return { journal, conversation: attachment.conversation, inputMessageId: `m${ordinal.toString(36)}`, metadata: attachment.metadata };
+  }
+
+  /**
+   * Ends an append, outside a turn, of records that project nothing (a
+   * `session_title`: `beginTurn`, then the journal's `appendInput`). The
+   * attachment takes them in and keeps its revision: the history it names
+   * did not change. A file changed otherwise (a failed write that left a
+   * fragment, another writer) makes the attachment stale.
+   */
+  async completeUnprojected(journal: TurnJournal): Promise<void> {
+    const attachment = this.#attachment;
+    const writes = journal.writes;
+    await journal.close(true);
+    if (attachment === null) return;
+    if (writes === null) attachment.stale ||= await this.#changed(attachment);
+    else this.#attachment = (await withUnprojected(this.#context.runtime, this.#sessionPath(attachment.sessionId), attachment, writes)) ?? { ...attachment, stale: true };
   }
 
   /** A fresh revision naming the history right after a turn's input append; never pageable (history is busy meanwhile). */
@@ -242,14 +268,12 @@ export class SessionStore {
     return this.#pageable ? this.#attachment.revision : null;
   }
 
-
   /** Releases the attachment's leases; called at teardown. */
   async close(): Promise<void> {
     const attachment = this.#attachment;
     this.#attachment = null;
     await attachment?.lease?.release();
   }
-
 
   #sessionPath(sessionId: string): string {
     return joinPath(this.#directory, `${sessionId}.jsonl`);
@@ -272,5 +296,4 @@ export class SessionStore {
       return true;
     }
   }
-
 }

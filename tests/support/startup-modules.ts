@@ -47,9 +47,10 @@ export interface StartupModules {
  */
 export const STARTUP_BUDGET = {
   // 61: runtime/node-main.ts, the module the entry imports once Node's compile cache is on.
-  node: { own: 61, compat: 0, packages: ["jsonc-parser", "valibot"] },
+  // 62: config/title-settings.ts, the `agent.titles` schema: startup validates every settings key.
+  node: { own: 62, compat: 0, packages: ["jsonc-parser", "valibot"] },
   // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
-  deno: { own: 63, compat: 22, packages: ["@noble/hashes", "valibot"] },
+  deno: { own: 64, compat: 22, packages: ["@noble/hashes", "valibot"] },
 } as const;
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */

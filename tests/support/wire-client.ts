@@ -56,6 +56,8 @@ export function workspace(root: string, name: string, provider: FakeProvider, se
         model: { provider: "ollama", model: "qwen" },
         providers: { endpoints: { ollama: { base_url: `${provider.url}/v1` } } },
         ...settings,
+        // Off unless a test turns them on: a title request would take a script meant for a next turn.
+        agent: { titles: { enabled: false }, ...(settings.agent as Record<string, unknown> | undefined) },
       }, null, 2)
     }\n`,
     { mode: 0o600 },
