@@ -71,7 +71,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
   const base = runConfig(runtime, snapshot, secrets);
-  const titles = new SessionTitles({
+  const titles: SessionTitles = new SessionTitles({
     store,
     enabled: titlesEnabled(snapshot.settings.agent?.titles),
     secrets,
@@ -80,7 +80,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     busy: () => turns?.runId != null || sessions.busy,
     whenFree: () => Promise.all([turns?.runEnded(), sessions.settled()]),
   });
-  const sessions = new SessionWorker(store, discovery, output, () => turns?.runId != null, () => titles.quiet());
+  const sessions: SessionWorker = new SessionWorker(store, discovery, output, () => turns?.runId != null, () => titles.quiet());
   const sink: RunEventSink = {
     // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
     room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),
