@@ -104,7 +104,8 @@ export class TurnWorker {
     const turnId = uuid7(runtime.wallNow(), runtime.randomUUID());
     const abort = new AbortController();
     const broker = new ApprovalBroker(runtime);
-    let stored: () => readonly SessionRecord[] = () => [];
+    // What the run stored, kept for titling: the journal forgets it once closed.
+    let stored: readonly SessionRecord[] = [];
     const handedOff = deferred<void>();
     const release = () => {
       if (this.#active?.runId === runId) this.#active = null;
@@ -139,7 +140,6 @@ export class TurnWorker {
         // A title append in flight finishes first: the turn's journal starts from the file it leaves.
         await this.#host.titles?.quiet();
         const start = store.beginTurn();
-        stored = () => start.journal.writes?.records ?? [];
         // The store's turn bound to the runner's port: the run never sees the store or its journal class.
         const journal: RunJournal = {
           conversation: start.conversation,
@@ -148,7 +148,10 @@ export class TurnWorker {
           appendInput: (records) => start.journal.appendInput(records),
           append: (records) => start.journal.append(records),
           inputRevision: () => store.inputRevision(turnId),
-          complete: (durable) => store.completeTurn(start.journal, durable),
+          complete: (durable) => {
+            stored = start.journal.writes?.records ?? [];
+            return store.completeTurn(start.journal, durable);
+          },
         };
         return await module.executeRun(this.#host.config, {
           sessionId: params.session_id,
@@ -174,7 +177,7 @@ export class TurnWorker {
           return this.#host.outputFailed();
         }
         await handedOff.promise;
-        this.#host.titles?.afterRun({ sessionId: params.session_id, finished: event.data, records: stored() });
+        this.#host.titles?.afterRun({ sessionId: params.session_id, finished: event.data, records: stored });
       });
     this.#active = { sessionId: params.session_id, runId, abort, broker, done };
     replies.result(id, { run_id: runId, accepted: true } satisfies MethodResult<"turn.start">);
