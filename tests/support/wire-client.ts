@@ -75,6 +75,8 @@ export function workspace(root: string, name: string, provider: FakeProvider, se
 export class WireClient {
   /** Every frame so far, in arrival order. */
   readonly frames: WireFrame[] = [];
+  /** Every frame's line as written (without its LF), in arrival order: for byte-for-byte comparisons. */
+  readonly lines: string[] = [];
   /** The child's stderr, once it closed. */
   readonly stderr: Promise<string>;
   /** The child's exit code. */
@@ -113,7 +115,8 @@ export class WireClient {
   #feed(text: string): void {
     this.#buffer += text;
     for (let lf = this.#buffer.indexOf("\n"); lf !== -1; lf = this.#buffer.indexOf("\n")) {
-      this.frames.push(JSON.parse(this.#buffer.slice(0, lf)) as WireFrame);
+      this.lines.push(this.#buffer.slice(0, lf));
+      this.frames.push(JSON.parse(this.lines.at(-1)!) as WireFrame);
       this.#buffer = this.#buffer.slice(lf + 1);
     }
     this.#notify();
