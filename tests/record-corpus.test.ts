@@ -36,6 +36,7 @@ const CORPUS_SHA256: Readonly<Record<string, string>> = {
   "future-skippable.jsonl": "4636cc1f026e3ffee8d8fd5577c3b0b9c7284b0ae245ec71f99efc9a8b517280",
   "future-rewind.jsonl": "c8a1532f2c1abc9c875472cd650e460568b057de284aedd389bca882555e3d69",
   "future-compaction.jsonl": "cd3832fcaaa5a1858676254c3b57cbca43ddd35b7ecb8bae43f6be3577fd15ab",
+  "v1-usage-cached.jsonl": "87c5cec42e8d54be84a144e4c236aacb8d82e57073d851cba828a8e5eb3a7cb2",
 };
 
 /** What this release makes of one corpus history. */
