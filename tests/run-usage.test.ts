@@ -16,7 +16,7 @@ import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { guarded } from "./support/hang-guard.ts";
 import { errorScript } from "./support/provider-fixtures.ts";
 import { reply, type ScriptedUsage } from "./support/provider-scripts.ts";
-import { type Frame } from "./support/harness.ts";
+import type { Frame } from "./support/harness.ts";
 import { CWD, HOME, request, runEvents, startTurn, startTurnServer, stopTurnServer, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
 
 const APIS: ProviderApi[] = ["openai-chat", "openai-responses", "anthropic-messages"];
