@@ -108,6 +108,39 @@ describe("session titles: failures, ownership and settings", () => {
     assert.equal(await stopTurnServer(server), 0);
   });
 
+  it("a title append a full disk cuts short leaves the session as it was: no fragment, the revision pages, the next turn appends", async () => {
+    const fs = new MemoryFileSystem();
+    const server = await startTurnServer(api, { fs, settings: TITLES_ON });
+    const held = new Gate();
+    server.provider.enqueue(reply(api, { text: ["First answer."] }));
+    server.provider.enqueue(reply(api, { text: ["A title that will not fit"], gates: new Map([[0, held]]) }));
+    const { sessionId, runId } = await startTurn(server, "First");
+    const finished = (await runEvents(server, runId)).at(-1)!.data as { revision: string };
+    await guarded(held.whenReached(), "the titling reply reaching its gate");
+    const path = `${HOME}/sessions/${sessionId}.jsonl`;
+    const before = fs.contents(path)!;
+    // Room for the active lease (as long as the writer lease) and a few bytes of the record: a short write.
+    fs.freeBytes = fs.contents(`${HOME}/sessions/${sessionId}.writer.lease`)!.length + 16;
+    held.release();
+    await eventually(() => fs.freeBytes === 0, "the title append using up the space");
+    fs.freeBytes = null;
+    // The page waits for the failed append to end, which cut its fragment: the file is the revision's again.
+    const page = await request(server, "page", "history.page", { session_id: sessionId, revision: finished.revision });
+    assert.deepEqual((page.result as { entries: { kind: string }[] }).entries.map((entry) => entry.kind), ["user", "assistant"]);
+    assert.deepEqual(fs.contents(path), before);
+    server.provider.enqueue(reply(api, { text: ["Second answer."] }));
+    const next = await startTurn(server, "Second", sessionId);
+    const nextFinished = (await runEvents(server, next.runId)).at(-1)!.data as { outcome: string; persistence: string };
+    assert.deepEqual([nextFinished.outcome, nextFinished.persistence], ["completed", "durable"]);
+    const after = new TextDecoder().decode(fs.contents(path)!);
+    assert.ok(after.startsWith(new TextDecoder().decode(before)), "the first turn's bytes are untouched");
+    assert.deepEqual(storedTitles(fs, sessionId), []);
+    assert.ok(after.split("\n").slice(0, -1).every((line) => JSON.parse(line).session_id === sessionId), "every line whole: no fragment was left");
+    assert.equal(await listedTitle(server, sessionId), null);
+    assert.ok(!eventNames(server).includes("diagnostic"), "a failed title is silent");
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
   it("titles off: no titling request", async () => {
     const fs = new MemoryFileSystem();
     const server = await startTurnServer(api, { fs, settings: { agent: { titles: { enabled: false } } } });

@@ -23,7 +23,7 @@ import { pageHistory, revisionId } from "./pages.ts";
 import { EMPTY_HISTORY } from "./history-snapshot.ts";
 import { TurnJournal } from "./turn-journal.ts";
 import { NO_METADATA, type SessionMetadata } from "./session-metadata.ts";
-import { withUnprojected } from "./unprojected-append.ts";
+import { afterUnprojected } from "./unprojected-append.ts";
 
 /** A result as data: the wire result object, or a wire code. */
 export type StoreResult<T extends OutputValue = OutputValue> =
@@ -219,18 +219,13 @@ export class SessionStore {
 
   /**
    * Ends an append, outside a turn, of records that project nothing (a
-   * `session_title`: `beginTurn`, then the journal's `appendInput`). The
-   * attachment takes them in and keeps its revision: the history it names
-   * did not change. A file changed otherwise (a failed write that left a
-   * fragment, another writer) makes the attachment stale.
+   * `session_title`: `beginTurn`, then the journal's `appendInput`); the
+   * attachment keeps its revision (`unprojected-append.ts`).
    */
   async completeUnprojected(journal: TurnJournal): Promise<void> {
     const attachment = this.#attachment;
-    const writes = journal.writes;
+    if (attachment !== null) this.#attachment = await afterUnprojected(this.#context.runtime, this.#sessionPath(attachment.sessionId), attachment, journal.writes);
     await journal.close(true);
-    if (attachment === null) return;
-    if (writes === null) attachment.stale ||= await this.#changed(attachment);
-    else this.#attachment = (await withUnprojected(this.#context.runtime, this.#sessionPath(attachment.sessionId), attachment, writes)) ?? { ...attachment, stale: true };
   }
 
   /** A fresh revision naming the history right after a turn's input append; never pageable (history is busy meanwhile). */

@@ -115,7 +115,8 @@ export class SessionTitles {
     if (signal.aborted || store.turnRefusal(sessionId) !== null || store.metadata?.titled !== false) return;
     const record: SessionTitleRecord = { v: 1, type: "session_title", session_id: sessionId, at: new Date(parts.wallNow()).toISOString(), title };
     // Set before the first await, so nothing can start on the store between the check and the append.
-    this.#appending = append(store, record).finally(() => (this.#appending = null));
+    // It never rejects: a turn or session operation waiting for it must not fail because a title did.
+    this.#appending = append(store, record).catch(() => {}).finally(() => (this.#appending = null));
     await this.#appending;
   }
 }
