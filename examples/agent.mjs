@@ -64,8 +64,8 @@ const cwd = opts.cwd ?? process.cwd();
 
 /**
  * The wire error is a bare code; `magi-code config check` (same executable,
- * cwd, environment) names the settings file and JSON path, or the exact key
- * variable a provider lacks. Null when it finds nothing.
+ * cwd, environment) names the settings or profile file and JSON path, or the
+ * exact key variable a provider lacks. Null when it finds nothing.
  */
 function configProblem() {
   const [command, args] = opts.bin ? [opts.bin, ["config", "check"]] : [process.execPath, [binPath, "config", "check"]];
@@ -276,7 +276,8 @@ try {
   }
   if (interrupted) exitCode = 130;
 } catch (error) {
-  const checked = isProtocolError(error, "configuration_invalid") || isProtocolError(error, "provider_unavailable") ? configProblem() : null;
+  const explained = isProtocolError(error, "configuration_invalid") || isProtocolError(error, "profile_invalid") || isProtocolError(error, "provider_unavailable");
+  const checked = explained ? configProblem() : null;
   const hint = checked ?? HINTS[error.code];
   note(hint ? `${error.message}\n${hint}` : error.message);
   exitCode = 1;

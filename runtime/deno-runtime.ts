@@ -253,6 +253,8 @@ export function createDenoRuntime(): Runtime {
     hostname,
     // Web fetch has no idle bound; Node's adapter has the same one (node-http.ts).
     fetch: withIdleTimeout(denoFetch, timers),
+    // Loaded on first use: only `mcp login` listens, so a child never loads it.
+    listenLoopback: async (handler) => (await import("./deno-loopback.ts")).denoListenLoopback(handler),
     platform: Deno.build.os,
     exit: (code) => Deno.exit(code),
   };

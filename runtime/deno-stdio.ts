@@ -103,7 +103,9 @@ function fstatKind(fd: StdioFd): StdioKind {
 
 /**
  * Classifies Deno's stdin and stdout; `shell` (a POSIX sh; tests name a
- * missing one to reach the last step) runs at most once for both.
+ * missing one to reach the last step) runs at most once for both, and not
+ * at all for a terminal stdin, since the launch check asks for stdout only
+ * when stdin is served (src/cli.ts).
  */
 export function createStdioKinds(shell = "/bin/sh"): (fd: StdioFd) => Promise<StdioKind> {
   let probed: Promise<readonly [StdioKind | null, StdioKind | null]> | null = null;

@@ -98,10 +98,17 @@ export interface MemoryRuntimeOptions {
   readonly livePids?: Set<number>;
   /** The HTTP client (default: the global `fetch`; tests reach loopback servers with it). */
   readonly fetch?: Runtime["fetch"];
+  /** The loopback listener (default: none, every attempt rejects as the contract allows). */
+  readonly listenLoopback?: Runtime["listenLoopback"];
   /** What {@link Runtime.hostname} answers (default `"memory"`). */
   readonly hostname?: string | null;
   /** A filesystem to share with other runtimes (default: a fresh one). */
   readonly fs?: MemoryFileSystem;
+  /**
+   * A real runtime's subprocesses and process table, for tests of MCP
+   * servers (default: nothing can start, and only {@link livePids} are alive).
+   */
+  readonly processes?: Pick<Runtime, "spawn" | "isProcessAlive">;
 }
 
 /** A {@link Runtime} with its in-memory parts exposed. */
@@ -161,9 +168,9 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     stdioKind: (fd) => Promise.resolve(stdio[fd]),
     fs,
     livePids,
-    spawn: (): Subprocess => {
+    spawn: options.processes?.spawn ?? ((): Subprocess => {
       throw new RuntimeError("not_found", "spawn");
-    },
+    }),
     randomUUID: () => {
       const n = (++uuidCounter).toString(16).padStart(12, "0");
       return `00000000-0000-4000-8000-${n}`;
@@ -180,9 +187,10 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     envAll: () => ({ ...env }),
     cwd: () => cwd,
     pid,
-    isProcessAlive: (candidate) => livePids.has(candidate),
+    isProcessAlive: (candidate) => livePids.has(candidate) || (options.processes?.isProcessAlive(candidate) ?? false),
     hostname: () => hostname,
     fetch: options.fetch ?? ((url, init) => globalThis.fetch(url, init)),
+    listenLoopback: options.listenLoopback ?? (() => Promise.reject(new RuntimeError("io", "no loopback listener"))),
     platform: "linux",
     exit: (code) => {
       throw new MemoryExit(code);

@@ -15,10 +15,13 @@ import type { HttpRequestInit, HttpResponse, Runtime } from "../src/host/runtime
 import { PROVIDER_IDLE_TIMEOUT_MS as IDLE_TIMEOUT_MS } from "./idle-fetch.ts";
 
 // Loaded on first use, so a child that never runs a turn (or only talks
-// plain http to a local server) never loads TLS.
-const http = () => import("node:http");
-const https = () => import("node:https");
-const stream = () => import("node:stream");
+// plain http to a local server) never loads TLS. process.getBuiltinModule
+// (Node 20.16+) rather than import(): the single executable's V8 code cache
+// leaves Node 20 no loader to serve an import() (scripts/build-sea.mjs); older
+// Node 20 releases, which lack it, still import.
+const http = async () => process.getBuiltinModule?.("node:http") ?? await import("node:http");
+const https = async () => process.getBuiltinModule?.("node:https") ?? await import("node:https");
+const stream = async () => process.getBuiltinModule?.("node:stream") ?? await import("node:stream");
 
 function headerOf(message: IncomingMessage, name: string): string | null {
   const value = message.headers[name.toLowerCase()];

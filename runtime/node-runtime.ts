@@ -300,6 +300,8 @@ export function createNodeRuntime(): Runtime {
     isProcessAlive,
     hostname,
     fetch: nodeFetch,
+    // Loaded on first use: only `mcp login` listens, so a child never loads it.
+    listenLoopback: async (handler) => (await import("./node-loopback.ts")).nodeListenLoopback(handler),
     platform: process.platform === "win32" ? "windows" : process.platform,
     exit: (code) => process.exit(code),
   };

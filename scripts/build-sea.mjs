@@ -19,13 +19,13 @@
 // the blob is always made by that same binary, since a blob only runs in the
 // Node version that wrote it.
 //
-//   node scripts/build-sea.mjs        # → dist/magi-code-linux-x64
+//   node scripts/build-sea.mjs        # → dist/magi-code-linux-x64 (+ its script, dist/magi-code-linux-x64.cjs)
 //   node scripts/build-sea.mjs --if-stale   # skip when the binary is newer than every input
 //
 // Linux x64 only: elsewhere it prints that it skipped and exits 0.
-import { build } from "esbuild";
+import { build, transform } from "esbuild";
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -44,7 +44,7 @@ function newest(path) {
   return Math.max(0, ...readdirSync(path).map((name) => newest(join(path, name))));
 }
 
-if (process.argv.includes("--if-stale") && existsSync(output)) {
+if (process.argv.includes("--if-stale") && existsSync(output) && existsSync(`${output}.cjs`)) {
   const inputs = ["src", "runtime", "package-lock.json", "scripts/build-sea.mjs"].map((path) => newest(join(root, path)));
   if (statSync(output).mtimeMs > Math.max(...inputs)) process.exit(0);
 }
@@ -81,14 +81,27 @@ await build({
   platform: "node",
   format: "cjs",
   target: "node20",
+  // Every import() esbuild cannot inline (a built-in module's, ours or a package's) becomes a
+  // require(), which a SEA serves for built-ins: see the check below.
+  supported: { "dynamic-import": false },
   legalComments: "inline",
   alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   logLevel: "warning",
 });
 
 // useCodeCache: the blob carries V8's code cache for the script, so a start compiles nothing
-// (~8 ms and 1 MiB less per start, bench/README.md). It would break a real import(); the CommonJS
-// bundle has none left (esbuild turns each into a require of the inlined module).
+// (~8 ms and 1 MiB less per start, bench/README.md). A script compiled from that cache has no
+// dynamic-import callback on Node 20, where any import() fails with
+// ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING (Node 22 serves it). So the bundle must hold none: esbuild
+// inlines our chunks and lowers the rest to require(), and the build fails if one is left (the
+// comments stripped first, since JSDoc types spell `import(…)`). The script is kept beside the
+// executable (dist/magi-code-linux-x64.cjs), where tests/sea.test.ts checks it too.
+const code = (await transform(readFileSync(script, "utf8"), { minifyWhitespace: true, legalComments: "none", loader: "js" })).code;
+const left = [...code.matchAll(/.{0,60}\bimport\s*\(.{0,60}/g)].map(([text]) => text);
+if (left.length > 0) {
+  console.error(`${script} still calls import(), which a code-cached Node 20 executable cannot serve:\n${left.join("\n")}`);
+  process.exit(1);
+}
 const blob = join(work, "sea-prep.blob");
 writeFileSync(
   join(work, "sea-config.json"),
@@ -108,6 +121,7 @@ run(process.execPath, [
   "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2",
 ]);
 // Moved into place last, so an interrupted build never leaves a half-made binary at the output path.
+copyFileSync(script, `${output}.cjs`);
 copyFileSync(staged, output);
 chmodSync(output, 0o755);
 rmSync(work, { recursive: true, force: true });

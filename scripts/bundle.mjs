@@ -36,7 +36,9 @@ const built = await build({
   // jsonc-parser's `main` is a UMD build whose factory requires its parts at run
   // time, which an ESM bundle cannot do; its ESM build (extensionless imports,
   // which esbuild resolves) bundles cleanly and tree-shakes.
-  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
+  // yaml's `node` build is CommonJS and requires `process` at run time, which an ESM bundle cannot
+  // do either; its browser build is the same parser as ES modules, without that logging hook.
+  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js", yaml: "./node_modules/yaml/browser/index.js" },
   logLevel: "warning",
   metafile: true,
   // The metafile's paths are relative to this, whatever directory the script runs from.

@@ -1,5 +1,5 @@
 /**
- * The command line: `magi-code serve --stdio`, `config check`, `mcp list | approve | revoke`,
+ * The command line: `magi-code serve --stdio`, `config check`, `mcp list | approve | revoke | login | logout`,
  * `schema`, `--help` and `--version`.
  * Anything else is an invalid launch: exit 2 with one line on stderr, nothing
  * on stdout, and no filesystem or other runtime side effect.
@@ -26,6 +26,11 @@ Usage:
                             on a terminal; --yes approves without asking).
   magi-code mcp revoke <name>
                             Withdraw the server's approval.
+  magi-code mcp login <name>
+                            Log in to an approved HTTP server with OAuth (prints
+                            the URL to open; stores the tokens in MC_HOME).
+  magi-code mcp logout <name>
+                            Remove the server's stored OAuth tokens.
   magi-code schema          Print the wire's JSON Schemas (params, results, events,
                             envelopes), keyed by their file under docs/schema/.
   magi-code --help          Print this help.
@@ -101,8 +106,9 @@ export async function main(runtime: Runtime): Promise<number> {
   if (args.length !== 2 || args[1] !== "--stdio") {
     return await fail(runtime, "'serve' takes exactly one flag, --stdio");
   }
-  const kinds = await Promise.all([runtime.stdioKind(0), runtime.stdioKind(1)]);
-  if (!kinds.every((kind) => SERVED_STDIO.has(kind))) {
+  // stdin first, and stdout only when stdin is served: a refused launch looks no further (on Deno a
+  // look can be a /bin/sh child, runtime/deno-stdio.ts).
+  if (!SERVED_STDIO.has(await runtime.stdioKind(0)) || !SERVED_STDIO.has(await runtime.stdioKind(1))) {
     return await fail(runtime, "stdin and stdout must be pipes (a FIFO or a socketpair), not a terminal, file or device");
   }
   return await createServer(runtime).serve();

@@ -15,6 +15,7 @@
  */
 
 import { Initializer } from "./admission/initialize.ts";
+import type { McpServerSource } from "./admission/startup.ts";
 import { Lifecycle } from "./admission/lifecycle.ts";
 import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
@@ -32,19 +33,26 @@ export interface Server {
   serve(): Promise<number>;
 }
 
-/** Creates a server for `runtime`'s stdio. */
-export function createServer(runtime: Runtime): Server {
-  return { serve: () => serve(runtime) };
+/** What a server is built with besides its runtime. */
+export interface ServerOptions {
+  /** Which MCP servers startup starts (default: the enabled and approved ones). */
+  readonly mcpServers?: McpServerSource;
 }
 
-function serve(runtime: Runtime): Promise<number> {
+/** Creates a server for `runtime`'s stdio. */
+export function createServer(runtime: Runtime, options: ServerOptions = {}): Server {
+  return { serve: () => serve(runtime, options) };
+}
+
+function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
   // The output's fatal failure closes the connection, which is built next: the two refer to each other.
   const output = new ProtocolOutput(runtime, () => closing.close("transport"));
   const reject: Reject = (id, code) => output.error(id, code);
   const lifecycle = new Lifecycle();
   const negotiation = new Negotiation(reject);
-  // An undeliverable run terminal is an output failure: it closes like one (exit 1).
-  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"), (capability) => negotiation.negotiated(capability));
+  // An undeliverable run terminal is an output failure: it closes like one (exit 1). Workers that
+  // cannot load fail the child as a failed startup would.
+  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"), (code) => lifecycle.fail(code), (capability) => negotiation.negotiated(capability));
   const status = new StatusView(() => lifecycle.phase, () => workers.view, output);
   const initializer = new Initializer({
     runtime,
@@ -53,6 +61,7 @@ function serve(runtime: Runtime): Promise<number> {
     negotiation,
     start: (snapshot) => workers.start(snapshot),
     status: () => status.render(),
+    ...(options.mcpServers === undefined ? {} : { mcpServers: options.mcpServers }),
   });
   const closing = new ConnectionClose(runtime, output, {
     // Startup first: while it is pending there are no workers yet.

@@ -17,7 +17,8 @@ const model = fc.record({
   id: fc.string({ minLength: 1, maxLength: 40 }).filter((id) => !/[\uD800-\uDFFF]/u.test(id)),
   name: fc.option(fc.string({ maxLength: 40 }).filter((name) => !/[\uD800-\uDFFF]/u.test(name)), { nil: null }),
   reasoning: fc.constantFrom(true, false, null),
-}, { noNullPrototype: true });
+  contextWindow: fc.integer({ min: 1, max: 100_000_000 }),
+}, { noNullPrototype: true, requiredKeys: ["id", "name", "reasoning"] });
 const cache = fc.record({
   provider: fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/),
   endpoint: fc.stringMatching(/^[0-9a-f]{64}$/),
@@ -44,6 +45,13 @@ describe("catalog cache format", () => {
     }
     const long = { id: "x".repeat(LIMITS.catalog_string_bytes + 1), name: null, reasoning: null };
     assert.deepEqual(decodeCache(encodeCache({ ...good, models: [long] }), "p"), { ok: false, problem: "overlong" });
+    // A window lifts the cache to v: 2; a v: 2 text without one, a v: 1 text with one and an unsound window are not the writer's.
+    const windowed = new TextDecoder().decode(encodeCache({ ...good, models: [{ id: "m", name: null, reasoning: null, contextWindow: 200_000 }] }));
+    assert.match(windowed, /^\{"v":2,.*"models":\[\{"id":"m","name":null,"reasoning":null,"context_window":200000\}\]\}\n$/);
+    assert.equal(decodeCache(bytes(windowed), "p").ok, true);
+    for (const variant of [windowed.replace('"v":2', '"v":1'), windowed.replace("200000", "0"), windowed.replace("200000", "1.5"), windowed.replace("200000", "null")]) {
+      assert.deepEqual(decodeCache(bytes(variant), "p"), { ok: false, problem: "invalid" }, variant);
+    }
     const many = Array.from({ length: LIMITS.catalog_models + 1 }, (_, i) => ({ id: `m${i}`, name: null, reasoning: null }));
     assert.deepEqual(decodeCache(encodeCache({ ...good, models: many }), "p"), { ok: false, problem: "too_many" });
   });

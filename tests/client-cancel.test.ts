@@ -6,9 +6,12 @@
  * negotiated, an abort after sending goes out as `operation.cancel` naming
  * the request, and the promise settles once with the child's answer; without
  * it, the promise rejects at once and the late response is dropped; a
- * request still queued is never written. A tap between the library and the
- * child shows what went over the wire, and holds the client's writes so a
- * cancel reaches the child while the operation runs, whatever its speed.
+ * request still queued is never written, nor is one the child answered
+ * `busy` after it was given up (a big stored session keeps the child's
+ * worker stopping a cancelled open while the next one arrives). A tap
+ * between the library and the child shows what went over the wire, and
+ * holds the client's writes so a cancel reaches the child while the
+ * operation runs, whatever its speed.
  */
 
 import assert from "node:assert/strict";
@@ -16,8 +19,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { RequestAborted } from "../src/client/mod.ts";
+import { RequestAborted, type RequestMethod } from "../src/client/mod.ts";
 import type { MethodName } from "../src/protocol/methods.ts";
+import type { SessionRecord } from "../src/store/records.ts";
 import { type FakeProvider, Gate, startFakeProvider } from "./support/fake-provider.ts";
 import { guarded } from "./support/hang-guard.ts";
 import { storedRecords, storedText } from "./support/listing.ts";
@@ -69,7 +73,7 @@ type Trigger = "signal" | "timeout";
  * response to it (read even when the caller was answered without it), and
  * a next session operation that is not refused busy.
  */
-async function giveUp(agent: TappedAgent, method: MethodName, params: object, trigger: Trigger, negotiated: boolean): Promise<void> {
+async function giveUp(agent: TappedAgent, method: RequestMethod, params: object, trigger: Trigger, negotiated: boolean): Promise<void> {
   const controller = new AbortController();
   const from = agent.requests.length;
   let cancelSent!: () => void;
@@ -98,6 +102,24 @@ async function giveUp(agent: TappedAgent, method: MethodName, params: object, tr
   assert.deepEqual(sent.filter((r) => r.method === "operation.cancel").map((r) => r.params), negotiated ? [{ id: request.id }] : []);
   assert.equal(agent.frames.filter((frame) => frame.type === "response" && frame.id === request.id).length, 1, "answered once");
   if (negotiated) assert.equal(agent.response(request.id)!.error?.code, "operation_cancelled");
+}
+
+/**
+ * A stored session of 100 turns of 60,000 characters each: opening it takes
+ * the child's session worker many slices, so a cancel finds it running and
+ * the worker stays occupied for a while after answering it.
+ */
+function bigSession(id: string, cwd: string): string {
+  const at = "2026-01-01T00:00:00.000Z";
+  const records: SessionRecord[] = [{ v: 1, type: "session", session_id: id, at, created_at: at, cwd } as SessionRecord];
+  const text = "x".repeat(60_000);
+  for (let n = 0; n < 100; n++) {
+    records.push({ v: 1, type: "turn_started", session_id: id, at, turn_id: `t${n}`, run_id: `run${n}` });
+    records.push({ v: 1, type: "user_input", session_id: id, at, turn_id: `t${n}`, message_id: `u${n}`, text: "q" });
+    records.push({ v: 1, type: "assistant_message", session_id: id, at, turn_id: `t${n}`, message_id: `a${n}`, text, partial: false });
+    records.push({ v: 1, type: "turn_finished", session_id: id, at, turn_id: `t${n}`, outcome: "completed", error_code: null });
+  }
+  return storedText(records);
 }
 
 describe("cancel and timeout through the client library against a real child", () => {
@@ -140,6 +162,41 @@ describe("cancel and timeout through the client library against a real child", (
         }
       });
     }
+
+    it(`${launcher.name}: a session.open given up after sending and answered busy (a cancelled open's tail) is written once and rejects "not_sent"`, async () => {
+      const { agent, ws, fake } = await started(launcher, "busy-tail", [...BASE, "operation.cancel"]);
+      writeFileSync(join(ws.home, "sessions", "big.jsonl"), bigSession("big", ws.cwd), { mode: 0o600 });
+      const answers: string[] = [];
+      try {
+        // How the child's worker and the cancels interleave is the scheduler's: each attempt gives the big open up at another moment.
+        for (let attempt = 0; attempt < 20; attempt++) {
+          const first = new AbortController();
+          const second = new AbortController();
+          agent.onRequest = (request) => {
+            if (request.method !== "session.open") return;
+            if (request.params.session_id === "big") setTimeout(() => first.abort(), attempt % 12);
+            // The second open is given up as it is written, while the worker may still be stopping the first.
+            else second.abort(new Error("the user pressed Stop"));
+          };
+          const from = agent.requests.length;
+          const big = agent.client.request("session.open", { session_id: "big" }, { signal: first.signal }).catch(() => {});
+          const small = agent.client.request("session.open", { session_id: "s001" }, { signal: second.signal }).then(() => null, (error: unknown) => error);
+          await guarded(big, "the big open");
+          const outcome = await guarded(small, "the second open");
+          const sent = agent.requests.slice(from).filter((request) => request.method === "session.open" && request.params.session_id === "s001");
+          assert.equal(sent.length, 1, `the given-up open was written once (answers so far: ${answers.join(", ")})`);
+          const code = agent.response(sent[0]!.id)?.error?.code ?? "result";
+          answers.push(code);
+          if (code === "busy") assert.ok(outcome instanceof RequestAborted && outcome.outcome === "not_sent", String(outcome));
+        }
+        agent.onRequest = () => {};
+        assert.equal(agent.client.failure, null);
+        assert.equal(await guarded(agent.client.shutdown(), "exit"), 0);
+      } finally {
+        await agent.client.close();
+        await fake.close();
+      }
+    });
 
     it(`${launcher.name}: without operation.cancel, giving up a sent request rejects at once ("discarded") and its late response is dropped`, async () => {
       const { agent, fake } = await started(launcher, "unnegotiated", BASE);

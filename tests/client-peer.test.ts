@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { AgentClient, type Capability, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
+import { AgentClient, type Capability, ConnectionClosed, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
 import { ErrorCodeSchema } from "../src/protocol/events.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { CAPABILITIES } from "../src/protocol/methods.ts";
@@ -18,6 +18,7 @@ import { CAPABILITIES } from "../src/protocol/methods.ts";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const INSTANCE = "0190b8a4-5d6e-7f00-8a00-000000000001";
+const LISTING = { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] };
 const STATUS = { state: "idle", readiness: "ready", provider: "p", model: "m", context_id: "c", session_id: null, run_id: null, selection: null };
 
 /** A peer: what the client wrote, line by line, and a way to write frames back. */
@@ -73,6 +74,10 @@ class Peer {
     this.frame({ type: "response", id, result });
   }
 
+  error(id: string, code: string): void {
+    this.frame({ type: "response", id, error: { code } });
+  }
+
   event(event: string, data: Record<string, unknown>): void {
     this.frame({ type: "event", event, data: { session_id: "s1", run_id: "run1", ...data } });
   }
@@ -82,12 +87,12 @@ class Peer {
   }
 }
 
-/** A peer whose client required `required` and was answered with `capabilities`. */
-async function initialized(capabilities: readonly string[] = CAPABILITIES, required: readonly Capability[] = ["turn.start"]): Promise<Peer> {
+/** A peer whose client is initialized with `capabilities` advertised (every one by default), requiring `required`, under `limits`. */
+async function initialized(capabilities: readonly string[] = CAPABILITIES, required: readonly Capability[] = ["turn.start"], limits: object = LIMITS): Promise<Peer> {
   const peer = new Peer();
   const init = peer.client.initialize(required);
   const request = await peer.requested(1);
-  peer.result(request.id, { capabilities, limits: LIMITS, status: STATUS });
+  peer.result(request.id, { capabilities, limits, status: STATUS });
   await init;
   return peer;
 }
@@ -268,7 +273,7 @@ describe("the client library against a scripted peer", () => {
     peer.frame({ type: "response", id: "c2", error: { code: "busy" } });
     const again = await peer.requested(3);
     assert.deepEqual([again.id, again.method], ["c3", "session.list"]);
-    peer.result("c3", { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] });
+    peer.result("c3", LISTING);
     const page = await peer.requested(4);
     assert.equal(page.method, "history.page");
     peer.result(page.id, { session_id: "s1", revision: "r1", entries: [], next_cursor: null, complete: true });
@@ -287,7 +292,6 @@ describe("the client library against a scripted peer", () => {
     const init = peer.client.initialize(["session.list", "operation.cancel"]);
     peer.result((await peer.requested(1)).id, { capabilities: CAPABILITIES, limits: LIMITS, status: STATUS });
     await init;
-    const LIST = { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] };
     const stop = new AbortController();
     const won = peer.client.request("session.list", {}, { signal: stop.signal });
     const statuses = Array.from({ length: 18 }, () => peer.client.request("status", {}));
@@ -297,9 +301,9 @@ describe("the client library against a scripted peer", () => {
     const cancel = await peer.requested(16);
     assert.deepEqual([cancel.method, cancel.params], ["operation.cancel", { id: "c2" }]);
     // The listing completed before the cancel reached it: its result is the answer, the cancel is stale.
-    peer.result("c2", LIST);
+    peer.result("c2", LISTING);
     peer.frame({ type: "response", id: cancel.id, error: { code: "stale_operation" } });
-    assert.deepEqual(await won, LIST);
+    assert.deepEqual(await won, LISTING);
     for (let n = 3; n <= 15; n++) peer.result(`c${n}`, STATUS);
     await peer.requested(21);
     for (const request of peer.requests.slice(16)) peer.result(request.id, STATUS);
@@ -321,7 +325,7 @@ describe("the client library against a scripted peer", () => {
     const sent = await peer.requested(2);
     stop.abort();
     await assert.rejects(discarded, (error: unknown) => error instanceof RequestAborted && error.outcome === "discarded");
-    peer.result(sent.id, { revision: "l1", sessions: [], next_cursor: null, complete: true, notices: [] });
+    peer.result(sent.id, LISTING);
     await settled();
     assert.equal(peer.client.failure, null, "the dropped response is no violation");
     assert.equal(peer.requests.length, 2, "no operation.cancel");
@@ -339,6 +343,147 @@ describe("the client library against a scripted peer", () => {
     peer.end();
     await stopping;
   });
+
+  for (const trigger of ["signal", "timeout"] as const) {
+    it(`a session.list given up by its ${trigger} after sending, then answered busy, rejects RequestAborted "not_sent" and is never sent again`, async () => {
+      const peer = await initialized(CAPABILITIES, ["session.list", "operation.cancel"]);
+      const stop = new AbortController();
+      const listing = peer.client.request("session.list", { limit: 1 }, trigger === "signal" ? { signal: stop.signal } : { timeoutMs: 0 });
+      const outcome = listing.then(() => "resolved", (error: unknown) => error);
+      const sent = await peer.requested(2);
+      stop.abort(new Error("the user pressed Stop"));
+      const cancel = await peer.requested(3);
+      assert.deepEqual([cancel.method, cancel.params], ["operation.cancel", { id: sent.id }]);
+      // The child's worker was still stopping an earlier cancelled operation: busy (nothing ran), and the cancel finds nothing.
+      peer.error(sent.id, "busy");
+      peer.error(cancel.id, "stale_operation");
+      // Whichever comes first: the caller's answer, or the given-up listing written again.
+      const first = await Promise.race([outcome, peer.requested(4).then((again) => `sent again as ${again.method}`)]);
+      assert.ok(first instanceof RequestAborted, String(first));
+      assert.deepEqual([first.outcome, first.timedOut], ["not_sent", trigger === "timeout"]);
+      // The lane is free: the next session operation is the next request written.
+      const next = peer.client.request("session.list", { limit: 2 });
+      const written = await peer.requested(4);
+      assert.deepEqual([written.method, written.params], ["session.list", { limit: 2 }]);
+      peer.result(written.id, LISTING);
+      assert.deepEqual(await next, LISTING);
+    });
+  }
+
+  it("during a run, a session.list given up after sending and answered busy rejects RequestAborted, not ProtocolError busy", async () => {
+    const peer = await initialized(CAPABILITIES, ["session.list", "operation.cancel", "turn.start"]);
+    const started = peer.client.startTurn("s1", "hi");
+    peer.result((await peer.requested(2)).id, { run_id: "run1", accepted: true });
+    await started;
+    const stop = new AbortController();
+    const listing = peer.client.request("session.list", { limit: 1 }, { signal: stop.signal });
+    const sent = await peer.requested(3);
+    stop.abort();
+    const cancel = await peer.requested(4);
+    peer.error(sent.id, "busy");
+    peer.error(cancel.id, "stale_operation");
+    await assert.rejects(listing, (error: unknown) => error instanceof RequestAborted && error.outcome === "not_sent");
+  });
+
+  it("shutdown goes out at once while the full window holds back a turn.cancel, which is then refused", async () => {
+    const peer = await initialized();
+    const statuses = Array.from({ length: 14 }, () => peer.client.request("status", {}).catch((error: unknown) => error));
+    const cancels = Array.from({ length: 3 }, () => peer.client.request("turn.cancel", { session_id: "s1", run_id: "r" }).catch((error: unknown) => error));
+    await settled();
+    assert.equal(peer.requests.length, 1 + 16, "the third turn.cancel waits for a slot");
+    const stopping = peer.client.shutdown();
+    await settled();
+    assert.deepEqual(peer.requests.slice(17).map((r) => r.method), ["shutdown"]);
+    assert.ok((await cancels[2]) instanceof RequestRefused, "the waiting turn.cancel was refused");
+    peer.end();
+    await stopping;
+    await Promise.all([...statuses, ...cancels]);
+  });
+
+  it("refuses a timeoutMs above 2**31 - 1 ms (a timer cannot wait longer) with a RangeError, sending nothing; 2**31 - 1 is kept", async () => {
+    const peer = await initialized();
+    await assert.rejects(peer.client.request("status", {}, { timeoutMs: 2 ** 31 }), RangeError);
+    await assert.rejects(peer.client.request("status", {}, { timeoutMs: Infinity }), RangeError);
+    assert.equal(peer.requests.length, 1);
+    const status = peer.client.request("status", {}, { timeoutMs: 2 ** 31 - 1 });
+    peer.result((await peer.requested(2)).id, STATUS);
+    assert.equal((await status).state, "idle");
+  });
+
+  it("refuses request(\"turn.start\") without sending it, pointing at startTurn(), which follows the run's events", async () => {
+    const peer = await initialized();
+    // @ts-expect-error turn.start is not a request(): its run's events need the Run that startTurn() registers.
+    const refused = peer.client.request("turn.start", { session_id: "s1", prompt: "hi" });
+    await assert.rejects(refused, (error: unknown) => error instanceof RequestRefused && /startTurn\(\)/.test(error.message));
+    await settled();
+    assert.equal(peer.requests.length, 1);
+  });
+
+  it("a child publishing pending_output_frames 6 gets a window of 3, during a run too: 1 ordinary request, the urgent ones up to 3", async () => {
+    const peer = await initialized(CAPABILITIES, ["turn.start"], { ...LIMITS, pending_output_frames: 6 });
+    const before = Array.from({ length: 3 }, () => peer.client.request("status", {}).catch((error: unknown) => error));
+    await settled();
+    assert.equal(peer.requests.length, 1 + 1, "outside a run: 3, less the 2 urgent slots");
+    peer.result(peer.requests[1]!.id, STATUS);
+    peer.result((await peer.requested(3)).id, STATUS);
+    peer.result((await peer.requested(4)).id, STATUS);
+    await Promise.all(before);
+    const started = peer.client.startTurn("s1", "hi");
+    peer.result((await peer.requested(5)).id, { run_id: "run1", accepted: true });
+    const run = await started;
+    const statuses = Array.from({ length: 4 }, () => peer.client.request("status", {}).catch((error: unknown) => error));
+    const cancels = Array.from({ length: 4 }, () => peer.client.request("turn.cancel", { session_id: "s1", run_id: "run1" }).catch((error: unknown) => error));
+    await settled();
+    assert.deepEqual(peer.requests.slice(5).map((r) => r.method), ["status", "turn.cancel", "turn.cancel"]);
+    peer.end();
+    await assert.rejects(run.finished);
+    await Promise.all([...statuses, ...cancels]);
+  });
+
+  it("startTurn() given up while it waits for the lane is never sent; once sent it is discarded, and the run it started is still followed", async () => {
+    const peer = await initialized(CAPABILITIES, ["turn.start", "session.list"]);
+    const listing = peer.client.request("session.list", {});
+    const queued = new AbortController();
+    const withdrawn = peer.client.startTurn("s1", "first", {}, { signal: queued.signal });
+    await settled();
+    queued.abort();
+    await assert.rejects(withdrawn, (error: unknown) => error instanceof RequestAborted && error.method === "turn.start" && error.outcome === "not_sent");
+    peer.result((await peer.requested(2)).id, LISTING);
+    await listing;
+
+    const seen: string[] = [];
+    const given = peer.client.startTurn("s1", "second", { onEvent: ({ event }) => seen.push(event) }, { timeoutMs: 0 });
+    const turn = await peer.requested(3);
+    assert.deepEqual([turn.method, turn.params.prompt], ["turn.start", "second"], "the withdrawn turn was never written");
+    await assert.rejects(given, (error: unknown) => error instanceof RequestAborted && error.outcome === "discarded" && error.timedOut);
+    // The child admitted it anyway: its events reach the handlers and are no violation.
+    peer.result(turn.id, { run_id: "run1", accepted: true });
+    peer.event("run.finished", finished);
+    const status = peer.client.request("status", {});
+    peer.result((await peer.requested(4)).id, STATUS);
+    await status;
+    assert.equal(peer.client.failure, null);
+    assert.deepEqual(seen, ["run.finished"]);
+  });
+
+  for (const trigger of ["signal", "timeout", "signal aborted before the call"] as const) {
+    it(`initialize() given up by its ${trigger} rejects RequestAborted and closes the connection`, async () => {
+      const peer = new Peer();
+      const stop = new AbortController();
+      if (trigger === "signal aborted before the call") stop.abort();
+      const init = peer.client.initialize(["shutdown"], trigger === "timeout" ? { timeoutMs: 0 } : { signal: stop.signal });
+      if (trigger === "signal") {
+        await peer.requested(1);
+        stop.abort();
+      }
+      const outcome = trigger === "signal aborted before the call" ? "not_sent" : "discarded";
+      await assert.rejects(init, (error: unknown) => error instanceof RequestAborted && error.method === "initialize" && error.outcome === outcome);
+      await peer.client.closed;
+      assert.ok(peer.ended, "the child's stdin is closed");
+      assert.ok(peer.client.failure instanceof ConnectionClosed, String(peer.client.failure));
+      await assert.rejects(peer.client.request("status", {}), (error: unknown) => error === peer.client.failure);
+    });
+  }
 });
 
 /** Lets every queued microtask and the next macrotask run. */

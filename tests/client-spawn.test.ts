@@ -9,9 +9,10 @@
  * through the package shipped beside it, explains a missing bin when the
  * package is not shipped, and works there with an explicit command; with
  * magi-code marked external the bundle requires the shipped package's
- * CommonJS client. Runs
- * under Node and under Deno (whose node:child_process serves the helper);
- * the bundle is a Node program, so Deno's run spawns `node` for it.
+ * CommonJS client. Last, a Deno program importing `magi-code/client` by
+ * name gets the Node client and spawns the agent. Runs under Node and under
+ * Deno (whose node:child_process serves the helper); the bundle is a Node
+ * program, so Deno's run spawns `node` for it.
  */
 
 import assert from "node:assert/strict";
@@ -20,11 +21,11 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { ConnectionClosed, SpawnError, type SpawnFailure } from "../src/client/mod.ts";
+import { ConnectionClosed, ProtocolViolation, SpawnError, type SpawnFailure } from "../src/client/mod.ts";
 import { binPath, spawnAgent } from "../runtime/node-client.ts";
 import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
 import { guarded } from "./support/hang-guard.ts";
-import { collect, launchers, nodeBinary, repoRoot } from "./support/processes.ts";
+import { collect, denoBinary, launchers, nodeBinary, repoRoot } from "./support/processes.ts";
 import { workspace } from "./support/wire-client.ts";
 import { spawn } from "node:child_process";
 
@@ -89,6 +90,27 @@ describe("spawnAgent() failures name their cause", () => {
       assert.equal(await agent.close(), 2);
     });
   }
+
+  it("a wrong command that prints to stdout and exits before initialize answers is \"exited\", with its code and stderr, not a protocol violation", async () => {
+    const script = 'process.stderr.write("not-magi-code: unknown command serve\\n"); process.stdout.write("Usage: not-magi-code [options]\\n"); process.exitCode = 3;';
+    const agent = spawnAgent({ command: nodeBinary(), args: ["-e", script], cwd: root });
+    const error = await spawnFails(agent.initialize(["shutdown"]), "exited", "code 3");
+    assert.equal(error.exitCode, 3);
+    assert.match(error.stderr, /unknown command serve/);
+    assert.match(error.message, /not a protocol frame/);
+    assert.equal(await agent.close(), 3);
+  });
+
+  it("a wrong command that prints to stdout and keeps running is a ProtocolViolation carrying its stderr's tail", async () => {
+    const script = 'process.stderr.write("a chatty server, listening\\n"); process.stdout.write("hello\\n"); process.stdin.resume();';
+    const agent = spawnAgent({ command: nodeBinary(), args: ["-e", script], cwd: root });
+    const error = await guarded(agent.initialize(["shutdown"]).then(() => null, (e: unknown) => e), "the violation");
+    assert.ok(error instanceof ProtocolViolation, String(error));
+    assert.equal(error.stderr, "a chatty server, listening");
+    assert.ok(error.message.includes(error.stderr), error.message);
+    // The client closed its stdin: it ends.
+    assert.equal(await guarded(agent.close(), "its exit"), 0);
+  });
 
   it("a child that dies after initialize: the connection closed, saying how it exited", async () => {
     provider ??= await startFakeProvider();
@@ -194,5 +216,40 @@ describe("a bundled extension spawns the agent", () => {
     assert.match(missing.message!, /\{ command, args \}/);
     const explicit = await activate(join(bare, "extension.js"), "ext-explicit", { EXT_AGENT_BIN: binPath });
     assert.deepEqual(explicit, { ok: true, readiness: "ready", exit: 0 });
+  });
+});
+
+/**
+ * A Deno program that imports the package by name, as a Deno project with it
+ * in node_modules does, and spawns the agent twice: by default, and with the
+ * permissions docs/client.md ("On Deno") names.
+ */
+const DENO_MAIN = `import { binPath, spawnAgent } from "magi-code/client";
+
+const narrow = ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-net", "--allow-run", "--allow-sys=hostname", binPath];
+const reports = [];
+for (const options of [{}, { command: Deno.execPath(), args: narrow }]) {
+  const agent = spawnAgent({ cwd: Deno.args[0], ...options });
+  const init = await agent.initialize(["shutdown"]);
+  reports.push({ readiness: init.status.readiness, exit: await agent.shutdown() });
+}
+console.log(JSON.stringify({ resolved: import.meta.resolve("magi-code/client"), reports }));
+`;
+
+describe("magi-code/client on Deno", () => {
+  it("is the Node client (Deno applies the node condition): spawnAgent() spawns the agent, by default and with named permissions", async () => {
+    const project = join(root, "deno-project");
+    mkdirSync(join(project, "node_modules"), { recursive: true });
+    symlinkSync(repoRoot(), join(project, "node_modules", "magi-code"), "dir");
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "deno-app", private: true, type: "module" }));
+    writeFileSync(join(project, "main.ts"), DENO_MAIN);
+    provider ??= await startFakeProvider();
+    const ws = workspace(root, "deno-client", provider);
+    const deno = spawn(denoBinary(), ["run", "--allow-all", "main.ts", ws.cwd], { cwd: project, env: ws.env, stdio: ["ignore", "pipe", "pipe"] });
+    const [stdout, stderr] = await guarded(Promise.all([collect(deno.stdout), collect(deno.stderr)]), "the Deno program");
+    assert.ok(stdout !== "", `it printed nothing; stderr:\n${stderr}`);
+    const report = JSON.parse(stdout) as { resolved: string; reports: unknown[] };
+    assert.match(report.resolved, /\/dist\/runtime\/node-client\.js$/);
+    assert.deepEqual(report.reports, [{ readiness: "ready", exit: 0 }, { readiness: "ready", exit: 0 }]);
   });
 });

@@ -109,7 +109,7 @@ describe("the client library against the real backend", () => {
       // operation.cancel is advertised but negotiated: only a client that required it may call it.
       assert.ok(agent.supports("operation.cancel"));
       await assert.rejects(agent.request("operation.cancel", { id: "c1" }), (error: unknown) => error instanceof RequestRefused);
-      await assert.rejects(agent.request("turn.start", { session_id: "s", prompt: "x".repeat(70_000) }), (error: unknown) => error instanceof RequestRefused);
+      await assert.rejects(agent.startTurn("s", "x".repeat(70_000)), (error: unknown) => error instanceof RequestRefused);
       assert.equal((await agent.request("status", {})).readiness, "ready");
       assert.equal(await agent.shutdown(), 0);
     } finally {

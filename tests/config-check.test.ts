@@ -7,11 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { collect, launchers, spawnDirect } from "./support/processes.ts";
+import { collect, launchers, repoRoot, spawnDirect } from "./support/processes.ts";
 import { guarded, WireClient } from "./support/wire-client.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-config-check-")));
@@ -45,6 +45,44 @@ for (const launcher of launchers()) {
       const result = await check(setup(null));
       assert.equal(result.code, 0);
       assert.deepEqual(result.lines, ["magi-code config check: no problems (no configuration files; defaults apply)"]);
+    });
+
+    it("lists skipped and shadowed skills as notes, exiting 0; a published skills collection loads clean", async () => {
+      const ws = setup(null);
+      const user = join(root, `user-${counter++}`);
+      const skills = join(user, ".agents", "skills");
+      mkdirSync(join(skills, "broken"), { recursive: true });
+      writeFileSync(join(skills, "broken", "SKILL.md"), "---\nname: broken\ndescription: [unclosed\n---\n");
+      // Linked in, as skill installers do, from the npm package @wednesday-solutions-eng/ai-agent-skills.
+      const published = join(repoRoot(), "node_modules", "@wednesday-solutions-eng", "ai-agent-skills", "skills");
+      for (const name of ["wednesday-design", "wednesday-dev"]) symlinkSync(join(published, name), join(skills, name));
+      const project = join(ws.cwd, ".magi-code", "skills", "wednesday-dev");
+      mkdirSync(project, { recursive: true });
+      writeFileSync(join(project, "SKILL.md"), "---\nname: wednesday-dev\ndescription: This project's own rules.\n---\n");
+      const result = await check({ cwd: ws.cwd, env: { ...ws.env, HOME: user } });
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(result.lines, [
+        `${skills}/broken/SKILL.md: $: skipped: the frontmatter is not valid YAML, or uses tags, duplicate keys, more than 8 aliases or more than 8 levels`,
+        `${skills}/wednesday-dev/SKILL.md: $.name: shadowed by ${project}/SKILL.md, which comes first`,
+        "magi-code config check: no problems (no configuration files; defaults apply)",
+      ]);
+    });
+
+    it("escapes control, bidi and invisible characters of repository-chosen names before printing them", async () => {
+      const ws = setup(null);
+      const user = join(root, `user-${counter++}`);
+      mkdirSync(user, { recursive: true });
+      const name = "x\n\u001b[2K\u202Eevil\u200B";
+      const skill = join(ws.cwd, ".magi-code", "skills", name);
+      mkdirSync(skill, { recursive: true });
+      writeFileSync(join(skill, "SKILL.md"), "---\nname: evil\ndescription: A skill.\n---\n");
+      const result = await check({ cwd: ws.cwd, env: { ...ws.env, HOME: user } });
+      assert.equal(result.code, 0, result.stderr);
+      const shown = `${ws.cwd}/.magi-code/skills/x\\u{000A}\\u{001B}[2K\\u{202E}evil\\u{200B}/SKILL.md`;
+      assert.deepEqual(result.lines, [
+        `${shown}: $: skipped: the directory name is not a skill name (1-64 of a-z, 0-9 and single hyphens between them)`,
+        "magi-code config check: no problems (no configuration files; defaults apply)",
+      ]);
     });
 
     it("names the file and the JSON path of a typo", async () => {

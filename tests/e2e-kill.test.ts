@@ -16,6 +16,7 @@ import { after, describe, it } from "node:test";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { crashAndRecover, KILL_POINTS, type KillPoint, RACING_DELTAS } from "./support/kill-turns.ts";
+import { compactingWorkspace, crashDuringCompaction } from "./support/kill-compaction.ts";
 import { launchers } from "./support/processes.ts";
 import { workspace } from "./support/wire-client.ts";
 
@@ -46,6 +47,39 @@ describe("SIGKILL at points of a turn", () => {
       });
     }
   }
+});
+
+describe("SIGKILL during a compaction", () => {
+  for (const launcher of launchers()) {
+    for (const [point, title] of [
+      ["compaction.started", "a SIGKILL while the summary request is out leaves no compaction: the reopened session replays the old conversation"],
+      ["compaction.completed", "a SIGKILL right after the compaction completed keeps it: the reopened session replays the summary and what it kept"],
+    ] as const) {
+      it(`${launcher.name}: ${title}`, async () => {
+        const provider = await startFakeProvider();
+        try {
+          await crashDuringCompaction(launcher, point, provider, compactingWorkspace(root, `${launcher.name}-${point}-${runs++}`, provider));
+        } finally {
+          await provider.close();
+        }
+      });
+    }
+  }
+
+  it("a SIGKILL at any event of a compacting turn (either runtime) reopens with the old replay or the new one, never a mix", async () => {
+    const launcher = fc.constantFrom(...launchers());
+    await fc.assert(
+      fc.asyncProperty(launcher, fc.integer({ min: 1, max: 10 }), async (chosen, at) => {
+        const provider = await startFakeProvider();
+        try {
+          await crashDuringCompaction(chosen, at, provider, compactingWorkspace(root, `${chosen.name}-compaction-${runs++}`, provider));
+        } finally {
+          await provider.close();
+        }
+      }),
+      { numRuns: fuzzRuns(6, 100) },
+    );
+  });
 });
 
 describe("SIGKILL at a chosen point of a turn", () => {

@@ -78,8 +78,8 @@ describe("examples/agent.mjs is a thin user of the client library", () => {
     assert.match(source, /from "\.\.\/dist\/runtime\/node-client\.js"/);
     // No copied code table, event list or enum sets: the library fails closed on those from src/protocol.
     // (It names a few codes it has a hint for; a quoted code list would be a copy of the table.)
-    // The two codes `magi-code config check` explains are asked for by name.
-    const checked: string[] = [ErrorCode.configurationInvalid, ErrorCode.providerUnavailable];
+    // The three codes `magi-code config check` explains are asked for by name.
+    const checked: string[] = [ErrorCode.configurationInvalid, ErrorCode.profileInvalid, ErrorCode.providerUnavailable];
     const copied = Object.values(ErrorCode).filter((code) => !checked.includes(code) && source.includes(`"${code}"`));
     assert.deepEqual(copied, []);
     assert.ok(!source.includes('"run.finished"') && !source.includes('"subagent"'));

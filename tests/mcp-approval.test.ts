@@ -197,6 +197,26 @@ describe("startableMcpServers()", () => {
     assert.deepEqual(result.statuses.map((status) => status.state === "unresolved" && status.reason), ["command_not_found", "cwd_not_found"]);
   });
 
+  it("an approved, enabled server whose command or working directory is gone fails with mcp_unavailable; unapproved or disabled ones stay skipped", async () => {
+    for (const [definition, names, enabled, expected] of [
+      [{ command: "npx" }, ["gone"], true, "mcp_unavailable"],
+      [{ command: "node", cwd: "/somewhere" }, ["gone"], true, "mcp_unavailable"],
+      [{ command: "npx" }, [], true, null],
+      [{ command: "npx" }, ["gone"], false, null],
+    ] as const) {
+      const w = world();
+      void w.fs.mkdir("/somewhere", 0o755);
+      const configured = await configure(w, servers({ gone: { ...definition, enabled } }));
+      await approve(w, configured, names);
+      await w.fs.unlink("/usr/bin/npx");
+      await w.fs.rename("/somewhere", "/elsewhere");
+      const result = await startableMcpServers(w.runtime, { home: HOME, cwd: WORKSPACE, servers: configured }, live());
+      const label = `${JSON.stringify(definition)} approved=${names.length > 0} enabled=${enabled}`;
+      if (expected === null) assert.deepEqual(result.ok && result.servers, [], label);
+      else assert.deepEqual(result, { ok: false, code: expected }, label);
+    }
+  });
+
   it("an HTTP server carries its headers and the bearer token's value, null when the variable is unset or blank", async () => {
     for (const [token, expected] of [["secret-token", "secret-token"], [" ", null], [undefined, null]] as const) {
       const w = world(token === undefined ? {} : { WEB_TOKEN: token });

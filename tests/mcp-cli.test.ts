@@ -97,10 +97,14 @@ for (const launcher of launchers()) {
         assert.ok(![ENV_SECRET, HEADER_SECRET].some((secret) => output.stdout.includes(secret) || output.stderr.includes(secret)), "no value is printed");
       }
 
-      assert.deepEqual((await run(launcher, ws, ["mcp", "list"])).lines, [
+      // An approved, enabled server is connected the way startup would: `sh -c 'exit 0'` is no MCP server.
+      const connected = await run(launcher, ws, ["mcp", "list"]);
+      assert.deepEqual(connected.lines, [
         `shell: enabled, approved, starts (stdio; ${ws.global})`,
         `web: disabled, approved (http; ${ws.global})`,
+        "shell: fails to start, initialize would answer mcp_unavailable: exited, it exited before startup finished",
       ]);
+      assert.equal(connected.code, 1);
       const revoked = await run(launcher, ws, ["mcp", "revoke", "shell"]);
       assert.equal(revoked.code, 0);
       assert.deepEqual(revoked.lines, ["Revoked shell; it no longer starts."]);
@@ -109,6 +113,27 @@ for (const launcher of launchers()) {
       assert.equal(twice.code, 1);
       assert.match(twice.stderr, /no approval of "shell" from /);
       assert.match((await run(launcher, ws, ["mcp", "list"])).lines[0]!, /^shell: enabled, not approved, will not start/);
+    });
+
+    it("a global server without cwd approved in two workspaces stays approved in both; revoke removes both", async () => {
+      const a = setup(servers({ shell: { ...shell, enabled: false } }));
+      const b = { ...a, cwd: join(root, `cwd-${counter++}`) };
+      mkdirSync(b.cwd);
+      assert.equal((await run(launcher, a, ["mcp", "approve", "shell", "--yes"])).code, 0);
+      assert.match((await run(launcher, b, ["mcp", "list"])).lines[0]!, /^shell: disabled, changed since approval/);
+      assert.equal((await run(launcher, b, ["mcp", "approve", "shell", "--yes"])).code, 0);
+      assert.match((await run(launcher, a, ["mcp", "list"])).lines[0]!, /^shell: disabled, approved /);
+      assert.match((await run(launcher, b, ["mcp", "list"])).lines[0]!, /^shell: disabled, approved /);
+      assert.equal((await run(launcher, a, ["mcp", "revoke", "shell"])).code, 0);
+      assert.match((await run(launcher, b, ["mcp", "list"])).lines[0]!, /^shell: disabled, not approved/);
+    });
+
+    it("approve escapes default-ignorable characters (U+034F, U+3164, U+FE0F, U+115F) in the definition it prints", async () => {
+      const ws = setup(servers({ shell: { command: "sh", args: ["a\u034Fb", "-y\u3164", "pkg\uFE0F", "c\u115Fd"] } }));
+      const approved = await run(launcher, ws, ["mcp", "approve", "shell", "--yes"]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.ok(approved.lines.includes(String.raw`  args               ["a\u{034F}b","-y\u{3164}","pkg\u{FE0F}","c\u{115F}d"]`), approved.stdout);
+      assert.doesNotMatch(approved.stdout, /[\u034F\u3164\uFE0F\u115F]/u);
     });
 
     it("changing one argument shows as changed since approval; config check notes it and exits 0", async () => {
@@ -155,7 +180,7 @@ for (const launcher of launchers()) {
         const result = await run(launcher, ws, args);
         assert.equal(result.code, 2, args.join(" "));
         assert.equal(result.stdout, "");
-        assert.match(result.stderr, /'mcp' takes list, approve <name> \[--yes\] or revoke <name>/);
+        assert.match(result.stderr, /'mcp' takes list, approve <name> \[--yes\], revoke <name>, login <name> or logout <name>/);
       }
       assert.ok(!existsSync(ws.approvals));
     });
@@ -180,6 +205,27 @@ for (const launcher of launchers()) {
         const result = await client.ok("initialize", { required_capabilities: [] }) as { status: { readiness: string } };
         assert.equal(result.status.readiness, "ready");
         assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+      }
+    });
+
+    it("an approved, enabled server whose command is gone fails initialize with mcp_unavailable, and mcp list names it and exits 1", async () => {
+      const ws = setup(null);
+      const script = join(ws.cwd, "server.sh");
+      writeFileSync(script, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+      writeFileSync(ws.global, JSON.stringify(servers({ gone: { command: script } })));
+      assert.equal((await run(launcher, ws, ["mcp", "approve", "gone", "--yes"])).code, 0);
+      rmSync(script);
+      const listed = await run(launcher, ws, ["mcp", "list"]);
+      assert.deepEqual(listed.lines, [
+        `gone: enabled, command not found (not on PATH, not executable, or no such file), approved, so initialize fails (stdio; ${ws.global})`,
+        "gone: fails to start, initialize would answer mcp_unavailable: spawn_failed, its command could not be started",
+      ]);
+      assert.equal(listed.code, 1);
+      const client = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        assert.deepEqual((await client.call("initialize", { required_capabilities: [] })).error, { code: "mcp_unavailable" });
       } finally {
         client.abandon();
       }

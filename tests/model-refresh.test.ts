@@ -79,6 +79,32 @@ describe("model.refresh: real list formats", () => {
     assert.equal(leaked(server, ANTHROPIC_KEY), false);
   });
 
+  it("Anthropic's max_input_tokens and OpenRouter's context_length are cached as context_window (cache v: 2); an unsound one is left out", async () => {
+    const anthropic = {
+      data: [
+        { type: "model", id: "claude-opus-4-7", display_name: "Claude Opus 4.7", created_at: "2026-01-01T00:00:00Z", max_input_tokens: 200_000, max_tokens: 64_000 },
+        { type: "model", id: "claude-old", display_name: "Claude Old", created_at: "2024-01-01T00:00:00Z", max_input_tokens: null, max_tokens: null },
+      ],
+      has_more: false,
+      first_id: "claude-opus-4-7",
+      last_id: "claude-old",
+    };
+    server.provider.enqueue({ body: anthropic });
+    await ok(server, "model.refresh", { provider: "anthropic" });
+    const cached = new TextDecoder().decode(server.fs.contents(`${HOME}/catalog/anthropic.json`)!);
+    assert.match(cached, /^\{"v":2,/);
+    assert.match(cached, /\{"id":"claude-opus-4-7","name":"Claude Opus 4.7","reasoning":null,"context_window":200000\},\{"id":"claude-old","name":"Claude Old","reasoning":null\}/);
+    const openRouter = { object: "list", data: [{ id: "qwen", name: "Qwen", context_length: 32_768 }, { id: "llama3.1:8b", context_length: -1 }] };
+    server.provider.enqueue({ body: openRouter });
+    await ok(server, "model.refresh", { provider: "ollama" });
+    const local = new TextDecoder().decode(server.fs.contents(`${HOME}/catalog/ollama.json`)!);
+    assert.match(local, /\{"id":"qwen","name":"Qwen","reasoning":null,"context_window":32768\},\{"id":"llama3.1:8b","name":null,"reasoning":null\}/);
+    // A list that says nothing of windows is still written at v: 1, as before.
+    server.provider.enqueue(openAiList([{ id: "qwen" }, { id: "llama3.1:8b" }]));
+    await ok(server, "model.refresh", { provider: "ollama" });
+    assert.match(new TextDecoder().decode(server.fs.contents(`${HOME}/catalog/ollama.json`)!), /^\{"v":1,/);
+  });
+
   it("every fault keeps the previous cache byte for byte and the catalog unchanged", async () => {
     const cache = `${HOME}/catalog/ollama.json`;
     const bytes = server.fs.contents(cache)!;

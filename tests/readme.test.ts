@@ -8,6 +8,13 @@
  * key or the network. The one exception is `npm ci && npm test`, the suite
  * this test belongs to: it is checked to be what .ci/run runs.
  *
+ * The MCP block runs in a terminal (util-linux `script`) so that `mcp
+ * approve` asks and gets its `y`, and its `npx -y
+ * @modelcontextprotocol/server-everything` is the real npx, offline: the
+ * workspace is the clone, whose devDependencies hold the package. Its
+ * settings line runs as written; the loopback provider is then added to the
+ * file, as the README tells a user with settings to merge.
+ *
  * {@link RUNNERS} holds one runner per block, found by what the block
  * contains; a block no runner claims, or claimed twice, fails, so a new
  * README block needs a runner here.
@@ -17,7 +24,7 @@
  */
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
@@ -98,7 +105,7 @@ const RUNNERS: readonly Runner[] = [
     },
   },
   {
-    claims: (block) => block.code.includes("node examples/agent.mjs"),
+    claims: (block) => block.code.includes("node examples/agent.mjs") && !block.code.includes("mcp approve"),
     run: (block) =>
       withFakeProvider(async (provider) => {
         const ws = workspace(scratch, "agent", provider);
@@ -106,6 +113,47 @@ const RUNNERS: readonly Runner[] = [
         const ran = await shell(block.code, ws.env);
         assert.match(ran.stdout, /Only README\.md and friends\./);
         assert.equal(provider.log.length, 1);
+      }),
+  },
+  {
+    claims: (block) => block.code.includes("mcp approve everything"),
+    run: (block) =>
+      withFakeProvider(async (provider) => {
+        const [settingsLine, ...rest] = block.code.trimEnd().split("\n");
+        const home = join(scratch, "mcp-home");
+        mkdirSync(home);
+        // npm offline: the block's `npx -y @modelcontextprotocol/server-everything` is not rewritten. The server's
+        // working directory is the workspace, the clone, whose devDependencies hold that package, so the real npx
+        // runs it from there; offline it fails rather than download anything.
+        writeFileSync(join(home, ".npmrc"), "offline=true\n");
+        const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_PROXY: "127.0.0.1,localhost", no_proxy: "127.0.0.1,localhost" };
+        delete env.MC_HOME;
+        delete env.OPENAI_API_KEY;
+        delete env.ANTHROPIC_API_KEY;
+        await shell(`${settingsLine}\n`, env);
+        const settings = join(home, ".magi-code", "settings.jsonc");
+        const written = JSON.parse(readFileSync(settings, "utf8"));
+        assert.deepEqual(written, { mcp: { servers: { everything: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] } } } });
+        // The README says to add the `mcp` key to an existing file; this user's file also selects a model: the loopback provider.
+        writeFileSync(settings, JSON.stringify({ ...written, model: { provider: "ollama", model: "qwen" }, providers: { endpoints: { ollama: { base_url: `${provider.url}/v1` } } } }));
+        provider.enqueue(reply("openai-chat", { calls: [{ id: "call_1", name: "mcp__everything__get-sum", args: { a: 2, b: 3 } }] }));
+        provider.enqueue(reply("openai-chat", { text: ["2 + 3 = 5, says the server."] }));
+        // The rest in a terminal (util-linux `script`), where `mcp approve` asks and the user types y.
+        assert.equal(spawnSync("script", ["--version"]).status, 0, "the MCP block needs util-linux script for a terminal");
+        const lines = join(scratch, "mcp-block.sh");
+        writeFileSync(lines, `${rest.join("\n")}\n`);
+        const child = spawn("script", ["-qec", `sh -e '${lines}'`, "/dev/null"], { cwd: packed.clone, env: withPath(env), stdio: ["pipe", "pipe", "pipe"] });
+        child.stdin.end("y\n");
+        const [code, out] = await Promise.all([new Promise<number | null>((resolve) => child.once("close", resolve)), collect(child.stdout), collect(child.stderr)]);
+        const screen = out.replaceAll("\r\n", "\n");
+        assert.equal(code, 0, screen);
+        assert.match(screen, /\n {2}command +"\/[^"]*\/npx"\n {2}args +\["-y","@modelcontextprotocol\/server-everything"\]\n/);
+        assert.match(screen, /^Approve everything\? It will run as you, with your files and network\. \[y\/N\]/m);
+        assert.match(screen, /^Approved everything; it starts with the next child\.$/m);
+        assert.match(screen, /^everything: connects, 13 tools$/m);
+        assert.match(screen, /2 \+ 3 = 5, says the server\./);
+        const sent = provider.log[1]!.body as { messages: { role: string; content: string }[] };
+        assert.equal(sent.messages.find((message) => message.role === "tool")!.content, "The sum of 2 and 3 is 5.");
       }),
   },
   {

@@ -36,6 +36,10 @@ const CORPUS_SHA256: Readonly<Record<string, string>> = {
   "future-skippable.jsonl": "4636cc1f026e3ffee8d8fd5577c3b0b9c7284b0ae245ec71f99efc9a8b517280",
   "future-rewind.jsonl": "c8a1532f2c1abc9c875472cd650e460568b057de284aedd389bca882555e3d69",
   "future-compaction.jsonl": "cd3832fcaaa5a1858676254c3b57cbca43ddd35b7ecb8bae43f6be3577fd15ab",
+  "v1-turn-context.jsonl": "d75ab6c284b88b8932312763bfe082671714be1cc4c79a3340c392155dd67923",
+  "v2.jsonl": "009fbdf93a45fcfb45b74cd67865e9aba88e871e4ee7aeadf731bfcb2bb62706",
+  "future-compaction-v3.jsonl": "0086637f819e1cd01ea129eb1147bd9404c5ba8f32759cb9b94270fe16de102f",
+  "v1-turn-context-skills-profile.jsonl": "38a6fca0e3008c70247a7c097f6980092bb8123936af750a86706ed72d088d2a",
   "v1-usage-cached.jsonl": "87c5cec42e8d54be84a144e4c236aacb8d82e57073d851cba828a8e5eb3a7cb2",
 };
 

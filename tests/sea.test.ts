@@ -1,7 +1,8 @@
 /**
  * The Node single executable, dist/magi-code-linux-x64 (scripts/build-sea.mjs):
- * built when missing or older than its sources, then run as a client runs
- * it, with no Node on PATH: initialize, status and shutdown over a
+ * built when missing or older than its sources, its script checked for
+ * import() calls (which its code cache breaks on Node 20), then run as a
+ * client runs it, with no Node on PATH: initialize, status and shutdown over a
  * socketpair, named FIFOs and anonymous pipes (the stdio kind detection
  * inside the executable), refused launches (exit 2), `--version`, and a full
  * turn with an approved tool call through the client library against the
@@ -54,6 +55,14 @@ describe("the Node single executable (dist/magi-code-linux-x64)", () => {
     assert.equal(built.status, 0, built.stderr);
     assert.ok(existsSync(seaBinary()));
     assert.equal(readFileSync(seaBinary()).subarray(0, 4).toString("latin1"), "\x7fELF");
+  });
+
+  it("the script inside calls no import(): V8's code cache in a Node 20 executable has no loader to serve one", () => {
+    // The script build-sea.mjs packed, kept beside the executable; esbuild prints the comments it keeps
+    // (JSDoc types spell `import(…)`) on lines of their own, so any other line naming import() calls it.
+    const calls = readFileSync(`${seaBinary()}.cjs`, "utf8").split("\n")
+      .filter((text) => /\bimport\s*\(/.test(text) && !/^\s*(\*|\/\/|\/\*)/.test(text));
+    assert.deepEqual(calls, []);
   });
 
   it("--version prints the package version and exits 0", async () => {

@@ -73,6 +73,19 @@ describe("launch edge cases", () => {
   });
 });
 
+describe("launch check order", () => {
+  for (const [stdin, asked] of [["tty", [0]], ["file", [0]], ["fifo", [0, 1]]] as const) {
+    it(`serve --stdio with a ${stdin} stdin asks stdout's kind ${asked.length === 1 ? "never: a refused stdin costs no second look" : "next"}`, async () => {
+      const runtime = createMemoryRuntime({ stdio: [stdin, "device", "fifo"] });
+      const seen: number[] = [];
+      const kindOf = runtime.stdioKind;
+      runtime.stdioKind = (fd) => (seen.push(fd), kindOf(fd));
+      assert.equal(await main(runtime), 2);
+      assert.deepEqual(seen, asked);
+    });
+  }
+});
+
 describe("stdio socket classification", () => {
   const header = "Num       RefCount Protocol Flags    Type St Inode Path\n";
   const unix = header +

@@ -30,8 +30,11 @@ function assertBounded(result: ToolResult): void {
 }
 
 describe("tool definitions", () => {
-  it("builtinTools() offers the seven tools, each with a default policy: reads allowed, writes and shell asking", () => {
-    assert.deepEqual(builtinTools().map((t) => t.name), Object.keys(DEFAULT_POLICIES));
+  it("builtinTools() offers the seven tools, and skill only with skills, each with a default policy: reads and skill allowed, writes and shell asking", () => {
+    assert.deepEqual(builtinTools().map((t) => t.name), Object.keys(DEFAULT_POLICIES).filter((name) => name !== "skill"));
+    assert.deepEqual(builtinTools(true).map((t) => t.name), Object.keys(DEFAULT_POLICIES));
+    assert.equal(findBuiltinTool("skill"), undefined);
+    assert.equal(findBuiltinTool("skill", true)?.name, "skill");
     assert.deepEqual(DEFAULT_POLICIES, {
       read_file: "allow",
       list_directory: "allow",
@@ -40,11 +43,12 @@ describe("tool definitions", () => {
       write_file: "ask",
       edit_file: "ask",
       shell: "ask",
+      skill: "allow",
     });
   });
 
   it("each hand-written JSON Schema equals @valibot/to-json-schema's rendering of the valibot schema", () => {
-    for (const t of builtinTools()) {
+    for (const t of builtinTools(true)) {
       const { $schema: _, ...rendered } = toJsonSchema(t.schema, { errorMode: "ignore" }) as Record<string, unknown>;
       assert.deepEqual(t.parameters, rendered, t.name);
       assert.ok(t.description.length > 20, t.name);

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { Runtime } from "../src/host/runtime.ts";
-import { type Approval, approvalState, withApproval, withoutApprovals } from "../src/trust/approvals.ts";
+import { type Approval, approvalState, MAX_DIGESTS_PER_KEY, withApproval, withoutApprovals } from "../src/trust/approvals.ts";
 import { approvalsPath, parseApprovalsText, readApprovals, serializeApprovals } from "../src/trust/approvals-file.ts";
 import { updateApprovals } from "../src/trust/approvals-write.ts";
 import { spawningRuntimes } from "./support/tools.ts";
@@ -33,12 +33,27 @@ describe("approvals: matching", () => {
     assert.equal(approvalState(stored, { ...approval("x"), kind: "hook" }), "not_approved");
   });
 
-  it("withApproval() replaces the same kind, name and source; withoutApprovals() removes only the given sources", () => {
+  it("withApproval() adds a digest beside those of the same kind, name and source; withoutApprovals() removes them all, only for the given sources", () => {
     const other = approval("x", "c".repeat(64), "/other/.magi-code/settings.jsonc");
-    const replaced = withApproval([approval("x"), other], approval("x", "b".repeat(64)));
-    assert.deepEqual(replaced, [approval("x", "b".repeat(64)), other]);
-    assert.deepEqual(withoutApprovals(replaced, "mcp", "x", ["/h/settings.jsonc"]), [other]);
-    assert.deepEqual(withoutApprovals(replaced, "hook", "x", ["/h/settings.jsonc"]), replaced);
+    const both = withApproval([approval("x"), other], approval("x", "b".repeat(64)));
+    assert.deepEqual(both, [approval("x"), approval("x", "b".repeat(64)), other]);
+    assert.equal(approvalState(both, approval("x")), "approved", "approving a second digest keeps the first");
+    assert.equal(approvalState(both, approval("x", "b".repeat(64))), "approved");
+    assert.equal(approvalState(both, approval("x", "d".repeat(64))), "changed");
+    assert.deepEqual(withApproval(both, approval("x")), both, "an approved digest is not added twice");
+    assert.deepEqual(withoutApprovals(both, "mcp", "x", ["/h/settings.jsonc"]), [other]);
+    assert.deepEqual(withoutApprovals(both, "hook", "x", ["/h/settings.jsonc"]), both);
+  });
+
+  it(`withApproval() keeps at most ${MAX_DIGESTS_PER_KEY} digests per kind, name and source, dropping the oldest`, () => {
+    const digest = (index: number) => index.toString(16).padStart(64, "0");
+    let stored: Approval[] = [approval("y")];
+    for (let index = 0; index <= MAX_DIGESTS_PER_KEY; index++) stored = withApproval(stored, approval("x", digest(index)));
+    const kept = stored.filter((entry) => entry.name === "x").map((entry) => entry.digest);
+    assert.deepEqual(kept, Array.from({ length: MAX_DIGESTS_PER_KEY }, (_, index) => digest(index + 1)));
+    assert.ok(stored.some((entry) => entry.name === "y"), "other keys are untouched");
+    // Read back from the file, the order (oldest first) survives.
+    assert.deepEqual(parseApprovalsText(new TextDecoder().decode(serializeApprovals(stored))), stored);
   });
 
   it("serializeApprovals() sorts, and parseApprovalsText() reads back exactly what it wrote", () => {

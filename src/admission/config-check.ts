@@ -1,6 +1,7 @@
 /**
  * `magi-code config check`: every problem that would make `initialize`
- * fail with `configuration_invalid` or `provider_unavailable`, each with
+ * fail with `configuration_invalid`, `profile_invalid` or
+ * `provider_unavailable`, each with
  * the file and the JSON path where it is. The wire error is a bare code by
  * design (errors never echo input or paths); this command is where a person
  * learns what to fix. It reads what startup reads, in the same order and
@@ -13,7 +14,9 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, RuntimeErrorCode, type Runtime } from "../host/runtime.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BYTES } from "../config/credentials.ts";
 import { catalogProblems } from "./catalog-problems.ts";
+import { instructionNotes, instructionPathProblems } from "./instructions-problems.ts";
 import { mcpApprovalNotes, mcpMergeOf } from "./mcp-problems.ts";
+import { profileProblems } from "./profile-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
 import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
 import {
@@ -25,7 +28,9 @@ import {
   type Settings,
 } from "../config/settings.ts";
 import { joinPath } from "../util/paths.ts";
+import { parseSkillsSettings } from "../config/skills-settings.ts";
 import { type Problem, settingsProblems } from "./settings-problems.ts";
+import { skillNotes } from "./skill-problems.ts";
 import { resolveHome } from "./startup.ts";
 
 /** One problem, located. */
@@ -40,7 +45,7 @@ export interface ConfigReport {
   readonly checked: readonly string[];
   /** Every problem, in the order startup would meet them. */
   readonly problems: readonly FileProblem[];
-  /** What does not fail startup but a person should know: enabled MCP servers that will not start. */
+  /** What does not fail startup but a person should know: enabled MCP servers that will not start, skipped or shadowed skills, skipped instruction files, skipped profiles. */
   readonly notes: readonly FileProblem[];
 }
 
@@ -124,24 +129,37 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
     const found = settingsProblems(read.text);
     problems.push(...found.map((problem) => ({ file, ...problem })));
     const parsed = parseSettingsText(read.text);
-    layers.push({ file, settings: found.length === 0 && parsed.ok ? parsed.settings : null, mcp: parsed.ok ? parsed.mcp : undefined });
+    const settings = found.length === 0 && parsed.ok
+      ? { ...parsed.settings, ...(parsed.skills === undefined ? {} : { skills: parseSkillsSettings(parsed.skills) ?? {} }) }
+      : null;
+    layers.push({ file, settings, mcp: parsed.ok ? parsed.mcp : undefined });
   }
   const [global, project] = [layers[0]!.settings, layers[1]?.settings ?? {}];
   const notes: FileProblem[] = [];
   if (global === null || project === null || problems.length > 0) return { checked, problems, notes };
 
   if (projectPath !== null) problems.push(...trustProblems(projectPath, global, project));
+  problems.push(...instructionPathProblems(globalPath, global, "global"));
+  if (projectPath !== null) problems.push(...instructionPathProblems(projectPath, project, "project"));
   const mcp = mcpMergeOf(layers[0]!, projectPath === null ? null : layers[1]!);
   problems.push(...mcp.problems);
   if (problems.length > 0) return { checked, problems, notes };
   const merged = mergeSettings(global, project);
   problems.push(...catalogProblems({ global: globalPath, project: projectPath }, global, project, merged));
   if (problems.length > 0) return { checked, problems, notes };
-  const selected = resolveSelection(merged, (name) => runtime.env(name), credentials);
+  const profiles = await profileProblems(runtime, { home, cwd }, { globalPath, projectPath, global, project, merged });
+  checked.push(...profiles.checked);
+  problems.push(...profiles.problems);
+  notes.push(...profiles.notes);
+  if (profiles.primary === null) return { checked, problems, notes };
+  const selected = resolveSelection(merged, (name) => runtime.env(name), credentials, profiles.primary);
   if (!selected.ok) problems.push(selectionProblem(selected.code, merged, project.model?.provider !== undefined ? projectPath! : globalPath));
   const approvals = await mcpApprovalNotes(runtime, { home, cwd, merge: mcp });
   problems.push(...approvals.problems);
   notes.push(...approvals.notes);
+  const files = { global: globalPath, project: projectPath, globalCount: global.instructions?.paths?.length ?? 0 };
+  notes.push(...await instructionNotes(runtime, { home, cwd, ...files }, merged));
+  notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));
   return { checked, problems, notes };
 }
 

@@ -19,7 +19,7 @@ import { isCapability, type Negotiation } from "../protocol/negotiation.ts";
 import type { InitializeResult, StatusResult } from "../protocol/results.ts";
 import type { InitializeParams } from "../protocol/schemas.ts";
 import type { Lifecycle } from "./lifecycle.ts";
-import { runStartup, type StartupOutcome, type StartupSnapshot } from "./startup.ts";
+import { type McpServerSource, runStartup, type StartupOutcome, type StartupSnapshot } from "./startup.ts";
 
 /** What a startup task that threw (a bug, or a platform failure an adapter did not normalise) reports. */
 const STARTUP_CRASHED: StartupOutcome = { ok: false, code: Codes.startupFailed, contextId: null };
@@ -41,13 +41,15 @@ export interface InitializeHost {
   start(snapshot: StartupSnapshot): void;
   /** The `status` object the result carries. */
   status(): StatusResult;
+  /** Which MCP servers startup starts (default: the approved ones). */
+  readonly mcpServers?: McpServerSource;
 }
 
 /** Admits at most one `initialize` per child and owns its pending request until startup settles. */
 export class Initializer {
   readonly #host: InitializeHost;
   #pending: string | null = null;
-  #task: Promise<StartupOutcome> | null = null;
+  #task: Promise<void> | null = null;
 
   /** Creates the initializer for one child. */
   constructor(host: InitializeHost) {
@@ -64,15 +66,15 @@ export class Initializer {
     this.#host.negotiation.admit(params.required_capabilities);
     const abort = lifecycle.begin();
     this.#pending = id;
-    const task = runStartup(this.#host.runtime, abort.signal).catch(() => STARTUP_CRASHED);
-    this.#task = task;
-    void task.then((outcome) => this.#settle(id, outcome));
+    const task = runStartup(this.#host.runtime, abort.signal, this.#host.mcpServers).catch(() => STARTUP_CRASHED);
+    this.#task = task.then((outcome) => this.#settle(id, outcome));
   }
 
   /**
    * Cancels a pending startup for a closing connection, answering it
    * `startup_cancelled` when `answer` is set. Returns the startup task, which
-   * may still be running: exit waits for it under the cleanup bound.
+   * may still be running (closing the MCP servers it started): exit waits
+   * for it under the cleanup bound.
    */
   cancel(answer: boolean): Promise<unknown> {
     const pending = this.#pending;
@@ -83,9 +85,9 @@ export class Initializer {
     return this.#task ?? Promise.resolve();
   }
 
-  #settle(id: string, outcome: StartupOutcome): void {
-    // A close answered this request already (or cannot answer it any more).
-    if (this.#pending !== id) return;
+  #settle(id: string, outcome: StartupOutcome): Promise<void> | void {
+    // A close answered this request already (or cannot answer it any more): what startup connected has no owner.
+    if (this.#pending !== id) return outcome.ok ? outcome.snapshot.mcp?.close() : undefined;
     this.#pending = null;
     const host = this.#host;
     host.lifecycle.settle(outcome);

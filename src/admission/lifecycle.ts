@@ -1,7 +1,9 @@
 /**
  * The initialization state machine of one child: `new` until an admitted
  * `initialize`, then `starting` while the single startup task runs, then
- * `ready` or `failed` for good. Every phase is a fresh object, so a reader
+ * `ready` or `failed` for good; a ready child that cannot load the code
+ * behind its promises (a damaged installation) fails after all, as a
+ * startup does (docs/protocol.md, `initialize`). Every phase is a fresh object, so a reader
  * may cache what it derives from one (`status` does).
  *
  * @module
@@ -39,6 +41,16 @@ export class Lifecycle {
     this.#phase = outcome.ok
       ? { kind: "ready", snapshot: outcome.snapshot }
       : { kind: "failed", code: outcome.code, contextId: outcome.contextId };
+  }
+
+  /**
+   * Moves a ready child to `failed` with `code` (it keeps its context id):
+   * what startup promised cannot be served, so `status` and every later
+   * request say so, as after a failed startup.
+   */
+  fail(code: StartupErrorCode): void {
+    if (this.#phase.kind !== "ready") return;
+    this.#phase = { kind: "failed", code, contextId: this.#phase.snapshot.contextId };
   }
 
   /** Cancels a pending startup; returns whether one was pending. */

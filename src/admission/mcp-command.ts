@@ -19,45 +19,32 @@ import type { Runtime } from "../host/runtime.ts";
 import { withApproval, withoutApprovals } from "../trust/approvals.ts";
 import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
 import { updateApprovals, type UpdateApprovalsResult } from "../trust/approvals-write.ts";
-import { approvalFor, MCP_APPROVAL_KIND, mcpServerStatuses } from "../mcp/servers.ts";
-import { definitionLines, stateText, statusLine, terminalSafe } from "./mcp-report.ts";
+import type { McpProbe } from "../mcp/connect.ts";
+import { approvalFor, failsUnresolved, MCP_APPROVAL_KIND, mcpServerStatuses, startsNow } from "../mcp/servers.ts";
+import { definitionLines, probeLine, stateText, statusLine, terminalSafe } from "./mcp-report.ts";
 import { loadMcpContext, type McpContext } from "./mcp-context.ts";
+import { print, refuse } from "./mcp-print.ts";
 
 /** The usage line of a wrong `mcp` command line. */
-export const MCP_USAGE = "'mcp' takes list, approve <name> [--yes] or revoke <name>";
+export const MCP_USAGE = "'mcp' takes list, approve <name> [--yes], revoke <name>, login <name> or logout <name>";
 
-const encoder = new TextEncoder();
 const live = new AbortController().signal;
 
 /** A parsed `mcp` command line, or null when it is wrong. */
 export type McpVerb =
   | { readonly verb: "list" }
   | { readonly verb: "approve"; readonly name: string; readonly yes: boolean }
-  | { readonly verb: "revoke"; readonly name: string };
+  | { readonly verb: "revoke" | "login" | "logout"; readonly name: string };
 
 /** Parses the words after `mcp`. */
 export function parseMcpArgs(args: readonly string[]): McpVerb | null {
   const [verb, ...rest] = args;
   if (verb === "list" && rest.length === 0) return { verb };
-  if (verb === "revoke" && rest.length === 1 && !rest[0]!.startsWith("-")) return { verb, name: rest[0]! };
+  if ((verb === "revoke" || verb === "login" || verb === "logout") && rest.length === 1 && !rest[0]!.startsWith("-")) return { verb, name: rest[0]! };
   if (verb !== "approve") return null;
   const names = rest.filter((arg) => arg !== "--yes");
   if (names.length !== 1 || names[0]!.startsWith("-") || rest.length - names.length > 1) return null;
   return { verb, name: names[0]!, yes: rest.length === 2 };
-}
-
-async function print(runtime: Runtime, lines: readonly string[], to: "stdout" | "stderr" = "stdout"): Promise<boolean> {
-  try {
-    await runtime[to].write(encoder.encode(`${lines.join("\n")}\n`));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function refuse(runtime: Runtime, line: string): Promise<number> {
-  await print(runtime, [`magi-code mcp: ${line}`], "stderr");
-  return 1;
 }
 
 function filesOf(context: McpContext): string {
@@ -96,9 +83,14 @@ async function list(runtime: Runtime, context: McpContext): Promise<number> {
     const unset = token !== null && (runtime.env(token) ?? "").trim() === "";
     return unset ? `${statusLine(status)}; ${token} is not set, so no bearer token is sent` : statusLine(status);
   });
-  // TODO(issue 20): connect each enabled, approved server the way startup does (the connection
-  // layer's connectMcpServers) and name the one that fails and its reason class.
-  return await print(runtime, lines) ? 0 : 1;
+  // Every server that would start is connected the way startup does, so a failure is named here, not first met as mcp_unavailable.
+  const starting = statuses.filter(startsNow).map((status) => status.definition);
+  const connected = starting.length === 0 ? [] : await (await import("../mcp/connect.ts")).probeMcpServers(runtime, context.home, starting, live);
+  // An approved server that can no longer be resolved fails startup as one that could not be spawned.
+  const unresolved = statuses.filter(failsUnresolved).map(({ server }): McpProbe => ({ server: server.name, ok: false, failure: { server: server.name, reason: "spawn_failed", tool: null } }));
+  const probes = [...unresolved, ...connected];
+  if (!await print(runtime, [...lines, ...probes.map(probeLine)])) return 1;
+  return probes.every((probe) => probe.ok) ? 0 : 1;
 }
 
 async function approve(runtime: Runtime, context: McpContext, name: string, yes: boolean): Promise<number> {
@@ -132,9 +124,13 @@ async function revoke(runtime: Runtime, context: McpContext, name: string): Prom
 
 /** Runs `magi-code mcp …` (`runtime.args` starts with `mcp`); resolves with the exit code. */
 export async function mcpCommand(runtime: Runtime, verb: McpVerb): Promise<number> {
-  // revoke needs only the file paths, so an approval can be withdrawn even while the settings are broken.
-  const context = await loadMcpContext(runtime, { settings: verb.verb !== "revoke" });
+  // revoke and logout need only the file paths, so they work even while the settings are broken.
+  const context = await loadMcpContext(runtime, { settings: verb.verb !== "revoke" && verb.verb !== "logout" });
   if (!context.ok) return await refuse(runtime, context.message);
+  if (verb.verb === "login" || verb.verb === "logout") {
+    const oauth = await import("./mcp-login-command.ts");
+    return verb.verb === "login" ? await oauth.login(runtime, context.context, verb.name) : await oauth.logout(runtime, context.context, verb.name);
+  }
   if (verb.verb === "list") return await list(runtime, context.context);
   if (verb.verb === "approve") return await approve(runtime, context.context, verb.name, verb.yes);
   return await revoke(runtime, context.context, verb.name);

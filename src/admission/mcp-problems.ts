@@ -4,7 +4,10 @@
  * approvals file and every enabled server that will not start (not approved,
  * changed since approval, command or directory not found), which do not:
  * such a server is skipped, so these are notes, printed without changing
- * the exit code.
+ * the exit code. An approved one whose command or directory is gone does
+ * fail startup; its note says so, but like a server that would fail to
+ * spawn it is `mcp list`'s to report with exit 1, since this check starts
+ * nothing.
  *
  * @module
  */

@@ -6,21 +6,21 @@
  * Everything printed comes from settings files, which a cloned repository
  * may have written, so text is made terminal-safe: strings are JSON-quoted,
  * and every control, format (bidirectional overrides, zero-width),
- * unassigned or private-use character, line or paragraph separator and
- * non-ASCII space is shown as a `\u{…}` escape; a definition cannot pass
+ * default-ignorable, unassigned or private-use character, line or paragraph
+ * separator and non-ASCII space is shown as a `\u{…}` escape; a definition cannot pass
  * for another one on screen. Values of `env` and `headers` are never
  * printed, only their names and one digest.
  *
  * @module
  */
 
+import { escapeInvisible } from "../util/invisible.ts";
+import type { McpProbe } from "../mcp/connect.ts";
 import type { McpServerStatus } from "../mcp/servers.ts";
 
-const UNSAFE = /[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu;
-
-/** `text` with every character that could disguise what a terminal shows escaped. */
+/** `text` with every character that could disguise what a terminal shows escaped (`util/invisible.ts`). */
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE, (char) => `\\u{${char.codePointAt(0)!.toString(16).toUpperCase()}}`);
+  return escapeInvisible(text);
 }
 
 /** A value as unambiguous terminal-safe JSON. */
@@ -38,10 +38,10 @@ export function stateText(status: McpServerStatus): string {
       return status.server.enabled ? `not approved, will not start: ${approve}` : "not approved";
     case "changed":
       return status.server.enabled ? `changed since approval, will not start: ${approve} again` : "changed since approval";
-    case "unresolved":
-      return status.reason === "command_not_found"
-        ? "command not found (not on PATH, not executable, or no such file), will not start"
-        : "working directory not found, will not start";
+    case "unresolved": {
+      const what = status.reason === "command_not_found" ? "command not found (not on PATH, not executable, or no such file)" : "working directory not found";
+      return status.server.enabled && status.approved ? `${what}, approved, so initialize fails` : `${what}, will not start`;
+    }
   }
 }
 
@@ -61,3 +61,26 @@ export function definitionLines(status: Extract<McpServerStatus, { definition: u
     `  ${"digest".padEnd(width)}  ${status.canonical.digest}`,
   ];
 }
+
+/** Why a server would fail startup, for a person (docs/features/mcp.md, "Lifetime"). */
+const FAILURE_TEXT = {
+  spawn_failed: "its command could not be started",
+  exited: "it exited before startup finished",
+  handshake_failed: "the MCP handshake failed",
+  timeout: "it did not finish starting within startup_timeout_ms",
+  list_failed: "listing its tools failed",
+  invalid_schema: "a tool's input schema is invalid or too large",
+  name_collision: "two tools get the same exposed name",
+  auth_required: "login needed: the server answered 401 and no stored login works",
+  cancelled: "cancelled",
+} as const;
+
+/** The `mcp list` line saying how connecting a server the way startup does went. */
+export function probeLine(probe: McpProbe): string {
+  if (probe.ok) return `${probe.server}: connects, ${probe.tools} tool${probe.tools === 1 ? "" : "s"}`;
+  const { reason, tool } = probe.failure;
+  const which = tool === null ? "" : ` (tool ${terminalSafe(JSON.stringify(tool))})`;
+  const next = reason === "auth_required" ? `; run 'magi-code mcp login ${probe.server}'` : "";
+  return `${probe.server}: fails to start, initialize would answer mcp_unavailable: ${reason}, ${FAILURE_TEXT[reason]}${which}${next}`;
+}
+

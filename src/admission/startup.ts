@@ -1,9 +1,10 @@
 /**
  * The single startup task behind `initialize`: resolve and create `MC_HOME`,
  * capture the context identity, load the credentials file and settings,
- * decide the effective provider and model and read the `AGENTS.md`
- * instructions, all locally. No network request is ever made here, and
- * no provider SDK is loaded.
+ * choose the primary agent profile, decide the effective provider and model,
+ * read the `AGENTS.md` instructions and, when a skill directory exists, the
+ * skills, all locally. No network request is ever made here, and no
+ * provider SDK is loaded.
  *
  * @module
  */
@@ -13,11 +14,15 @@ import { isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { isAbsolute, joinPath } from "../util/paths.ts";
 import { CREDENTIALS_FILE, type Credentials, loadCredentials } from "../config/credentials.ts";
-import { type Instruction, loadInstructions } from "../config/instructions.ts";
+import { canonicalUserHome, type Instruction, loadInstructions, projectRoot } from "../config/instructions.ts";
+import { resolveInstructionPaths } from "../config/instructions-settings.ts";
 import { resolveSelection, type Selection } from "../config/providers.ts";
 import { GLOBAL_SETTINGS_FILE, PROJECT_SETTINGS_PATH, type Settings } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
+import { type Profiles, startupProfiles } from "../config/agent-settings.ts";
+import type { SkillRoot, SkillSet } from "../config/skills.ts";
 import type { McpServerDefinition } from "../mcp/definition.ts";
+import type { McpManager } from "../mcp/manager.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
 import { cachedHint } from "../catalog/selection-hint.ts";
 
@@ -38,7 +43,13 @@ export interface StartupSnapshot {
   readonly selection: Selection;
   /** Provider name to key, from `$MC_HOME/credentials.json`; empty without one. Never logged or sent. */
   readonly credentials: Credentials;
-  /** `AGENTS.md` texts, global first and workspace last (the workspace wins on conflicts). */
+  /** The primary agent profile and every valid one (`config/agent-settings.ts`, `config/profiles.ts`). */
+  readonly profiles: Profiles;
+  /**
+   * The instructions chain in prompt order: `$MC_HOME/AGENTS.md`, the
+   * project's `AGENTS.md` files from its root down to the cwd, then
+   * `instructions.paths`; later text wins on conflicts (`config/instructions.ts`).
+   */
   readonly instructions: readonly Instruction[];
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
@@ -49,12 +60,64 @@ export interface StartupSnapshot {
    * startup.
    */
   readonly mcpServers?: readonly McpServerDefinition[];
+  /**
+   * The enabled skills and what was skipped (`src/config/skills.ts`);
+   * absent when no skill directory exists, so none of the skills code loads.
+   */
+  readonly skills?: SkillSet;
+  /** The connected MCP servers, for the child's lifetime; absent when none was started. */
+  readonly mcp?: McpManager;
 }
 
 /** The outcome of {@link runStartup}. */
 export type StartupOutcome =
   | { readonly ok: true; readonly snapshot: StartupSnapshot }
   | { readonly ok: false; readonly code: StartupErrorCode; readonly contextId: string | null };
+
+/** What startup knows when it decides which MCP servers to start. */
+export interface McpStartupContext {
+  readonly runtime: Runtime;
+  /** Canonical `MC_HOME`, where the global approvals are. */
+  readonly home: string;
+  /** Canonical workspace. */
+  readonly cwd: string;
+  /** The admitted settings. */
+  readonly settings: Settings;
+}
+
+/**
+ * Which MCP servers a startup connects in place of the settings' enabled
+ * and approved ones: what in-process tests use to start real servers on
+ * the memory runtime (whose filesystem holds no commands to resolve). The
+ * served child never has one.
+ */
+export type McpServerSource = (context: McpStartupContext, signal: AbortSignal) => Promise<readonly McpServerDefinition[]>;
+
+/**
+ * Connects `definitions` through the MCP chunk (`src/mcp/connect.ts`),
+ * imported only when there is one, so a child with none loads no MCP code
+ * and no SDK. A failed server is `mcp_unavailable` on the wire (the code
+ * alone); a startup cancelled meanwhile is `startup_cancelled`. Either way
+ * every server started is closed before this resolves.
+ */
+async function startMcp(
+  runtime: Runtime,
+  home: string,
+  definitions: readonly McpServerDefinition[],
+  signal: AbortSignal,
+): Promise<{ readonly ok: true; readonly manager: McpManager | null } | { readonly ok: false; readonly code: StartupErrorCode }> {
+  if (definitions.length === 0) return { ok: true, manager: null };
+  let connect: typeof import("../mcp/connect.ts");
+  try {
+    connect = await import("../mcp/connect.ts");
+  } catch {
+    // A damaged installation: the chunk is missing.
+    return { ok: false, code: ErrorCode.startupFailed };
+  }
+  const result = await connect.connectMcpServers(runtime, home, definitions, signal);
+  if (result.ok) return { ok: true, manager: result.manager };
+  return { ok: false, code: result.failure.reason === "cancelled" || signal.aborted ? ErrorCode.startupCancelled : ErrorCode.mcpUnavailable };
+}
 
 /** The context identity: SHA-256 over the canonical cwd and storage root. */
 export async function contextIdentity(cwd: string, home: string): Promise<string> {
@@ -123,8 +186,39 @@ export async function projectSettingsPath(runtime: Runtime, cwd: string, home: s
   return canonical === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
 }
 
-/** Runs startup once; honours `signal` between steps. */
-export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise<StartupOutcome> {
+/**
+ * The project root of the canonical `cwd` (`config/instructions.ts`): the
+ * nearest directory from it up holding a `.git` file or directory, never
+ * above the user's home directory, else `cwd` itself.
+ */
+export async function findProjectRoot(runtime: Runtime, cwd: string): Promise<string> {
+  return await projectRoot(runtime.fs, cwd, await canonicalUserHome(runtime));
+}
+
+/**
+ * The skill roots that exist, in precedence order (docs/features/runner.md,
+ * "Skills"), `root` being the cwd's project root: one `stat` each, so a
+ * child without any never loads the skills code or the YAML parser.
+ */
+export async function existingSkillRoots(runtime: Runtime, home: string, cwd: string, root: string): Promise<SkillRoot[]> {
+  const userHome = runtime.env("HOME");
+  const candidates: SkillRoot[] = [
+    { path: joinPath(cwd, ".magi-code", "skills"), scope: "project", within: cwd },
+    { path: joinPath(root, ".agents", "skills"), scope: "project", within: root },
+    { path: joinPath(home, "skills"), scope: "user" },
+    ...(userHome !== undefined && isAbsolute(userHome) ? [{ path: joinPath(userHome, ".agents", "skills"), scope: "user" } as const] : []),
+  ];
+  const found = await Promise.all(candidates.map((root) => runtime.fs.stat(root.path).then((info) => info.kind === "directory", () => false)));
+  return candidates.filter((_, index) => found[index]);
+}
+
+/**
+ * Runs startup once; honours `signal` between steps. The MCP servers (the
+ * enabled and approved ones, or those `mcpSource` names) are connected
+ * last, once everything local succeeded, so a configuration mistake never
+ * starts one.
+ */
+export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSource?: McpServerSource): Promise<StartupOutcome> {
   const cancelled = { ok: false, code: ErrorCode.startupCancelled, contextId: null } as const;
   const configured = resolveHome((name) => runtime.env(name));
   if (configured === null) return { ok: false, code: ErrorCode.configurationInvalid, contextId: null };
@@ -147,27 +241,42 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
   if (!stored.ok) return { ok: false, code: stored.code, contextId };
   const credentials = stored.credentials;
 
-  const loaded = await loadSettings(runtime.fs, {
-    global: joinPath(home, GLOBAL_SETTINGS_FILE),
-    project: await projectSettingsPath(runtime, cwd, home),
-  }, signal);
+  const projectSettings = await projectSettingsPath(runtime, cwd, home);
+  const loaded = await loadSettings(runtime.fs, { global: joinPath(home, GLOBAL_SETTINGS_FILE), project: projectSettings }, signal);
   if (signal.aborted) return cancelled;
   if (!loaded.ok) return { ok: false, code: loaded.code, contextId };
+  const catalog = async () => (await import("../config/profiles.ts")).loadProfiles;
+  const agents = await startupProfiles(runtime.fs, { home, cwd, project: projectSettings !== null }, loaded, signal, catalog);
+  if (!agents.ok) return agents.code === ErrorCode.startupCancelled ? cancelled : { ok: false, code: agents.code, contextId };
 
-  const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials);
+  const selected = resolveSelection(loaded.settings, (name) => runtime.env(name), credentials, agents.profiles.primary);
   if (!selected.ok) return { ok: false, code: selected.code, contextId };
-  const instructions = await loadInstructions(runtime.fs, { home, cwd }, signal);
+  const userHome = await canonicalUserHome(runtime);
+  const root = await projectRoot(runtime.fs, cwd, userHome);
+  const paths = resolveInstructionPaths(loaded.settings.instructions?.paths, { cwd, home: userHome });
+  const instructions = (await loadInstructions(runtime.fs, { home, userHome, cwd, root, paths }, signal)).files;
   if (signal.aborted) return cancelled;
+  const skillRoots = await existingSkillRoots(runtime, home, cwd, root);
+  let skills: SkillSet | undefined;
+  if (skillRoots.length > 0) {
+    const { loadSkills } = await import("../config/skills.ts");
+    skills = await loadSkills(runtime.fs, { roots: skillRoots, home, disabled: loaded.settings.skills?.disabled ?? [] }, signal);
+    if (signal.aborted) return cancelled;
+  }
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
   if (signal.aborted) return cancelled;
   let mcpServers: readonly McpServerDefinition[] | undefined;
-  if (loaded.mcpServers !== undefined) {
+  if (mcpSource !== undefined) mcpServers = await mcpSource({ runtime, home, cwd, settings: loaded.settings }, signal);
+  else if (loaded.mcpServers !== undefined) {
     // Loaded only when a server is configured: reads the approvals file, once.
     const { startableMcpServers } = await import("../mcp/servers.ts");
     const startable = await startableMcpServers(runtime, { home, cwd, servers: loaded.mcpServers }, signal);
     if (!startable.ok) return startable.code === ErrorCode.startupCancelled ? cancelled : { ok: false, code: startable.code, contextId };
     mcpServers = startable.servers;
   }
+  if (signal.aborted) return cancelled;
+  const mcp = await startMcp(runtime, home, mcpServers ?? [], signal);
+  if (!mcp.ok) return { ok: false, code: mcp.code, contextId: mcp.code === ErrorCode.startupCancelled ? null : contextId };
   const snapshot = {
     home,
     cwd,
@@ -175,9 +284,17 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal): Promise
     settings: loaded.settings,
     selection: selected.selection,
     credentials,
+    profiles: agents.profiles,
     instructions,
     selectionHint,
     ...(mcpServers === undefined ? {} : { mcpServers }),
+    ...(skills === undefined ? {} : { skills }),
+    ...(mcp.manager === null ? {} : { mcp: mcp.manager }),
   };
+  // Cancelled while the last server connected: nothing may outlive the answer.
+  if (signal.aborted) {
+    await mcp.manager?.close();
+    return cancelled;
+  }
   return { ok: true, snapshot };
 }

@@ -7,6 +7,11 @@
  *  "models":[{"id":"gpt-5","name":null,"reasoning":null}]}
  * ```
  *
+ * A model whose list said how many tokens its context holds carries
+ * `"context_window":N` after `reasoning`, and a cache holding one is
+ * written at `v: 2`; any other is still written at `v: 1`, exactly as
+ * before, so a release that predates windows keeps reading those.
+ *
  * `endpoint` fingerprints the provider's admitted `api` and `base_url`: a
  * list fetched from one server says nothing about another, so after the user
  * points a provider elsewhere its old cache reads as `endpoint_changed`
@@ -24,9 +29,10 @@ import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
 import { exactObject } from "../util/exact-object.ts";
 import { hasLoneSurrogate, utf8ByteCount } from "../util/utf8.ts";
 import type { ReasoningHint } from "../policy/effort-policy.ts";
+import { isContextWindow } from "../config/compaction-settings.ts";
 
-/** The cache format version this code reads and writes. */
-export const CACHE_VERSION = 1;
+/** The newest cache format version this code reads; a cache is written at the oldest that holds it. */
+export const CACHE_VERSION = 2;
 
 /** One cached model. */
 export interface CachedModel {
@@ -35,6 +41,8 @@ export interface CachedModel {
   readonly name: string | null;
   /** What the list said about reasoning controls. */
   readonly reasoning: ReasoningHint;
+  /** Tokens the model's context holds, when the list said (format 2). */
+  readonly contextWindow?: number;
 }
 
 /** A decoded cache file. */
@@ -73,7 +81,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 // The envelope goes through valibot; the up to 2,048 model entries are checked by hand
 // (`modelOf`), which allocates nothing beyond the decoded model itself.
 const CacheSchema = exactObject({
-  v: v.literal(CACHE_VERSION),
+  v: v.picklist([1, CACHE_VERSION]),
   provider: v.pipe(v.string(), v.regex(PROVIDER_NAME_PATTERN)),
   endpoint: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
   refreshed_at: v.pipe(v.string(), v.regex(ISO)),
@@ -83,16 +91,24 @@ const CacheSchema = exactObject({
 /** One stored model entry with the right field types, or null. Extra fields are refused by the text comparison; strings are bounded later, so an overlong id is told apart from damage. */
 function modelOf(entry: unknown): CachedModel | null {
   if (typeof entry !== "object" || entry === null) return null;
-  const { id, name, reasoning } = entry as Record<string, unknown>;
+  const { id, name, reasoning, context_window: window } = entry as Record<string, unknown>;
   if (typeof id !== "string" || id === "" || hasLoneSurrogate(id)) return null;
   if (name !== null && (typeof name !== "string" || hasLoneSurrogate(name))) return null;
   if (reasoning !== null && typeof reasoning !== "boolean") return null;
-  return { id, name, reasoning };
+  if (window !== undefined && !isContextWindow(window)) return null;
+  return { id, name, reasoning, ...(window === undefined ? {} : { contextWindow: window }) };
 }
 
-/** The JSON text the writer stores for a cache whose models are exactly `{ id, name, reasoning }` objects. */
+/** The JSON text the writer stores for `models`: each `{ id, name, reasoning }`, plus `context_window` when known. */
 function cacheText(provider: string, endpoint: string, refreshedAt: string, models: readonly CachedModel[]): string {
-  return JSON.stringify({ v: CACHE_VERSION, provider, endpoint, refreshed_at: refreshedAt, models });
+  const entries = models.map((model) => ({
+    id: model.id,
+    name: model.name,
+    reasoning: model.reasoning,
+    ...(model.contextWindow === undefined ? {} : { context_window: model.contextWindow }),
+  }));
+  const version = models.some((model) => model.contextWindow !== undefined) ? 2 : 1;
+  return JSON.stringify({ v: version, provider, endpoint, refreshed_at: refreshedAt, models: entries });
 }
 
 /** The fingerprint a cache of an endpoint with `api` at `baseUrl` carries. */
@@ -147,6 +163,5 @@ export function decodeCache(bytes: Uint8Array, provider: string): DecodeResult {
 
 /** Encodes a cache for writing; the decoder reads back exactly `cache`. */
 export function encodeCache(cache: CacheFile): Uint8Array {
-  const models = cache.models.map((model) => ({ id: model.id, name: model.name, reasoning: model.reasoning }));
-  return new TextEncoder().encode(`${cacheText(cache.provider, cache.endpoint, cache.refreshedAt, models)}\n`);
+  return new TextEncoder().encode(`${cacheText(cache.provider, cache.endpoint, cache.refreshedAt, cache.models)}\n`);
 }

@@ -10,22 +10,24 @@
  * Every answer is bounded (`catalog_file_bytes` per response, 16 pages,
  * `catalog_models` models, `catalog_string_bytes` per id) and validated as a
  * whole before anything is written; any failure is `catalog_unavailable`
- * and the caller keeps the old cache. Only ids, display names and the
- * reasoning hint are kept: descriptions, URLs, prices and the raw body
+ * and the caller keeps the old cache. Only ids, display names, the
+ * reasoning hint and the context window (Anthropic's `max_input_tokens`,
+ * OpenRouter's `context_length`) are kept: descriptions, URLs, prices and the raw body
  * never leave this module, and no error carries a status text or body.
  *
  * @module
  */
 
-import type { HttpResponse, Runtime } from "../host/runtime.ts";
+import type { Runtime } from "../host/runtime.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json-value.ts";
 import { parseFrame } from "../protocol/json.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import { concatBytes } from "../util/bytes.ts";
+import { readBounded } from "../util/read-bounded.ts";
 import { isPrintable, isSafeDisplayName } from "../util/redaction.ts";
 import type { Endpoint } from "../config/providers.ts";
 import { type CachedModel, checkModels } from "./cache-format.ts";
+import { isContextWindow } from "../config/compaction-settings.ts";
 
 /** Most pages an Anthropic listing may take: 2,048 models at its 1,000 per page need 3. */
 export const MAX_PAGES = 16;
@@ -58,29 +60,6 @@ type JsonRecord = { readonly [key: string]: JsonValue };
 const isRecord = (value: JsonValue | undefined): value is JsonRecord =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** Reads at most `max` bytes of `response`'s body; null (and the body cancelled) beyond that. */
-async function readBody(response: HttpResponse, max: number): Promise<Uint8Array | null> {
-  if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const parts: Uint8Array[] = [];
-  let length = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      length += value.length;
-      if (length > max) {
-        await reader.cancel().catch(() => undefined);
-        return null;
-      }
-      parts.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  return concatBytes(parts);
-}
-
 /** One listed model, or null when the entry is not a model object with a well-formed id. */
 function modelOf(entry: JsonValue): CachedModel | null {
   if (!isRecord(entry) || typeof entry.id !== "string" || entry.id === "" || !isPrintable(entry.id)) return null;
@@ -91,7 +70,9 @@ function modelOf(entry: JsonValue): CachedModel | null {
   const reasoning = Array.isArray(parameters)
     ? parameters.some((parameter) => parameter === "reasoning" || parameter === "reasoning_effort")
     : null;
-  return { id: entry.id, name, reasoning };
+  // Like a name, a window is decoration: one that is not a sane token count is left out, never a failed refresh.
+  const window = entry.max_input_tokens ?? entry.context_length;
+  return { id: entry.id, name, reasoning, ...(isContextWindow(window) ? { contextWindow: window } : {}) };
 }
 
 interface Page {
@@ -152,7 +133,7 @@ export async function fetchModelList(request: ListRequest): Promise<ListResult> 
         await response.body?.cancel().catch(() => undefined);
         return signal.aborted ? CANCELLED : UNAVAILABLE;
       }
-      const body = await readBody(response, LIMITS.catalog_file_bytes);
+      const body = await readBounded(response.body, LIMITS.catalog_file_bytes);
       if (signal.aborted) return CANCELLED;
       const parsed = body === null ? null : pageOf(body);
       if (parsed === null) return UNAVAILABLE;

@@ -19,7 +19,7 @@ import type { MethodName, MethodParams } from "../protocol/methods.ts";
 import { type Capability, NEGOTIATED } from "../protocol/negotiation.ts";
 import type { InitializeResult, MethodResult } from "../protocol/results.ts";
 import { explainEnding } from "./ending.ts";
-import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestRefused } from "./errors.ts";
+import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused } from "./errors.ts";
 import { Exchange } from "./exchange.ts";
 import { type OutputFrame, readOutputFrame } from "./frames.ts";
 import { readFrames } from "./lines.ts";
@@ -45,6 +45,9 @@ export interface AgentClientOptions {
   /** The last bytes the child wrote to stderr, when the host keeps them: they go into the error of a child that exits before `initialize` answered. */
   readonly stderrTail?: () => string;
 }
+
+/** The methods {@link AgentClient.request} sends: every one but `turn.start`, which {@link AgentClient.startTurn} sends. */
+export type RequestMethod = Exclude<MethodName, "turn.start">;
 
 /** Methods a client may send whatever the server advertised: the ones that open and end a connection. */
 const ALWAYS: ReadonlySet<string> = new Set(["initialize", "shutdown", "status"]);
@@ -104,10 +107,19 @@ export class AgentClient {
   /**
    * Sends `initialize` requiring `capabilities`; later requests are checked
    * against what it advertises, and negotiated events (`run.usage`) are
-   * accepted only when they were required here.
+   * accepted only when they were required here. Refused with a wire code
+   * (say `unsupported_capability`), it may be sent again. Given up through
+   * `options` (see {@link RequestOptions}; `initialize` cannot be cancelled
+   * by id) it rejects with `RequestAborted` and the connection is closed:
+   * the child may still initialize, with the client unable to know how, so
+   * `failure` is then a {@link ConnectionClosed}, every later request
+   * rejects with it, and {@link close} collects the child's exit.
    */
-  async initialize(capabilities: readonly Capability[]): Promise<InitializeResult> {
-    const result = await this.request("initialize", { required_capabilities: [...capabilities] });
+  async initialize(capabilities: readonly Capability[], options: RequestOptions = {}): Promise<InitializeResult> {
+    const result = await this.request("initialize", { required_capabilities: [...capabilities] }, options).catch((error: unknown) => {
+      if (error instanceof RequestAborted) this.#fail(new ConnectionClosed("initialize was given up (aborted or timed out), so the connection was closed"));
+      throw error;
+    });
     this.#initialized = result;
     this.#required = new Set(capabilities);
     this.#exchange.fit(result.limits.pending_output_frames);
@@ -123,18 +135,28 @@ export class AgentClient {
    * requests are unanswered (4 during a run) and the rest wait in order;
    * session, history, catalog and selection operations and `turn.start` go
    * one at a time; `shutdown`, `turn.cancel`, `operation.cancel` and
-   * `approval.answer` skip the queue (src/client/outbox.ts).
+   * `approval.answer` skip the queue (src/client/outbox.ts). `turn.start`
+   * is {@link startTurn}'s: its run's events need the {@link Run} that
+   * registers, so here it is refused (`RequestRefused`, nothing sent).
    */
-  request<M extends MethodName>(method: M, params: MethodParams<M>, options: RequestOptions = {}): Promise<MethodResult<M>> {
+  request<M extends RequestMethod>(method: M, params: MethodParams<M>, options: RequestOptions = {}): Promise<MethodResult<M>> {
+    // Typed out, but a JavaScript caller (or a cast) can still pass it; sent, its run's first event would end the connection.
+    if ((method as MethodName) === "turn.start") return Promise.reject(new RequestRefused(method, "use startTurn(), which follows the run's events"));
     return this.#submit(method, params, options);
   }
 
   /**
    * Sends `turn.start` and resolves with the admitted {@link Run}; `handlers`
    * see every event in order, including those read together with the
-   * admission. Admission is not success: await `run.finished`.
+   * admission. Admission is not success: await `run.finished`. Given up
+   * through `options` while it still waits (for the lane or the window),
+   * it is never sent (`RequestAborted`, `not_sent`); once sent it cannot be
+   * taken back: the promise rejects at once (`discarded`), and a run the
+   * child admits anyway is still followed, its events going to `handlers`
+   * (whose `run` argument can `cancel()` it), so the connection stays
+   * valid. To stop a run the caller holds, use `run.cancel()`.
    */
-  startTurn(sessionId: string, prompt: string, handlers: RunHandlers = {}): Promise<Run> {
+  startTurn(sessionId: string, prompt: string, handlers: RunHandlers = {}, options: RequestOptions = {}): Promise<Run> {
     let run: Run | null = null;
     const port = {
       answer: (runId: string, approvalId: string, allow: boolean) =>
@@ -145,7 +167,7 @@ export class AgentClient {
       run = new Run(sessionId, result.run_id, port, handlers);
       this.#runs.set(result.run_id, run);
     };
-    return this.#submit("turn.start", { session_id: sessionId, prompt }, {}, onResult).then(() => run!);
+    return this.#submit("turn.start", { session_id: sessionId, prompt }, options, onResult).then(() => run!);
   }
 
   /**
@@ -186,7 +208,7 @@ export class AgentClient {
     let ended = "the child closed its output";
     try {
       const problem = await readFrames(this.#reader, this.limits.output_frame_bytes - 1, (bytes) => this.#onFrame(bytes));
-      if (problem === "frame_too_long") this.#fail(new ProtocolViolation("an output frame exceeds the output frame bound"));
+      if (problem === "frame_too_long") this.#violation("an output frame exceeds the output frame bound");
       // A child that died mid-write: the partial line is not a usable message.
       if (problem === "partial_frame_at_eof") ended = "the child's output ended inside a frame";
     } catch {
@@ -195,17 +217,17 @@ export class AgentClient {
     await this.#end(ended);
   }
 
-  /** Ends the connection without a violation, once, with the host's account of the child when it has one. */
-  #end(message: string): Promise<void> {
-    this.#ending ??= this.#explain(message).then((error) => this.#fail(error));
+  /** Ends the connection once, with the host's account of the child when it has one (`violation`: see {@link explainEnding}). */
+  #end(message: string, violation?: string): Promise<void> {
+    this.#ending ??= this.#explain(message, violation).then((error) => this.#fail(error));
     return this.#ending;
   }
 
-  #explain(message: string): Promise<Error> {
+  #explain(message: string, violation?: string): Promise<Error> {
     if (this.#failure !== null || this.#exited === null) return Promise.resolve(new ConnectionClosed(message));
     const waitMs = this.limits.closing_deadline_ms + this.limits.cleanup_wait_ms;
     const initialized = this.#initialized !== null;
-    return explainEnding({ message, exited: this.#exited, initialized, expected: this.#closing, stderrTail: this.#stderrTail, waitMs });
+    return explainEnding({ message, violation, exited: this.#exited, initialized, expected: this.#closing, stderrTail: this.#stderrTail, waitMs });
   }
 
   #onFrame(bytes: Uint8Array): boolean {
@@ -243,7 +265,13 @@ export class AgentClient {
   }
 
   #violation(problem: string): boolean {
-    this.#fail(new ProtocolViolation(problem));
+    if (this.#initialized !== null || this.#exited === null) {
+      this.#fail(new ProtocolViolation(problem, this.#initialized === null ? this.#stderrTail() : ""));
+      return false;
+    }
+    // Before initialize answered, such output is most often a wrong command, whose exit and stderr say more than the bytes.
+    this.#reader.cancel().catch(() => {});
+    void this.#end("the child's output is not the protocol", problem);
     return false;
   }
 

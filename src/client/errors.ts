@@ -32,12 +32,24 @@ export class ProtocolError extends Error {
  * error code or enum value, a response to no request, an event outside its
  * run. The spec requires a client to fail closed on these, so the client
  * stops reading, closes the server's stdin and rejects everything pending.
+ * Before `initialize` answered, a client that knows the child's exit
+ * (`AgentClientOptions.exited`) first waits for it, as long as for an
+ * ended output: a child that exits is a `SpawnError` (`exited`) instead,
+ * most often a wrong command.
  */
 export class ProtocolViolation extends Error {
+  /**
+   * The last bytes the child wrote to stderr, for a violation before
+   * `initialize` answered (a wrong command that did not exit), when the
+   * host keeps them; else "".
+   */
+  readonly stderr: string;
+
   /** Creates the violation; `message` says what was wrong, never the frame's content. */
-  constructor(message: string) {
-    super(`protocol violation: ${message}`);
+  constructor(message: string, stderr = "") {
+    super(`protocol violation: ${message}${stderr === "" ? "" : `; the child's stderr ended with:\n${stderr}`}`);
     this.name = "ProtocolViolation";
+    this.stderr = stderr;
   }
 }
 
@@ -65,7 +77,7 @@ export class RequestRefused extends Error {
 
 /** How an aborted request ended, as far as the client knows. */
 export type AbortOutcome =
-  /** It was still queued: nothing was sent. */
+  /** Nothing ran: it was still queued, or the child refused it `busy` after the client's `operation.cancel` (it is never sent again). */
   | "not_sent"
   /** The child answered it `operation_cancelled` after the client's `operation.cancel`. */
   | "cancelled"
@@ -85,7 +97,7 @@ export class RequestAborted extends Error {
   constructor(method: string, outcome: AbortOutcome, timedOut: boolean, cause: unknown) {
     const how = timedOut ? "timed out" : "aborted";
     const what = outcome === "not_sent"
-      ? "before it was sent"
+      ? "before it ran"
       : outcome === "cancelled"
       ? "and the child cancelled it"
       : "after it was sent; it cannot be cancelled, so the child may still act on it and its response will be discarded";

@@ -17,7 +17,7 @@ import type { MethodName } from "../protocol/methods.ts";
 import { RESULTS } from "../protocol/results.ts";
 import { ProtocolError, RequestAborted, RequestRefused } from "./errors.ts";
 import { EXCLUSIVE, Outbox } from "./outbox.ts";
-import { arm, CANCELLABLE, type Pending, pending, type RequestOptions, settle } from "./requests.ts";
+import { arm, CANCELLABLE, MAX_TIMEOUT_MS, type Pending, pending, type RequestOptions, settle } from "./requests.ts";
 
 /** How often, and after how long a first wait (doubling), an exclusive request answered `busy` by a cancelled operation's tail is sent again. */
 const BUSY_RETRIES = 10;
@@ -73,7 +73,7 @@ export class Exchange {
     const refuse = (why: string) => Promise.reject(new RequestRefused(method, why));
     if (this.#shutdownSent) return refuse("shutdown was already sent");
     const timeout = options.timeoutMs;
-    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout >= 0)) return Promise.reject(new RangeError("timeoutMs must be a finite number >= 0"));
+    if (timeout !== undefined && !(timeout >= 0 && timeout <= MAX_TIMEOUT_MS)) return Promise.reject(new RangeError(`timeoutMs must be a number from 0 to ${MAX_TIMEOUT_MS}`));
     const limits = this.#port.limits();
     // An over-long frame would make the child close the connection; refuse it here, measured with the longest id.
     if (frame(`c${limits.request_ids}`, method, params).length - 1 > limits.input_frame_bytes) return refuse("the request is over the frame bound");
@@ -96,11 +96,10 @@ export class Exchange {
     if ("error" in frame) {
       this.#sent.delete(frame.id);
       const code = frame.error.code;
-      if (code === ErrorCode.busy && this.#retry(entry)) return null;
+      // A request its caller gave up is never sent again (see refusal()).
+      if (code === ErrorCode.busy && entry.cancelled === null && this.#retry(entry)) return null;
       this.#outbox.answered(entry);
-      const cancelled = code === ErrorCode.operationCancelled ? entry.cancelled : null;
-      const error = cancelled !== null ? new RequestAborted(entry.method, "cancelled", cancelled.timedOut, cancelled.cause) : new ProtocolError(entry.method, code);
-      settle(entry, { ok: false, error });
+      settle(entry, { ok: false, error: refusal(entry, code) });
       return null;
     }
     const result = v.safeParse(RESULTS[entry.method], frame.result);
@@ -174,6 +173,19 @@ export class Exchange {
     this.#holds.add(hold);
     return true;
   }
+}
+
+/**
+ * The error a request the child refused with `code` settles with. For one
+ * the client sent `operation.cancel` for, `operation_cancelled` and `busy`
+ * are the caller's own abort: `busy` ran nothing, so nothing was done and
+ * the request is over (`not_sent`), even if `busy` came from a cancelled
+ * operation's tail that a retry would have waited out.
+ */
+function refusal(entry: Pending, code: ErrorCode): Error {
+  const cancelled = entry.cancelled;
+  if (cancelled === null || (code !== ErrorCode.operationCancelled && code !== ErrorCode.busy)) return new ProtocolError(entry.method, code);
+  return new RequestAborted(entry.method, code === ErrorCode.busy ? "not_sent" : "cancelled", cancelled.timedOut, cancelled.cause);
 }
 
 /** The request frame, LF included. */

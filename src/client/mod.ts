@@ -9,7 +9,7 @@
  * @module
  */
 
-export { AgentClient, type AgentClientOptions, type AgentStreams, isProtocolError } from "./client.ts";
+export { AgentClient, type AgentClientOptions, type AgentStreams, isProtocolError, type RequestMethod } from "./client.ts";
 export {
   type AbortOutcome,
   ConnectionClosed,
@@ -22,7 +22,7 @@ export {
   type SpawnFailure,
 } from "./errors.ts";
 export { EXCLUSIVE, REQUEST_WINDOW, RUN_REQUEST_WINDOW, URGENT, URGENT_SLOTS } from "./outbox.ts";
-export { CANCELLABLE, type RequestOptions } from "./requests.ts";
+export { CANCELLABLE, MAX_TIMEOUT_MS, type RequestOptions } from "./requests.ts";
 export { type Approval, Run, type RunFinished, type RunHandlers, type RunMessage, type RunUsage } from "./run.ts";
 export { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 export { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";

@@ -10,10 +10,12 @@
  * - at most {@link REQUEST_WINDOW} requests are unanswered, half the
  *   published bound;
  * - while a run is active, or a `turn.start` would start one, at most
- *   {@link RUN_REQUEST_WINDOW}, the slots the run's events leave free;
+ *   {@link RUN_REQUEST_WINDOW}, the slots the run's events leave free (or
+ *   the narrowed window, if that is smaller);
  * - requests that stop or answer something ({@link URGENT}) skip the queue,
  *   and the last {@link URGENT_SLOTS} of either window are theirs alone, so
- *   a cancel never waits behind what it cancels; `shutdown` is never held;
+ *   a cancel never waits behind what it cancels; `shutdown` is never
+ *   queued, not even behind an urgent request the window holds back;
  * - the child runs session, history, catalog and selection operations on
  *   one worker and answers an overlap `busy` (and `turn.start` too while
  *   that worker is occupied), so those ({@link EXCLUSIVE}) go one at a
@@ -80,13 +82,15 @@ export class Outbox<T extends Outgoing> {
     this.#runActive = runActive;
   }
 
-  /** Narrows the window to a child's published bound (never above {@link REQUEST_WINDOW}). */
+  /** Narrows the window to a child's published bound (never above {@link REQUEST_WINDOW}; the run's never above this one). */
   fit(pendingOutputFrames: number): void {
     this.#window = Math.max(URGENT_SLOTS + 1, Math.min(REQUEST_WINDOW, Math.floor(pendingOutputFrames / 2)));
   }
 
-  /** Queues a request and sends whatever may go now. */
+  /** Queues a request and sends whatever may go now; `shutdown` goes out at once, whatever the window holds back. */
   enqueue(entry: T): void {
+    // The child reads nothing after shutdown, so what still waits could never go first: queueing it would only hold it.
+    if (entry.method === "shutdown") return this.#send(entry);
     (URGENT.has(entry.method) ? this.#urgent : this.#queue).push(entry);
     this.pump();
   }
@@ -142,7 +146,7 @@ export class Outbox<T extends Outgoing> {
   pump(): void {
     while (this.#urgent.length > 0) {
       const entry = this.#urgent[0]!;
-      if (entry.method !== "shutdown" && this.#inFlight.size >= this.#limit(entry)) break;
+      if (this.#inFlight.size >= this.#limit(entry)) break;
       this.#urgent.shift();
       this.#send(entry);
     }
@@ -162,7 +166,8 @@ export class Outbox<T extends Outgoing> {
   /** The window `entry` is sent under (ordinary requests leave its last {@link URGENT_SLOTS} free). */
   #limit(entry: T): number {
     const running = entry.method === "turn.start" || this.#runActive() || [...this.#inFlight].some((sent) => sent.method === "turn.start");
-    return running ? RUN_REQUEST_WINDOW : this.#window;
+    // A child publishing a smaller output bound narrows the run's window too.
+    return running ? Math.min(RUN_REQUEST_WINDOW, this.#window) : this.#window;
   }
 
   #send(entry: T): void {

@@ -20,19 +20,27 @@ export const CANCELLABLE: ReadonlySet<MethodName> = new Set<MethodName>([
   "model.refresh",
 ]);
 
-/** Per-request options of `AgentClient.request`. */
+/** The longest `timeoutMs`, about 24.8 days: a timer's delay is a signed 32-bit count, and a longer one would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** Per-request options of `AgentClient.request`, `initialize` and `startTurn`. */
 export interface RequestOptions {
   /**
    * Gives the request up when aborted: a request still queued is never
    * sent; a sent one is cancelled with `operation.cancel` when it is
    * cancellable and `operation.cancel` was required in `initialize` (the
    * promise then settles with the child's answer: `RequestAborted` after
-   * `operation_cancelled`, or the result when the operation completed
-   * first); any other sent request rejects at once with `RequestAborted`
+   * `operation_cancelled`, or after `busy`, with `outcome: "not_sent"` and
+   * never sent again; or the result when the operation completed first);
+   * any other sent request rejects at once with `RequestAborted`
    * (`outcome: "discarded"`) and its response is dropped.
    */
   readonly signal?: AbortSignal;
-  /** Milliseconds from the call (queueing included) after which the request is given up as an abort would. */
+  /**
+   * Milliseconds from the call (queueing included) after which the request
+   * is given up as an abort would; 0 to {@link MAX_TIMEOUT_MS}, else the
+   * call rejects with a `RangeError`.
+   */
   readonly timeoutMs?: number;
 }
 

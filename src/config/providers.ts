@@ -29,6 +29,8 @@ export interface Endpoint {
   readonly apiKeyEnv: string | null;
   /** Model used when settings name none; custom endpoints have none. */
   readonly defaultModel: string | null;
+  /** The `context_window` setting: tokens the endpoint's models hold, when their list does not say. */
+  readonly contextWindow?: number;
 }
 
 /** The built-in endpoints, before any settings override. */
@@ -100,6 +102,7 @@ export function resolveEndpoints(settings: Settings): Map<string, Endpoint> {
       baseUrl,
       apiKeyEnv: entry.api_key_env ?? base?.apiKeyEnv ?? null,
       defaultModel: base?.defaultModel ?? null,
+      ...(entry.context_window === undefined ? {} : { contextWindow: entry.context_window }),
     });
   }
   return endpoints;
@@ -126,26 +129,31 @@ export function apiKeyFor(
 }
 
 /**
- * Resolves the startup selection and decides readiness locally. An unknown
- * provider, or a custom one without a model, is `configuration_invalid`; an
- * endpoint with a key variable is `provider_unavailable` unless
- * {@link apiKeyFor} finds a key in the variable or in `credentials`. The key
- * is only tested for presence and is never kept or returned.
+ * Resolves the startup selection and decides readiness locally. The agent
+ * `profile`'s model and effort, when it names them, come before the
+ * settings' `model.model` and `model.effort` (the provider is always the
+ * settings' choice): they are the default a new session starts with. An
+ * unknown provider, or a custom one without a model, is
+ * `configuration_invalid`; an endpoint with a key variable is
+ * `provider_unavailable` unless {@link apiKeyFor} finds a key in the
+ * variable or in `credentials`. The key is only tested for presence and is
+ * never kept or returned.
  */
 export function resolveSelection(
   settings: Settings,
   env: (name: string) => string | undefined,
   credentials: Credentials,
+  profile: { readonly model?: string; readonly effort?: Effort } = {},
 ): SelectionResult {
   const provider = settings.model?.provider ?? DEFAULT_PROVIDER;
   const endpoint = resolveEndpoints(settings).get(provider);
   if (endpoint === undefined) return { ok: false, code: ErrorCode.configurationInvalid };
-  const model = settings.model?.model ?? endpoint.defaultModel;
+  const model = profile.model ?? settings.model?.model ?? endpoint.defaultModel;
   if (model === null) return { ok: false, code: ErrorCode.configurationInvalid };
   if (endpoint.apiKeyEnv !== null && !hasKey(endpoint, env, credentials)) {
     return { ok: false, code: ErrorCode.providerUnavailable };
   }
-  return { ok: true, selection: { provider, model, effort: settings.model?.effort ?? "default", endpoint } };
+  return { ok: true, selection: { provider, model, effort: profile.effort ?? settings.model?.effort ?? "default", endpoint } };
 }
 
 // Kept separate so the key never shares a scope with anything returned.
@@ -155,7 +163,8 @@ function hasKey(endpoint: Endpoint, env: (name: string) => string | undefined, c
 
 /**
  * The values of every configured key variable that is set, and of every
- * credentials-file entry (used or not), for redaction: whatever a provider,
+ * credentials-file entry (used or not), and `more` (the started MCP
+ * servers' secrets), for redaction: whatever a provider,
  * a tool or a stored history echoes back, these strings never reach the
  * client. Values shorter than the redactor's minimum are still returned;
  * `redactSecrets` decides what it can safely match.
@@ -164,12 +173,13 @@ export function configuredSecrets(
   settings: Settings,
   env: (name: string) => string | undefined,
   credentials: Credentials,
+  more: readonly string[] = [],
 ): string[] {
   const secrets = new Set<string>();
   const values = [...resolveEndpoints(settings).values()].map((endpoint) =>
     endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv)
   );
-  for (const value of [...values, ...credentials.values()]) {
+  for (const value of [...values, ...credentials.values(), ...more]) {
     if (value === undefined || !/\S/.test(value)) continue;
     // HTTP clients trim header values, so the trimmed key is what a provider may echo back.
     secrets.add(value);

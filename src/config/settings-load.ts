@@ -11,6 +11,7 @@ import { type FileSystem, isRuntimeError, RuntimeErrorCode } from "../host/runti
 import { projectEndpointsTrusted, projectToolsTrusted } from "./project-trust.ts";
 import { projectCatalogNarrows, unknownCatalogProviders } from "./catalog-settings.ts";
 import { resolveEndpoints } from "./providers.ts";
+import { instructionPathsFollowRules } from "./instructions-settings.ts";
 import type { ConfiguredMcpServer } from "./mcp-merge.ts";
 import type { McpSettings } from "./mcp-settings.ts";
 import {
@@ -28,10 +29,12 @@ type LoadFailure = { ok: false; code: typeof ErrorCode.configurationInvalid | ty
 /**
  * Outcome of {@link loadSettings}. `mcpServers` is present only when a file
  * configures at least one MCP server: each with the file its definition came
- * from (`mcp-merge.ts`), enabled or not, approved or not.
+ * from (`mcp-merge.ts`), enabled or not, approved or not. `userPrimary` is
+ * the global file's `agent.primary`, which a project's choice of primary
+ * profile may only tighten (`profiles.ts`).
  */
 export type LoadSettingsResult =
-  | { ok: true; settings: Settings; mcpServers?: readonly ConfiguredMcpServer[] }
+  | { ok: true; settings: Settings; userPrimary?: string; mcpServers?: readonly ConfiguredMcpServer[] }
   | LoadFailure;
 
 /** One file, its `mcp` section checked. */
@@ -72,10 +75,17 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadOneResult> {
   }
   const parsed = parseSettingsText(text);
   if (!parsed.ok) return parsed;
-  if (parsed.mcp === undefined) return { ok: true, settings: parsed.settings };
+  let settings = parsed.settings;
+  if (parsed.skills !== undefined) {
+    // Loaded only when a file has a `skills` key, like the `mcp` section below.
+    const skills = (await import("./skills-settings.ts")).parseSkillsSettings(parsed.skills);
+    if (skills === null) return INVALID;
+    settings = { ...settings, skills };
+  }
+  if (parsed.mcp === undefined) return { ok: true, settings };
   // Loaded only when a file has an `mcp` key: a child without MCP servers never builds their schemas.
   const mcp = (await import("./mcp-settings.ts")).parseMcpSettings(parsed.mcp);
-  return mcp === null ? INVALID : { ok: true, settings: parsed.settings, mcp };
+  return mcp === null ? INVALID : { ok: true, settings, mcp };
 }
 
 /** The MCP servers both files configure, or a failure when they break a rule of `mcp-merge.ts`. */
@@ -109,18 +119,21 @@ export async function loadSettings(
   if (signal.aborted) return cancelled;
   if (!projectEndpointsTrusted(project.settings)) return INVALID;
   if (!projectToolsTrusted(global.settings, project.settings)) return INVALID;
+  if (!instructionPathsFollowRules(global.settings.instructions, project.settings.instructions)) return INVALID;
   const projectSettings: Settings = project.settings;
   if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;
   const merged = mergeSettings(global.settings, project.settings);
+  const userPrimary = global.settings.agent?.primary;
+  const admitted = userPrimary === undefined ? { ok: true, settings: merged } as const : { ok: true, settings: merged, userPrimary } as const;
   // An enabled choice of a provider nobody configured can never be offered: a typo, refused like an unknown model.provider.
   const known = new Set(resolveEndpoints(merged).keys());
   if (unknownCatalogProviders(merged.providers?.catalog, known).length > 0) return INVALID;
-  if (global.mcp === undefined && project.mcp === undefined) return { ok: true, settings: merged };
+  if (global.mcp === undefined && project.mcp === undefined) return admitted;
   const mcp = await loadMcpServers(
     { file: paths.global, mcp: global.mcp },
     paths.project === null ? null : { file: paths.project, mcp: project.mcp },
   );
   if (!mcp.ok) return mcp;
   if (signal.aborted) return cancelled;
-  return mcp.servers.length === 0 ? { ok: true, settings: merged } : { ok: true, settings: merged, mcpServers: mcp.servers };
+  return mcp.servers.length === 0 ? admitted : { ...admitted, mcpServers: mcp.servers };
 }

@@ -20,7 +20,10 @@ import { hasLoneSurrogate } from "../util/utf8.ts";
 import { type ApprovalPolicy, ApprovalPolicySchema } from "../policy/tool-policies.ts";
 import { EFFORTS, type Effort } from "../policy/efforts.ts";
 import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.ts";
-import { type TitleSettings, TitleSettingsSchema } from "./title-settings.ts";
+import { AgentSchema, type AgentSettings, mergeAgentSettings } from "./agent-settings.ts";
+import { type InstructionsSettings, InstructionsSettingsSchema } from "./instructions-settings.ts";
+import type { SkillsSettings } from "./skills-settings.ts";
+import { ContextWindowSchema } from "./compaction-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -41,18 +44,14 @@ export const BUILTIN_PROVIDER_NAMES = ["openai", "anthropic", "ollama"] as const
 /** One built-in provider name. */
 export type BuiltinProviderName = typeof BUILTIN_PROVIDER_NAMES[number];
 
-/** Model requests per turn when `agent.max_steps` is unset. */
-export const DEFAULT_MAX_STEPS = 50;
-/** Largest `agent.max_steps` accepted. */
-const MAX_STEPS_LIMIT = 200;
-
 /** Tool names a `tools` entry may use: the built-ins' snake_case, and room for MCP tools. */
 const TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,63}$/;
 const described = v.description;
 
 // JSON Schema cannot count UTF-8 bytes or see lone surrogates, so it gets maxLength 256
 // (implied: UTF-8 never needs fewer bytes than UTF-16 units) and the control pattern.
-const ModelIdSchema = v.pipe(
+/** A model id, in settings and in an agent profile. */
+export const ModelIdSchema = v.pipe(
   v.string(),
   v.minLength(1),
   v.maxLength(256),
@@ -103,12 +102,14 @@ const EndpointOverrideSchema = exactObject({
   api: v.exactOptional(ApiSchema),
   base_url: v.exactOptional(BaseUrlSchema),
   api_key_env: v.exactOptional(ApiKeyEnvSchema),
+  context_window: v.exactOptional(ContextWindowSchema),
 });
 
 const CustomEndpointSchema = exactObject({
   api: ApiSchema,
   base_url: BaseUrlSchema,
   api_key_env: v.exactOptional(ApiKeyEnvSchema),
+  context_window: v.exactOptional(ContextWindowSchema),
 });
 
 // objectWithRest states the partial-override rule structurally (built-in
@@ -141,20 +142,6 @@ const ToolsSchema = v.pipe(
   described("Approval policy per tool name. A project file may only make a policy stricter (allow < ask < deny)."),
 );
 
-const AgentSchema = v.pipe(
-  exactObject({
-    max_steps: v.exactOptional(v.pipe(
-      v.number(),
-      v.integer(),
-      v.minValue(1),
-      v.maxValue(MAX_STEPS_LIMIT),
-      described(`Model requests per turn, 1-${MAX_STEPS_LIMIT}; default ${DEFAULT_MAX_STEPS}.`),
-    )),
-    titles: v.exactOptional(TitleSettingsSchema),
-  }),
-  described("How turns run: their limits, session titles."),
-);
-
 const SECTIONS = {
   $schema: v.exactOptional(v.pipe(v.string(), described("JSON Schema URL for editors; ignored at runtime."))),
   model: v.exactOptional(v.pipe(
@@ -171,26 +158,31 @@ const SECTIONS = {
   })),
   tools: v.exactOptional(ToolsSchema),
   agent: v.exactOptional(AgentSchema),
+  instructions: v.exactOptional(InstructionsSettingsSchema),
 } as const;
 
 /**
  * The valibot schema of one `settings.jsonc` file, its `mcp` section checked
- * by `mcp`. Unknown keys are errors at every level.
+ * by `mcp` and its `skills` section by `skills`. Unknown keys are errors at
+ * every level.
  */
-export function settingsSchema<const TMcp extends v.GenericSchema>(mcp: TMcp) {
+export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills extends v.GenericSchema>(mcp: TMcp, skills: TSkills) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
+    skills: v.exactOptional(skills),
   });
 }
 
 /**
- * The schema startup parses with: the `mcp` section is only taken apart here.
- * `settings-load.ts` checks it with `mcp-settings.ts`, loaded only when a file
- * has the key, so a child without MCP servers never builds their schemas;
- * `config check` and the published JSON Schema use the complete schema there.
+ * The schema startup parses with: the `mcp` and `skills` sections are only
+ * taken apart here. `settings-load.ts` checks them with `mcp-settings.ts` and
+ * `skills-settings.ts`, each loaded only when a file has the key, so a child
+ * without MCP servers or skill settings never builds their schemas;
+ * `config check` and the published JSON Schema use the complete schema
+ * (`mcp-settings.ts`).
  */
-export const SettingsSchema = settingsSchema(v.unknown());
+export const SettingsSchema = settingsSchema(v.unknown(), v.unknown());
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
 export interface EndpointSettings {
@@ -198,6 +190,8 @@ export interface EndpointSettings {
   readonly base_url?: string;
   /** The variable's name, never the key. */
   readonly api_key_env?: string;
+  /** Tokens the endpoint's models hold, when their list does not say. */
+  readonly context_window?: number;
 }
 
 /** The `model` section; omitted fields fall back to the provider defaults. */
@@ -205,13 +199,6 @@ export interface ModelSettings {
   readonly provider?: string;
   readonly model?: string;
   readonly effort?: Effort;
-}
-
-export interface AgentSettings {
-  /** Model requests per turn; the runner applies {@link DEFAULT_MAX_STEPS} when unset. */
-  readonly max_steps?: number;
-  /** Session titles (`title-settings.ts`). */
-  readonly titles?: TitleSettings;
 }
 
 /** A validated settings file, or the merge of two. `$schema` is an editor hint, ignored at runtime. */
@@ -225,11 +212,15 @@ export interface Settings {
   /** Approval policy per tool name; tools not named keep their built-in default. */
   readonly tools?: Readonly<Record<string, ApprovalPolicy>>;
   readonly agent?: AgentSettings;
+  /** `instructions.paths`: the global list, then the project's (`instructions-settings.ts`). */
+  readonly instructions?: InstructionsSettings;
+  /** Which skills are not offered (`skills-settings.ts`). */
+  readonly skills?: SkillsSettings;
 }
 
-/** Outcome of parsing one settings text; `mcp` is the file's `mcp` section, present and still unchecked. */
+/** Outcome of parsing one settings text; `mcp` and `skills` are the file's sections of those names, present and still unchecked. */
 export type ParseSettingsResult =
-  | { ok: true; settings: Settings; mcp?: unknown }
+  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown }
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
@@ -237,8 +228,8 @@ const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
  * Parses and validates one `settings.jsonc` text. Comments and trailing commas
  * are allowed; an empty, whitespace-only or comment-only text is `{}`. Any
  * syntax error, duplicate key, non-object top level or schema violation is
- * `configuration_invalid`. The `mcp` section comes back apart, unchecked:
- * `settings-load.ts` checks it. Never throws.
+ * `configuration_invalid`. The `mcp` and `skills` sections come back apart,
+ * unchecked: `settings-load.ts` checks them. Never throws.
  */
 export function parseSettingsText(text: string): ParseSettingsResult {
   const value = parseConfigText(text, { jsonc: true });
@@ -246,16 +237,18 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   if (value === undefined) return { ok: true, settings: {} };
   const parsed = v.safeParse(SettingsSchema, value);
   if (!parsed.success) return INVALID;
-  const { mcp, ...settings } = parsed.output;
-  return mcp === undefined ? { ok: true, settings: settings satisfies Settings } : { ok: true, settings, mcp };
+  const { mcp, skills, ...settings } = parsed.output;
+  return { ok: true, settings: settings satisfies Settings, ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }) };
 }
 
 /**
  * Merges global and project settings; the project wins. `model` and `agent`
- * merge field by field, `tools` per tool name, `providers.endpoints` per name
- * and, within a name, field by field. A section present on either side is
- * present in the result. Whether the project may win is decided before this,
- * in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
+ * merge field by field (but a project's `agent.disabled_subagents` adds to
+ * the global list), `tools` per tool name, `providers.endpoints` per name
+ * and, within a name, field by field; `instructions.paths` is the global
+ * list then the project's; `skills.disabled` is the union of both lists. A
+ * section present on either side is present in the result. Whether the
+ * project may win is decided before this, in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
  * definition keeps the file it came from, which its approval binds to.
  */
 export function mergeSettings(global: Settings, project: Settings): Settings {
@@ -280,6 +273,13 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     // Own entries only, through fromEntries, for the same prototype reason as endpoints.
     out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
   }
-  if (global.agent !== undefined || project.agent !== undefined) out.agent = { ...global.agent, ...project.agent };
+  if (global.agent !== undefined || project.agent !== undefined) out.agent = mergeAgentSettings(global.agent, project.agent);
+  if (global.instructions !== undefined || project.instructions !== undefined) {
+    out.instructions = { paths: [...(global.instructions?.paths ?? []), ...(project.instructions?.paths ?? [])] };
+  }
+  if (global.skills !== undefined || project.skills !== undefined) {
+    // A project list adds to the global one: a repository can disable more skills, never re-enable one.
+    out.skills = { disabled: [...new Set([...global.skills?.disabled ?? [], ...project.skills?.disabled ?? []])] };
+  }
   return out;
 }

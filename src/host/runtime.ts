@@ -13,11 +13,13 @@
 
 import type { Disposable } from "./errors.ts";
 import type { FileSystem } from "./fs.ts";
+import type { LoopbackHandler, LoopbackListener } from "./loopback.ts";
 import type { SpawnOptions, Subprocess } from "./process.ts";
 import type { ByteReader, ByteWriter, StdioKind } from "./streams.ts";
 
 export * from "./errors.ts";
 export type * from "./fs.ts";
+export type * from "./loopback.ts";
 export type * from "./process.ts";
 export * from "./streams.ts";
 
@@ -35,8 +37,8 @@ export interface Sha256 {
 
 /** What {@link Runtime.fetch} sends: the subset of `RequestInit` the core uses. */
 export interface HttpRequestInit {
-  /** `POST` for provider turns, `GET` for a catalog refresh's model list. */
-  readonly method: "POST" | "GET";
+  /** `POST` for provider turns, `GET` for a catalog refresh's model list; MCP HTTP servers also get `DELETE` (ending a session). */
+  readonly method: "POST" | "GET" | "DELETE";
   /** Header names in lower case. */
   readonly headers: Readonly<Record<string, string>>;
   /** The body, sent as UTF-8; absent for `GET`. */
@@ -112,6 +114,12 @@ export interface Runtime {
    * Rejects when the request cannot be sent, is aborted, or is redirected.
    */
   fetch(url: string, init: HttpRequestInit): Promise<HttpResponse>;
+  /**
+   * Listens on 127.0.0.1 at a port the system picks and answers each request
+   * with `handler`: only `magi-code mcp login` uses it (the OAuth redirect).
+   * Rejects when the listener cannot be opened.
+   */
+  listenLoopback(handler: LoopbackHandler): Promise<LoopbackListener>;
   /** Ends the process with `code`, abandoning pending I/O. */
   exit(code: number): never;
 }

@@ -37,3 +37,14 @@ export type McpServerDefinition =
     readonly toolTimeoutMs: number;
     readonly toolPolicies: Readonly<Record<string, "allow" | "ask" | "deny">>;
   };
+
+/**
+ * The values in `definition` that are secrets for redaction: its `env` values
+ * (a stdio server), its header values and bearer token (an HTTP server). A
+ * server may echo any of them in a tool result, so each is redacted like a
+ * provider key (`config/providers.ts`).
+ */
+export function definitionSecrets(definition: McpServerDefinition): string[] {
+  if (definition.transport === "stdio") return Object.values(definition.env);
+  return [...Object.values(definition.headers), ...(definition.bearerToken === null ? [] : [definition.bearerToken])];
+}

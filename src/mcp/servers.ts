@@ -3,7 +3,12 @@
  * canonical definition is approved, from the file that defines it, in the
  * approvals file (`src/trust/`). Every other server is skipped: it is never
  * started and never fails `initialize`; `magi-code mcp list` and
- * `magi-code config check` say why.
+ * `magi-code config check` say why. One exception: an enabled server that
+ * was approved (some approval exists for its name and file) but whose
+ * command or working directory can no longer be resolved fails startup with
+ * `mcp_unavailable` (`spawn_failed`), as it would had it been resolved and
+ * failed to start: the user asked for it to run, so it must not vanish
+ * silently.
  *
  * A project file that sets `enabled: true` on a server the global file
  * defines and disables starts the global definition, and only once that is
@@ -16,7 +21,7 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import type { Runtime } from "../host/runtime.ts";
 import type { ConfiguredMcpServer } from "../config/mcp-merge.ts";
-import { type Approval, type ApprovalState, approvalState } from "../trust/approvals.ts";
+import { type Approval, type ApprovalState, approvalState, hasApprovals } from "../trust/approvals.ts";
 import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
 import type { CanonicalDefinition } from "./canonical.ts";
 import type { McpServerDefinition } from "./definition.ts";
@@ -39,11 +44,18 @@ export type McpServerStatus =
     /** The definition could not be resolved, so it cannot be compared with any approval. */
     readonly state: "unresolved";
     readonly reason: ResolveFailure;
+    /** Whether an approval exists for its name and source (of whatever definition). */
+    readonly approved: boolean;
   };
 
 /** Whether a status's server starts: enabled and approved. */
 export function startsNow(status: McpServerStatus): status is Extract<McpServerStatus, { state: ApprovalState }> {
   return status.server.enabled && status.state === "approved";
+}
+
+/** Whether a status's server fails startup unstarted: enabled, approved once, and now unresolvable. */
+export function failsUnresolved(status: McpServerStatus): boolean {
+  return status.server.enabled && status.state === "unresolved" && status.approved;
 }
 
 /** The approval `status`'s current definition would need (null when it is unresolved). */
@@ -61,8 +73,9 @@ export async function mcpServerStatuses(
 ): Promise<McpServerStatus[]> {
   return await Promise.all(servers.map(async (server): Promise<McpServerStatus> => {
     const resolved = await resolveServer(runtime, server, workspace);
-    if (!resolved.ok) return { server, state: "unresolved", reason: resolved.reason };
-    const subject = { kind: MCP_APPROVAL_KIND, name: server.name, source: server.source, digest: resolved.canonical.digest };
+    const key = { kind: MCP_APPROVAL_KIND, name: server.name, source: server.source };
+    if (!resolved.ok) return { server, state: "unresolved", reason: resolved.reason, approved: hasApprovals(approvals, key) };
+    const subject = { ...key, digest: resolved.canonical.digest };
     return { server, state: approvalState(approvals, subject), definition: resolved.definition, canonical: resolved.canonical };
   }));
 }
@@ -72,14 +85,19 @@ export type StartableMcpServers =
   | { readonly ok: true; readonly servers: readonly McpServerDefinition[]; readonly statuses: readonly McpServerStatus[] }
   | {
     readonly ok: false;
-    readonly code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed | typeof ErrorCode.startupCancelled;
+    readonly code:
+      | typeof ErrorCode.configurationInvalid
+      | typeof ErrorCode.startupFailed
+      | typeof ErrorCode.startupCancelled
+      | typeof ErrorCode.mcpUnavailable;
   };
 
 /**
  * What startup starts: reads the approvals file once (an invalid one is
  * `configuration_invalid`, an unreadable one `startup_failed`) and returns
  * the definitions of the enabled, approved servers among `servers` (the
- * startup snapshot's `mcpServers`), in name order.
+ * startup snapshot's `mcpServers`), in name order; `mcp_unavailable` when
+ * one of them {@link failsUnresolved}.
  */
 export async function startableMcpServers(
   runtime: Runtime,
@@ -90,5 +108,6 @@ export async function startableMcpServers(
   if (!read.ok) return read;
   const statuses = await mcpServerStatuses(runtime, input.servers, read.approvals, input.cwd);
   if (signal.aborted) return { ok: false, code: ErrorCode.startupCancelled };
+  if (statuses.some(failsUnresolved)) return { ok: false, code: ErrorCode.mcpUnavailable };
   return { ok: true, servers: statuses.filter(startsNow).map((status) => status.definition), statuses };
 }

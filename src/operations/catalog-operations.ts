@@ -33,6 +33,8 @@ export class CatalogOperations {
   // The store names a new attachment as soon as it commits, but its selection is restored only
   // afterwards; status names this session, which changes together with the selection.
   #attached: string | null = null;
+  // What the last turn admission read of the selected model's context window; a turn starts only after it.
+  #cachedWindow: number | null = null;
 
   /**
    * Binds the operations to `snapshot`, the session `store` and the worker
@@ -90,11 +92,13 @@ export class CatalogOperations {
 
   /** The configuration of the next run: `base` with the current selection. */
   runConfig(base: RunConfig): RunConfig {
-    return selectionRunConfig(base, this.#deps.selection, this.#deps.context);
+    return selectionRunConfig(base, this.#deps.selection, this.#deps.context, this.#cachedWindow);
   }
 
   /** The turn admission observation (see `turn-selection.ts`). */
-  beforeRun(signal: AbortSignal): Promise<TurnRefusal | null> {
-    return observeForTurn(this.#deps.selection, this.#deps.context, signal);
+  async beforeRun(signal: AbortSignal): Promise<TurnRefusal | null> {
+    const observed = await observeForTurn(this.#deps.selection, this.#deps.context, signal);
+    this.#cachedWindow = observed.cachedWindow;
+    return observed.refusal;
   }
 }

@@ -4,7 +4,8 @@
  * the workers themselves (`workers.ts`: the session store, discovery, the
  * catalog, turn admission) are a separate chunk, imported by the first
  * request that needs a ready child. Requests that arrive while it loads wait
- * for it and then run in arrival order, exactly as if it had been there. On
+ * for it and then run in arrival order; a close meanwhile lets them start
+ * once it is in and then cancels them (docs/protocol.md, `initialize`). On
  * close both workers are cancelled, and the session leases are released only
  * after the run and the last session operation have let go of the store.
  *
@@ -17,7 +18,7 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
-import { ErrorCode } from "../protocol/errors.ts";
+import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import type { ReadyRunner } from "../protocol/phase-gate.ts";
 import type { Capability } from "../protocol/negotiation.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
@@ -30,6 +31,7 @@ export class ReadyWorkers implements ReadyView {
   readonly #runtime: Runtime;
   readonly #output: ProtocolOutput;
   readonly #outputFailed: () => void;
+  readonly #loadFailed: (code: StartupErrorCode) => void;
   readonly #negotiated: (capability: Capability) => boolean;
   #ready: { readonly snapshot: StartupSnapshot; readonly selection: SelectionState } | null = null;
   #workers: Workers | null = null;
@@ -38,12 +40,21 @@ export class ReadyWorkers implements ReadyView {
   /**
    * Prepares workers that will answer through `output`; `outputFailed`
    * closes the connection when a run's terminal event cannot be delivered;
-   * `negotiated` tells what the admitted `initialize` required.
+   * `loadFailed` fails the child's lifecycle with the code the requests that
+   * waited for a chunk that cannot load are answered; `negotiated` tells
+   * what the admitted `initialize` required.
    */
-  constructor(runtime: Runtime, output: ProtocolOutput, outputFailed: () => void, negotiated: (capability: Capability) => boolean) {
+  constructor(
+    runtime: Runtime,
+    output: ProtocolOutput,
+    outputFailed: () => void,
+    loadFailed: (code: StartupErrorCode) => void,
+    negotiated: (capability: Capability) => boolean,
+  ) {
     this.#runtime = runtime;
     this.#output = output;
     this.#outputFailed = outputFailed;
+    this.#loadFailed = loadFailed;
     this.#negotiated = negotiated;
   }
 
@@ -90,17 +101,19 @@ export class ReadyWorkers implements ReadyView {
   /**
    * Cancels the active run and the running session operation for a closing
    * connection (answering the latter `operation_cancelled` when `answer` is
-   * set). Requests still waiting for the workers to load were admitted before
-   * the close: they run first and are then cancelled like any other. Returns
-   * the cleanup that ends with the session leases released.
+   * set), then closes the MCP servers. Requests still waiting for the
+   * workers to load were admitted before the close: they run first and are
+   * then cancelled like any other. Returns the cleanup that ends with the
+   * session leases released, after the MCP servers are closed.
    */
   cancel(answer: boolean): Promise<void> {
+    const closeMcp = () => this.#ready?.snapshot.mcp?.close() ?? Promise.resolve();
     const cancel = (workers: Workers | null): Promise<void> => {
-      if (workers === null) return Promise.resolve();
+      if (workers === null) return closeMcp();
       workers.turns.cancelForClose();
       workers.sessions.cancel(answer);
-      // The run uses the store until its cleanup ends; leases are released after both.
-      return workers.turns.idle().then(() => workers.sessions.close());
+      // The run uses the store and the MCP servers until its cleanup ends; leases are released after all of it.
+      return workers.turns.idle().then(closeMcp).then(() => workers.sessions.close());
     };
     return this.#loading === null ? cancel(this.#workers) : this.#loading.then(cancel);
   }
@@ -118,7 +131,6 @@ export class ReadyWorkers implements ReadyView {
   #run(handle: (workers: Workers) => void, id: string): void {
     if (this.#workers !== null) return handle(this.#workers);
     void this.#load().then((workers) => {
-      // The chunk could not load (a damaged installation): the child cannot serve what startup promised.
       if (workers === null) return this.#output.error(id, ErrorCode.startupFailed);
       handle(workers);
     });
@@ -140,7 +152,12 @@ export class ReadyWorkers implements ReadyView {
         void workers.turns.warm().catch(() => {});
         return workers;
       },
-      () => null,
+      () => {
+        // The chunk could not load (a damaged installation): the child cannot serve what startup promised,
+        // so it fails as a startup does; the requests that waited are answered the same code (#run).
+        this.#loadFailed(ErrorCode.startupFailed);
+        return null;
+      },
     );
     return this.#loading;
   }

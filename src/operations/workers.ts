@@ -65,7 +65,8 @@ export interface WorkerParts {
 /** Creates both workers over one session store. */
 export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage }: WorkerParts): Workers {
   const writer = output.writer;
-  const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials);
+  // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
+  const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
   const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };

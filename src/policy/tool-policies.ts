@@ -16,7 +16,11 @@ export type ApprovalPolicy = "allow" | "ask" | "deny";
 /** Validates one {@link ApprovalPolicy}, for the settings schema. */
 export const ApprovalPolicySchema = v.picklist(["allow", "ask", "deny"]);
 
-/** The policy of each built-in tool when settings name none: reads run, writes and shell ask. */
+/**
+ * The policy of each built-in tool when settings name none: reads run,
+ * writes and shell ask. `skill` only returns an enabled skill's instructions
+ * and file names, so it runs too.
+ */
 export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({
   read_file: "allow",
   list_directory: "allow",
@@ -25,6 +29,7 @@ export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object
   write_file: "ask",
   edit_file: "ask",
   shell: "ask",
+  skill: "allow",
 });
 
 const STRICTNESS: Readonly<Record<ApprovalPolicy, number>> = Object.freeze({ allow: 0, ask: 1, deny: 2 });
@@ -44,4 +49,28 @@ export function resolvePolicy(toolName: string, settingsPolicies?: Readonly<Reco
   const configured = ownValue(settingsPolicies, toolName);
   if (configured !== undefined && Object.hasOwn(STRICTNESS, configured)) return configured;
   return ownValue(DEFAULT_POLICIES, toolName) ?? "ask";
+}
+
+/** The stricter of `a` and `b`. */
+export function stricter(a: ApprovalPolicy, b: ApprovalPolicy): ApprovalPolicy {
+  return isAtLeastAsStrict(a, b) ? a : b;
+}
+
+/** An agent profile's restrictions: its name (for saying why) and its policies by tool name. */
+export interface ProfilePolicies {
+  readonly name: string;
+  readonly tools: Readonly<Record<string, ApprovalPolicy>>;
+}
+
+/**
+ * The policy a call runs under, evaluated in one order for every tool:
+ * first what settings say (`base`: a built-in's `tools` entry or default, an
+ * MCP tool's server entry), then the agent profile's entry for `toolName`,
+ * which can only tighten it, never loosen it. `byProfile` is true when the
+ * profile made it stricter, so a refusal can say why.
+ */
+export function profilePolicy(base: ApprovalPolicy, toolName: string, profile: ProfilePolicies): { policy: ApprovalPolicy; byProfile: boolean } {
+  const entry = ownValue(profile.tools, toolName);
+  if (entry === undefined || !Object.hasOwn(STRICTNESS, entry) || isAtLeastAsStrict(base, entry)) return { policy: base, byProfile: false };
+  return { policy: entry, byProfile: true };
 }

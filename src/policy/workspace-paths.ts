@@ -12,7 +12,11 @@
  * unknown without `readlink`, and creating through it could land anywhere.
  *
  * Reads must stay inside the workspace and outside `MC_HOME` (which holds
- * the credentials file when the workspace is the home directory). Writes
+ * the credentials file when the workspace is the home directory), or inside
+ * one of the scope's extra readable directories (`read_file` passes the
+ * enabled skills' directories, which may be anywhere, `$MC_HOME/skills`
+ * included; their canonical form is checked, so a link inside one that
+ * leads out of it is refused like any other). Writes
  * are refused additionally inside any `.git` directory (or onto a `.git`
  * file, which can redirect git elsewhere) and inside the workspace's
  * `.magi-code/` project settings, which could otherwise widen the approval
@@ -30,7 +34,7 @@
  */
 
 import { type FileSystem, isRuntimeError } from "../host/runtime.ts";
-import { dirname, isAbsolute, joinPath, normalizePath } from "../util/paths.ts";
+import { dirname, foldName, isAbsolute, isWithin, isWithinHome, joinPath, normalizePath } from "../util/paths.ts";
 
 /** Whether a path will be read or written. */
 export type PathAccess = "read" | "write";
@@ -51,6 +55,8 @@ export interface PathScope {
   readonly workspace: string;
   /** The canonical `MC_HOME`. */
   readonly home: string;
+  /** Canonical directories a read may reach besides the workspace (enabled skills'); never written. */
+  readonly readable?: readonly string[];
 }
 
 /** Longest accepted path, in UTF-8 bytes (Linux's `PATH_MAX`). */
@@ -59,34 +65,14 @@ export const MAX_PATH_BYTES = 4096;
 /** The workspace directory that holds project settings; the model may not rewrite them. */
 export const PROJECT_SETTINGS_DIRECTORY = ".magi-code";
 
-// Characters some filesystems drop when comparing names (HFS+ ignores zero-width and bidi marks).
-const IGNORED_IN_NAMES = /\p{Default_Ignorable_Code_Point}/gu;
-
-/**
- * `name` (or a whole path) in the form a case-insensitive,
- * normalisation-insensitive filesystem compares: decomposed, without
- * default-ignorable characters, lower-cased. Two names with equal folds may
- * be one directory entry; protected names are compared in this form.
- */
-export function foldName(name: string): string {
-  return name.normalize("NFD").replace(IGNORED_IN_NAMES, "").toLowerCase();
-}
-
-/** Whether canonical `path` is `MC_HOME` or inside it, compared case-insensitively ({@link foldName}). */
-export function isWithinHome(home: string, path: string): boolean {
-  return isWithin(foldName(home), foldName(path));
-}
 
 /** Whether `name` is `.git` as a case-insensitive filesystem sees it (`.GIT`, `.git\u200B`). */
 export function isGitName(name: string): boolean {
   return foldName(name) === ".git";
 }
 
-/** Whether `path` is `root` or inside it; both absolute and normalised. */
-export function isWithin(root: string, path: string): boolean {
-  if (root === "/") return path.startsWith("/");
-  return path === root || path.startsWith(`${root}/`);
-}
+// Pure path logic, in util so startup's instructions reader shares it without loading this policy module.
+export { foldName, isWithin, isWithinHome };
 
 /** `path` relative to `root` (`.` for the root itself); `path` must be within it. */
 export function relativeTo(root: string, path: string): string {
@@ -146,6 +132,7 @@ export async function resolveWorkspacePath(scope: PathScope, input: string, acce
   const lexical = isAbsolute(input) ? normalizePath(input) : joinPath(scope.workspace, input);
   const canonical = await canonicalize(scope.fs, lexical);
   if (canonical === null) return { ok: false, reason: "invalid" };
+  if (access === "read" && scope.readable?.some((directory) => isWithin(directory, canonical))) return { ok: true, path: canonical };
   if (!isWithin(scope.workspace, canonical)) return { ok: false, reason: "outside_workspace" };
   if (isWithinHome(scope.home, canonical)) return { ok: false, reason: "protected" };
   if (access === "write" && isProtectedWrite(scope, canonical)) return { ok: false, reason: "protected" };

@@ -82,6 +82,11 @@ export const DiagnosticCode = {
   persistenceDegraded: "persistence_degraded",
   historyUnavailable: "history_unavailable",
   sessionFull: "session_full",
+  compactionFailed: "compaction_failed",
+  compactionStopped: "compaction_stopped",
+  contextFull: "context_full",
+  mcpServerStopped: "mcp_server_stopped",
+  mcpToolsUnchanged: "mcp_tools_unchanged",
 } as const;
 
 /** One diagnostic code. */

@@ -8,6 +8,8 @@
  * to the next input as one assistant message, where a tool activity appears
  * as a bracketed line with its final state and safe summary. That keeps the
  * model aware of what it already did without replaying file contents.
+ * After a replacing compaction, its summary stands first, as a user message
+ * ({@link summaryMessage}), for everything it replaced.
  *
  * @module
  */
@@ -15,9 +17,29 @@
 import type { ConversationRecord } from "../store/conversation-records.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 
+/**
+ * How a compaction summary reaches the model: the same message whether the
+ * run that compacted goes on or a later turn replays it, so both send the
+ * same context.
+ */
+export function summaryMessage(summary: string): ModelMessage {
+  return { role: "user", text: `${SUMMARY_HEADING}\n\n${summary}` };
+}
+
+/** The line a summary message starts with. */
+export const SUMMARY_HEADING = "[The earlier part of this conversation was compacted to fit the model's context. This is its summary:]";
+
+/** Whether `message` is a compaction summary as {@link summaryMessage} makes it. */
+export function isSummaryMessage(message: ModelMessage | undefined): boolean {
+  return message?.role === "user" && message.text.startsWith(`${SUMMARY_HEADING}\n\n`);
+}
+
 type Piece = { text: string };
 
-/** The conversation `records` (in stored order) describe, oldest first. */
+/**
+ * The conversation `records` describe, oldest first: records as the store
+ * folds them (`foldConversation`), so a compaction can only come first.
+ */
 export function replayConversation(records: readonly ConversationRecord[]): ModelMessage[] {
   const out: ModelMessage[] = [];
   let pieces: Piece[] = [];
@@ -40,6 +62,9 @@ export function replayConversation(records: readonly ConversationRecord[]): Mode
   };
   for (const record of records) {
     switch (record.type) {
+      case "compaction":
+        out.push(summaryMessage(record.summary));
+        break;
       case "user_input":
       case "internal_prompt":
         flush();

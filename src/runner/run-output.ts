@@ -56,6 +56,11 @@ const DIAGNOSTIC_TEXT: Readonly<Record<DiagnosticCode, string>> = {
   [DiagnosticCode.persistenceDegraded]: "Saving this turn's history failed; what follows is not durable.",
   [DiagnosticCode.historyUnavailable]: "The saved history cannot be paged: it could not be read back (reopen the session) or it is over the snapshot budget (8 MiB, 10,000 parts).",
   [DiagnosticCode.sessionFull]: "This session's history is full (64 MiB or 100,000 lines); start a new session to continue.",
+  [DiagnosticCode.compactionFailed]: "Compacting the conversation failed; the turn goes on without it while the conversation still fits.",
+  [DiagnosticCode.compactionStopped]: "Compaction failed 3 times in a row; this turn stops trying to compact.",
+  [DiagnosticCode.contextFull]: "The conversation no longer fits the model's context window, even after compaction. Start a new session or choose a model with a larger window.",
+  [DiagnosticCode.mcpServerStopped]: "An MCP server stopped; its tools fail until magi-code is restarted.",
+  [DiagnosticCode.mcpToolsUnchanged]: "An MCP server's changed tool list could not be read; its previous tools stay offered.",
 };
 
 /** Events, records and diagnostics of one run. */

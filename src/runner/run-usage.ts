@@ -4,11 +4,12 @@
  * negotiated `run.usage` event reports
  * (`docs/features/local-agent-extensions.md#runusage`).
  *
- * Prompt tokens always include cached ones. The OpenAI APIs count cache
- * hits inside `prompt_tokens` / `input_tokens`; Anthropic's `input_tokens`
+ * Prompt tokens always include cached ones, as the context meter counts
+ * them (`context-meter.ts`, `inputTokens`): the OpenAI APIs count cache
+ * hits inside `prompt_tokens` / `input_tokens`, Anthropic's `input_tokens`
  * leaves out `cache_read_input_tokens` and `cache_creation_input_tokens`,
- * which are added back here. So a turn's input, the session's totals and
- * how full the context is read the same on every provider.
+ * which are added back. So a turn's input, the session's totals and how
+ * full the context is read the same on every provider.
  *
  * @module
  */
@@ -16,27 +17,10 @@
 import type { ProviderApi } from "../config/settings.ts";
 import type { EventData } from "../protocol/events.ts";
 import type { UsageRecord } from "../store/records.ts";
+import { inputTokens } from "./context-meter.ts";
 import type { Usage } from "./providers/events.ts";
-import type { RunConfig } from "./run-config.ts";
 import type { RunScope } from "./run-events.ts";
 import type { SessionTokens } from "./journal-port.ts";
-
-/** The prompt tokens of one request, cached ones included; null when the provider did not report its input. */
-export function promptTokens(api: ProviderApi, usage: Usage): number | null {
-  if (usage.input === null) return null;
-  return api === "anthropic-messages" ? usage.input + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0) : usage.input;
-}
-
-/**
- * The selected model's context window in tokens, as far as this child
- * knows it. Knowing it (the catalog cache, a table of the built-in
- * providers' models, `providers.endpoints.<name>.context_window`) is the
- * context-accounting part of issue 22, built apart from the usage event;
- * it connects here. Until it does, every window is unknown.
- */
-export function knownContextWindow(_config: RunConfig): number | null {
-  return null;
-}
 
 /** Adds `value` to `total`, where null means "not reported" and stays null until something is. */
 function plus(total: number | null, value: number | null): number | null {
@@ -64,17 +48,21 @@ export class TurnUsage {
     return this.#answered;
   }
 
-  /** Counts one request the provider answered; `usage` is what it reported, null when nothing. */
-  add(usage: Usage | null): void {
+  /**
+   * Counts one request the provider answered; `usage` is what it reported,
+   * null when nothing. A request that `measures` the context (a step, not
+   * a compaction's summary request) also sets how full it is.
+   */
+  add(usage: Usage | null, measures = true): void {
     this.#answered = true;
     if (usage === null) return;
     this.#reported = true;
-    const prompt = promptTokens(this.#api, usage);
+    const prompt = inputTokens(this.#api, usage);
     this.#input = plus(this.#input, prompt);
     this.#output = plus(this.#output, usage.output);
     this.#cached = plus(this.#cached, usage.cacheRead);
     this.#reasoning = plus(this.#reasoning, usage.reasoning);
-    if (prompt !== null) this.#lastPrompt = prompt;
+    if (prompt !== null && measures) this.#lastPrompt = prompt;
   }
 
   /** The turn's `usage` record, or null when no request reported usage. */

@@ -21,9 +21,13 @@ import { replayConversation } from "./replay.ts";
 import { RunIO, type RunOutcome, RunStop } from "./run-output.ts";
 import { ContentBudget } from "./segment.ts";
 import type { RunConfig } from "./run-config.ts";
-import { runStep } from "./step.ts";
+import { offeredToolBytes, runStep, type StepResult } from "./step.ts";
+import { Compactor } from "./compactor.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
-import { knownContextWindow, TurnUsage } from "./run-usage.ts";
+import { TurnUsage } from "./run-usage.ts";
+import { sha256Hex } from "../util/digest.ts";
+
+const encoder = new TextEncoder();
 
 /** One admitted run. */
 export interface RunRequest {
@@ -86,7 +90,7 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
   }
   // The journal is closed by now, so this one is shown but cannot be stored.
   if (io.inputDurable && revision === null) await io.notify(DiagnosticCode.historyUnavailable).catch(() => {});
-  const reported = request.reportUsage ? usage.event(scope, request.journal.sessionTokens, knownContextWindow(config)) : null;
+  const reported = request.reportUsage ? usage.event(scope, request.journal.sessionTokens, config.contextWindow) : null;
   if (reported !== null) await io.emit({ event: "run.usage", data: reported }).catch(() => {});
   return {
     event: "run.finished",
@@ -96,9 +100,10 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
 
 async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage: TurnUsage): Promise<void> {
   if (request.signal.aborted) throw new RunStop("cancelled", null);
+  const context = { system_sha256: await sha256Hex(encoder.encode(config.instructions)), ...config.context };
   const at = io.at();
   await io.persistInput([
-    { v: 1, type: "turn_started", session_id: request.sessionId, at, turn_id: request.turnId, run_id: request.runId },
+    { v: 1, type: "turn_started", session_id: request.sessionId, at, turn_id: request.turnId, run_id: request.runId, context },
     { v: 1, type: "user_input", session_id: request.sessionId, at, turn_id: request.turnId, message_id: "input", text: request.prompt },
   ]);
   const revision = await request.journal.inputRevision();
@@ -113,9 +118,20 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
     { role: "user", text: request.prompt },
   ];
   let activities = 0;
+  const nextActivityId = () => (activities < LIMITS.run_activities ? `t${(++activities).toString(36)}` : null);
   const budget = new ContentBudget();
-  for (let step = 1; step <= config.maxSteps; step++) {
-    const result = await runStep(config, {
+  const compactor = new Compactor(config, {
+    io,
+    signal: request.signal,
+    // The summary request counts toward the turn, but it is no measure of the context the turn goes on with.
+    usage: (reported) => usage.add(reported, false),
+    nextActivityId,
+    previousTurn: request.journal.conversation.at(-1)?.turn_id ?? null,
+    overheadBytes: offeredToolBytes(config),
+  }, messages.length - 1);
+  const send = (step: number): Promise<StepResult> => {
+    const sent = messages.length;
+    return runStep(config, {
       io,
       step,
       messages,
@@ -123,9 +139,25 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
       broker: request.broker,
       signal: request.signal,
       budget,
-      usage: (reported) => usage.add(reported),
-      nextActivityId: () => (activities < LIMITS.run_activities ? `t${(++activities).toString(36)}` : null),
+      usage: (reported) => {
+        usage.add(reported);
+        if (reported !== null) compactor.measured(reported, sent);
+      },
+      nextActivityId,
     });
+  };
+  for (let step = 1; step <= config.maxSteps; step++) {
+    await compactor.beforeStep(messages);
+    let result = await send(step);
+    // The reactive path: one compaction and one retry of the step, never a loop.
+    if (result.overflowed) {
+      await compactor.afterOverflow(messages);
+      result = await send(step);
+      if (result.overflowed) {
+        await io.diagnostic(DiagnosticCode.contextFull);
+        throw new RunStop("failed", ErrorCode.executionFailed);
+      }
+    }
     if (!result.calledTools) return;
   }
   await io.diagnostic(DiagnosticCode.stepLimit);

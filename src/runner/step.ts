@@ -12,14 +12,15 @@ import type { ApprovalBroker } from "./approvals.ts";
 import type { RunEventChannel } from "./event-channel.ts";
 import { providerFailureSummary } from "./provider-hints.ts";
 import { openProviderStream } from "./providers/client.ts";
-import type { ModelMessage } from "./providers/conversation.ts";
+import { isOverflowCode } from "./providers/context-overflow.ts";
+import type { ModelMessage, ToolSpec } from "./providers/conversation.ts";
 import { StreamErrorCode, type Usage } from "./providers/events.ts";
 import { assistantFromEvents, buildRequest } from "./providers/request.ts";
 import { accumulate } from "./providers/accumulate.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { RetainedEvents } from "./retained-events.ts";
-import { runToolCalls } from "./tool-calls.ts";
+import { reportNotices, runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
@@ -50,6 +51,12 @@ export interface StepContext {
 export interface StepResult {
   /** Whether the model called tools, so another request must follow. */
   readonly calledTools: boolean;
+  /**
+   * Whether the provider refused the request as longer than the model's
+   * context before answering anything: nothing was stored or shown, and the
+   * run decides (compaction's reactive path).
+   */
+  readonly overflowed: boolean;
 }
 
 const STREAM_DIAGNOSTIC: Readonly<Record<StreamErrorCode, DiagnosticCode>> = {
@@ -70,7 +77,31 @@ const DELTA_PATIENCE_MS = 50;
 /** Output room the model gets per request, in tokens. */
 const MAX_OUTPUT_TOKENS = 16_384;
 
-const TOOL_SPECS = builtinTools().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+const specs = (skills: boolean) => builtinTools(skills).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+const TOOL_SPECS = specs(false);
+// `skill` is offered only when skills are enabled: a tool with nothing to load would only mislead the model.
+const TOOL_SPECS_WITH_SKILL = specs(true);
+
+/**
+ * The tools for this step's request: the built-in ones, then the external
+ * ones as they stand now (lists refreshed if a server said they changed),
+ * after reporting what the external tools have to say (a server stopped).
+ */
+async function offeredTools(config: RunConfig, io: RunIO, signal: AbortSignal): Promise<readonly ToolSpec[]> {
+  const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
+  const external = config.external;
+  if (external === null) return builtin;
+  await external.refresh(signal);
+  await reportNotices(io, external);
+  return [...builtin, ...external.offered().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))];
+}
+
+/** The bytes of the tool definitions a request of this run offers now, which compaction's estimate counts. */
+export function offeredToolBytes(config: RunConfig): number {
+  const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
+  const external = config.external?.offered() ?? [];
+  return JSON.stringify(builtin).length + JSON.stringify(external.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))).length;
+}
 
 /** Runs one step; throws {@link RunStop} when the run must end early. */
 export async function runStep(config: RunConfig, context: StepContext): Promise<StepResult> {
@@ -87,19 +118,20 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   let failure: DiagnosticCode | null = null;
   let failedStatus: number | null = null;
   let answered = false;
+  let overflow = false;
   try {
     const request = buildRequest(config.endpoint, {
       model: config.model,
       effort: config.effort,
       messages: context.messages,
-      tools: TOOL_SPECS,
+      tools: await offeredTools(config, io, signal),
       apiKey: config.apiKey,
       maxOutputTokens: MAX_OUTPUT_TOKENS,
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
     // Any HTTP answer, an error status included, means the provider was reached (`run.usage`).
     answered = opened.ok || opened.status !== null;
-    if (!opened.ok) [failure, failedStatus] = [opened.code, opened.status];
+    if (!opened.ok) [failure, failedStatus, overflow] = [opened.code, opened.status, opened.overflow];
     else {
       for await (const event of opened.events) {
         if (event.type === "text" || event.type === "refusal") {
@@ -118,7 +150,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
           stream.abort();
           break;
         }
-        if (event.type === "error") failure = STREAM_DIAGNOSTIC[event.code];
+        if (event.type === "error") {
+          failure = STREAM_DIAGNOSTIC[event.code];
+          overflow ||= isOverflowCode(event.providerCode);
+        }
       }
     }
   } finally {
@@ -126,6 +161,11 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   }
 
   const cancelled = signal.aborted;
+  if (overflow && !cancelled && !overLimit && segment.text === "") {
+    // Refused for its length, the request still reached the provider (`run.usage`).
+    if (answered) context.usage(accumulate(retained.events).usage);
+    return { calledTools: false, overflowed: true };
+  }
   const cut = cancelled || overLimit || failure !== null;
   const reconciled = await segment.reconcile(io.scope, cut);
   const events = retained.events;
@@ -148,16 +188,18 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   // The segment holds the text (refusals included: the model said them too).
   const assistant = { ...assistantFromEvents(events), text: segment.text };
   context.messages.push(assistant);
-  if (assistant.toolCalls.length === 0) return { calledTools: false };
+  if (assistant.toolCalls.length === 0) return { calledTools: false, overflowed: false };
   const results = await runToolCalls(assistant.toolCalls, {
     io,
     broker: context.broker,
     policies: config.policies,
+    profile: config.profile,
+    external: config.external,
     nextActivityId: context.nextActivityId,
-    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets },
+    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);
-  return { calledTools: true };
+  return { calledTools: true, overflowed: false };
 }
 
 /** Appends the segment's reconciled text and the step's provider-proven reasoning summary. */

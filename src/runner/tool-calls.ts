@@ -15,9 +15,10 @@ import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker } from "./approvals.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
-import { approvalSummary, prepareCall } from "./tools/invoke.ts";
+import { approvalSummary, prepareCall, prepareExternalCall } from "./tools/invoke.ts";
+import type { ExternalTools } from "./tools/external.ts";
 import { boundSummary } from "./tools/tool-text.ts";
-import { resolvePolicy } from "../policy/tool-policies.ts";
+import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/tool-policies.ts";
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
@@ -30,8 +31,12 @@ export interface ToolStepContext {
   readonly broker: ApprovalBroker;
   /** What tools may touch; its signal is the run's cancellation. */
   readonly tool: ToolContext;
-  /** Policies from settings, by tool name. */
+  /** Policies from settings, by tool name (built-in tools only). */
   readonly policies: Readonly<Record<string, ApprovalPolicy>>;
+  /** The agent profile's policies, applied after the settings' and only ever tightening them. */
+  readonly profile: ProfilePolicies;
+  /** Tools from outside the runner, or null. */
+  readonly external: ExternalTools | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
 }
@@ -40,6 +45,9 @@ type ActivityState = "started" | "completed" | "failed";
 
 const DENIED_BY_SETTINGS = "The tool call was denied by the user's settings. Do not retry it.";
 const DENIED_BY_USER = "The user denied this tool call.";
+// Profile names are 1-64 of [a-z0-9-] (agent-settings.ts): safe to name in a result and a summary.
+const deniedByProfile = (profile: string, tool: string) =>
+  `The tool call was denied: this window runs as the "${profile}" agent profile, which does not allow ${tool}. Do not retry it.`;
 const EXPIRED = "No one answered the approval request in time, so this tool call was not run. Do not retry it unless the user asks.";
 
 /** Runs `calls` one after another; returns their results in call order. Throws {@link RunStop} on cancellation or output failure. */
@@ -61,9 +69,10 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await io.diagnostic(DiagnosticCode.activityLimit);
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
-  const tool = findBuiltinTool(call.name);
+  const builtin = findBuiltinTool(call.name, (context.tool.skills ?? []).length > 0);
+  const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
-  if (tool === undefined) {
+  if (builtin === undefined && external === undefined) {
     await activity(io, activityId, name, "failed", `${name}: no such tool`);
     return result(`There is no tool named ${JSON.stringify(name)}.`, true);
   }
@@ -74,19 +83,20 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await activity(io, activityId, name, "failed", `${name}: arguments were not valid JSON`);
     return result("The arguments were not valid JSON.", true);
   }
-  const policy = resolvePolicy(tool.name, context.policies);
+  const { policy, byProfile } = profilePolicy(builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy, call.name, context.profile);
   if (policy === "deny") {
     // Nothing is prepared: a denied tool does not even look at the filesystem.
-    await activity(io, activityId, name, "failed", `${name} (denied by settings)`);
-    return result(DENIED_BY_SETTINGS, true);
+    const profile = context.profile.name;
+    await activity(io, activityId, name, "failed", byProfile ? `${name} (denied by the ${profile} profile)` : `${name} (denied by settings)`);
+    return result(byProfile ? deniedByProfile(profile, name) : DENIED_BY_SETTINGS, true);
   }
-  const prepared = await prepareCall(tool, args, context.tool);
+  const prepared = builtin !== undefined ? await prepareCall(builtin, args, context.tool) : await prepareExternalCall(external!, args, context.tool);
   if (!isPrepared(prepared)) {
     // Refused before anyone is asked: a protected path, a missing file, an edit that matches nothing.
     await activity(io, activityId, name, "failed", prepared.summary);
     return result(prepared.output, true);
   }
-  const summary = prepared.action;
+  const summary = prepared.activity ?? prepared.action;
   if (policy === "ask" || prepared.mustAsk) {
     const shown = approvalSummary(prepared, secrets);
     if (shown === null) {
@@ -112,8 +122,15 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   await activity(io, activityId, name, "started", summary);
   const outcome = await prepared.run();
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
+  // A server that stopped during the call is reported by the run that noticed.
+  if (context.external !== null) await reportNotices(io, context.external);
   if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
   return result(outcome.output, !outcome.ok);
+}
+
+/** Emits and records, once each, the notices the external tools have not reported yet. */
+export async function reportNotices(io: RunIO, external: ExternalTools): Promise<void> {
+  for (const notice of external.takeNotices()) await io.diagnostic(notice.code, boundSummary(notice.summary, io.secrets));
 }
 
 /** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */

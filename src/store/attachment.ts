@@ -12,11 +12,12 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { FileInfo, Runtime, Sha256 } from "../host/runtime.ts";
 import { lengthPrefixed } from "../util/digest.ts";
-import { type ConversationRecord, isConversationRecord } from "./conversation-records.ts";
+import { type ConversationRecord, foldConversation } from "./conversation-records.ts";
 import type { Lease } from "./leases.ts";
 import { revisionId } from "./pages.ts";
 import type { HistorySnapshot } from "./history-snapshot.ts";
-import { projectHistory, projectHistoryAsync } from "./projection.ts";
+import { projectHistory } from "./projection.ts";
+import { projectWithinBudget } from "./projection-window.ts";
 import { encodeRecord, type SessionPreferencesRecord, type SessionRecord } from "./records.ts";
 import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
 import type { Cooperation } from "./cooperative-slices.ts";
@@ -98,8 +99,9 @@ export async function loadAttachment(
   const scope = checkCwd ? await recordedCwd(context, read.records) : { ok: true as const, notices: [] };
   if (!scope.ok) return scope;
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
-  // Over the snapshot budget (history_limit, its only failure) the session stays usable; its pages are not.
-  const projected = await projectHistoryAsync(read.records, { torn: read.torn, secrets: context.secrets }, cooperation);
+  // Over the snapshot budget (history_limit, its only failure) the session stays usable; its pages are not,
+  // unless a compaction lets the projection start later (projection-window.ts).
+  const projected = await projectWithinBudget(read.records, { torn: read.torn, secrets: context.secrets }, cooperation);
   if (!projected.ok && projected.code !== ErrorCode.historyLimit) return projected;
   const attachment: Attachment = {
     sessionId,
@@ -110,7 +112,7 @@ export async function loadAttachment(
     file: read.identity,
     intactLength: read.intactLength,
     lines: read.lines,
-    conversation: read.records.filter(isConversationRecord),
+    conversation: foldConversation([], read.records),
     preferences: lastPreferences(read.records) ?? null,
     metadata: foldMetadata(read.records),
     stale: false,
@@ -163,7 +165,7 @@ export async function extendAttachment(
     file: { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
     intactLength: writes.intactLength,
     lines: (attachment.lines ?? 0) + writes.records.length,
-    conversation: [...attachment.conversation, ...writes.records.filter(isConversationRecord)],
+    conversation: foldConversation(attachment.conversation, writes.records),
     preferences: lastPreferences(writes.records) ?? attachment.preferences,
     metadata: foldMetadata(writes.records, attachment.metadata),
     stale: false,

@@ -90,6 +90,24 @@ export function othersIgnorable(record: Fields, known: (name: string) => boolean
   return !nested || utf8BytesWithin(line, 0, NESTED_RECORD_BYTES);
 }
 
+/**
+ * Whether the fields of `record`, a record this version understands, keep
+ * within the nesting bounds every line keeps: each nested within the depth
+ * bound, and the line within {@link NESTED_RECORD_BYTES} when any of them is
+ * an array or object. The fields a type defines are checked as a later
+ * writer's are ({@link othersIgnorable}), so a history this version writes
+ * is one every older reader can still skip through.
+ */
+export function nestingWithinBounds(record: Fields, line: string): boolean {
+  let nested = false;
+  for (const value of Object.values(record)) {
+    if (typeof value !== "object" || value === null) continue;
+    if (depthOf(value, RECORD_NESTING_DEPTH - 1) > RECORD_NESTING_DEPTH - 1) return false;
+    nested = true;
+  }
+  return !nested || utf8BytesWithin(line, 0, NESTED_RECORD_BYTES);
+}
+
 const ENVELOPE = new Set(["v", "type", "session_id", "at"]);
 const inEnvelope = (name: string): boolean => ENVELOPE.has(name);
 

@@ -11,7 +11,7 @@
  */
 
 import * as v from "valibot";
-import { NESTED_RECORD_BYTES, othersIgnorable, RECORD_NESTING_DEPTH, type SkippedRecord, skippedRecord } from "./record-evolution.ts";
+import { NESTED_RECORD_BYTES, nestingWithinBounds, othersIgnorable, RECORD_NESTING_DEPTH, type SkippedRecord, skippedRecord } from "./record-evolution.ts";
 import { containersWithin, nestingDepth, utf8BytesWithin } from "./record-fields.ts";
 import { schemasOf, type SessionRecord } from "./records.ts";
 
@@ -62,6 +62,7 @@ export function recordOfLine(line: string, sessionId: string): ReadRecord | null
   const fields = value as Readonly<Record<string, unknown>>;
   const schemas = schemasOf(fields.v, fields.type);
   if (schemas === undefined) return skippedRecord(fields, sessionId, line);
+  if (schemas.nested && !nestingWithinBounds(fields, line)) return null;
   const exact = v.safeParse(schemas.exact, value);
   if (exact.success) return exact.output.session_id === sessionId ? exact.output : null;
   // Where the exact check fails and the same checks without it pass, only fields a later writer added differ.

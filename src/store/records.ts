@@ -16,16 +16,23 @@ import { exactObject, notArray } from "../util/exact-object.ts";
 import { isPrintable } from "../util/redaction.ts";
 import { bytesWithin, CountSchema, IdSchema, isIdentifier, SessionIdSchema, stringWhere, TextSchema, TimestampSchema, withinNameBytes } from "./record-field-schemas.ts";
 import { EFFORTS } from "../policy/efforts.ts";
+import { NESTED_RECORD_BYTES } from "./record-evolution.ts";
+import { TurnContextSchema } from "./turn-context.ts";
+
+export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
 /**
- * The newest record format version this code reads, and the `v` it writes:
- * every type below is defined at `v: 1`.
+ * The newest record format version this code reads. Format 1 defines every
+ * type below at `v: 1`; format 2 adds one definition, the replacing
+ * `compaction` at `v: 2` (its `through_turn` changes the provider replay, so
+ * a format-1 reader must refuse it). A record is written with the oldest `v`
+ * that defines it, so only replacing compactions carry `v: 2`.
  */
-export const RECORD_VERSION = 1;
+export const RECORD_VERSION = 2;
 
-function common<const T extends string>(type: T) {
+function common<const T extends string, const V extends 1 | 2 = 1>(type: T, version: V = 1 as V) {
   return {
-    v: v.literal(RECORD_VERSION),
+    v: v.literal(version),
     type: v.literal(type),
     session_id: SessionIdSchema,
     at: TimestampSchema,
@@ -50,7 +57,8 @@ const SESSION_PREFERENCES = {
   model: stringWhere((text) => withinNameBytes(text) && isPrintable(text), "Invalid model"),
   effort: v.picklist(EFFORTS),
 };
-const TURN_STARTED = { ...common("turn_started"), turn_id: IdSchema, run_id: IdSchema };
+// `context` (turn-context.ts) is informational: nothing derived from a history reads it.
+const TURN_STARTED = { ...common("turn_started"), turn_id: IdSchema, run_id: IdSchema, context: v.exactOptional(TurnContextSchema) };
 const USER_INPUT = { ...common("user_input"), turn_id: IdSchema, message_id: IdSchema, text: TextSchema };
 const ASSISTANT_CHUNK = {
   ...common("assistant_chunk"),
@@ -86,6 +94,9 @@ const ACTIVITY = {
 };
 // The optional title is durable title metadata a compaction may carry; session listing shows the latest one.
 const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema) };
+// Format 2: the summary replaces, in the provider replay, every replayed record up to the last one
+// of turn `through_turn` before it (docs/storage.md, "Compaction").
+const REPLACING_COMPACTION = { ...common("compaction", 2), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema), through_turn: IdSchema };
 // A session's title as set by the user or a titling step; never derived from a prompt by this backend.
 const SESSION_TITLE = { ...common("session_title"), title: TextSchema };
 const DIAGNOSTIC = {
@@ -95,16 +106,8 @@ const DIAGNOSTIC = {
   summary: TextSchema,
 };
 const INTERNAL_PROMPT = { ...common("internal_prompt"), turn_id: IdSchema, text: TextSchema };
-// `cached_input_tokens` came later without raising `v`: a reader derives nothing from usage
-// that it shows or replays, so an older one may ignore it (docs/storage.md, record evolution).
-const USAGE = {
-  ...common("usage"),
-  turn_id: IdSchema,
-  input_tokens: CountSchema,
-  output_tokens: CountSchema,
-  reasoning_tokens: v.exactOptional(CountSchema),
-  cached_input_tokens: v.exactOptional(CountSchema),
-};
+// `cached_input_tokens` came within format 1: no reader derives what it shows or replays from usage.
+const USAGE = { ...common("usage"), turn_id: IdSchema, input_tokens: CountSchema, output_tokens: CountSchema, reasoning_tokens: v.exactOptional(CountSchema), cached_input_tokens: v.exactOptional(CountSchema) };
 const TURN_FINISHED = {
   ...common("turn_finished"),
   turn_id: IdSchema,
@@ -128,8 +131,10 @@ export const AssistantMessageRecordSchema = exactObject(ASSISTANT_MESSAGE);
 export const ReasoningSummaryRecordSchema = exactObject(REASONING_SUMMARY);
 /** `activity`: one state of a tool, subagent or compaction activity. */
 export const ActivityRecordSchema = exactObject(ACTIVITY);
-/** `compaction`: a compaction summary. */
+/** `compaction` at `v: 1`: a compaction summary shown in history, which the replay does not read. */
 export const CompactionRecordSchema = exactObject(COMPACTION);
+/** `compaction` at `v: 2`: a summary that replaces earlier records in the provider replay. */
+export const ReplacingCompactionRecordSchema = exactObject(REPLACING_COMPACTION);
 /** `session_title`: the session's display title, which listing shows; never projected. */
 export const SessionTitleRecordSchema = exactObject(SESSION_TITLE);
 /** `diagnostic`: a diagnostic shown in history. */
@@ -151,6 +156,7 @@ const VARIANT = v.variant("type", [
   v.strictObject(REASONING_SUMMARY),
   v.strictObject(ACTIVITY),
   v.strictObject(COMPACTION),
+  v.strictObject(REPLACING_COMPACTION),
   v.strictObject(SESSION_TITLE),
   v.strictObject(DIAGNOSTIC),
   v.strictObject(INTERNAL_PROMPT),
@@ -169,27 +175,36 @@ export interface TypeSchemas {
   readonly extended: v.GenericSchema<unknown, SessionRecord>;
   /** Whether the type defines a field of this name. */
   readonly defines: (name: string) => boolean;
+  /** Whether the type defines a field that holds an array or object, so its lines keep the nested bounds. */
+  readonly nested: boolean;
 }
 
+/** The types that define a field holding an array or object. */
+const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started"]);
+
 // `v.variant` tries its options in turn (most of the parse time on a large
-// history); a lookup by `type` reaches the same option schema directly.
-const SCHEMA_BY_TYPE: ReadonlyMap<unknown, TypeSchemas> = new Map(
-  VARIANT.options.map((option) => [option.entries.type.literal, {
-    exact: option as v.GenericSchema<unknown, SessionRecord>,
-    extended: v.object(option.entries) as v.GenericSchema<unknown, SessionRecord>,
-    defines: (name: string) => Object.hasOwn(option.entries, name),
-  }]),
+// history); a lookup by `v` and `type` reaches the same option schema directly.
+const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].map((version) =>
+  new Map(
+    VARIANT.options.filter((option) => option.entries.v.literal === version).map((option) => [option.entries.type.literal, {
+      exact: option as v.GenericSchema<unknown, SessionRecord>,
+      extended: v.object(option.entries) as v.GenericSchema<unknown, SessionRecord>,
+      defines: (name: string) => Object.hasOwn(option.entries, name),
+      nested: NESTED_TYPES.has(option.entries.type.literal),
+    }]),
+  )
 );
 
 /** The schemas of `type` at record format `version`, or undefined when this version does not understand such a record. */
 export function schemasOf(version: unknown, type: unknown): TypeSchemas | undefined {
-  return version === RECORD_VERSION ? SCHEMA_BY_TYPE.get(type) : undefined;
+  return version === 1 || version === 2 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
 }
 
-/** Validates `value` against the schema of its own `type`: what {@link RecordSchema} decides, without the scan. */
+/** Validates `value` against the schema of its own `v` and `type`: what {@link RecordSchema} decides, without the scan. */
 function checkRecord(value: unknown): SessionRecord | null {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const schemas = SCHEMA_BY_TYPE.get((value as { readonly type?: unknown }).type);
+  const fields = value as { readonly v?: unknown; readonly type?: unknown };
+  const schemas = schemasOf(fields.v, fields.type);
   if (schemas === undefined) return null;
   const parsed = v.safeParse(schemas.exact, value);
   return parsed.success ? parsed.output as SessionRecord : null;
@@ -211,8 +226,10 @@ export type AssistantMessageRecord = v.InferOutput<typeof AssistantMessageRecord
 export type ReasoningSummaryRecord = v.InferOutput<typeof ReasoningSummaryRecordSchema>;
 /** The `activity` record. */
 export type ActivityRecord = v.InferOutput<typeof ActivityRecordSchema>;
-/** The `compaction` record. */
-export type CompactionRecord = v.InferOutput<typeof CompactionRecordSchema>;
+/** The `compaction` record, either version. */
+export type CompactionRecord = v.InferOutput<typeof CompactionRecordSchema> | ReplacingCompactionRecord;
+/** The `compaction` record at `v: 2`. */
+export type ReplacingCompactionRecord = v.InferOutput<typeof ReplacingCompactionRecordSchema>;
 /** The `session_title` record. */
 export type SessionTitleRecord = v.InferOutput<typeof SessionTitleRecordSchema>;
 /** The `diagnostic` record. */
@@ -249,6 +266,11 @@ export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
 
 const encoder = new TextEncoder();
 
+/** Whether a field of `record` holds an array or object. */
+function holdsNested(record: SessionRecord): boolean {
+  return Object.values(record).some((value) => typeof value === "object" && value !== null);
+}
+
 /**
  * Encodes `record` as its stored line: compact JSON and one LF. Returns null
  * for a record that fails its schema, since writing it would make the whole
@@ -256,6 +278,8 @@ const encoder = new TextEncoder();
  * raw LF, which would split the record in two. `JSON.stringify` escapes every
  * control character in strings and emits no whitespace, so the second case is
  * unreachable; it is checked because the one-line invariant is load-bearing.
+ * Also null for a line holding an array or object past the nested line bound,
+ * which every reader refuses (`record-evolution.ts`).
  * Lone surrogates are emitted as `\udXXX` escapes, so the bytes are always
  * valid UTF-8.
  */
@@ -264,5 +288,8 @@ export function encodeRecord(record: SessionRecord): Uint8Array | null {
   if (checked === null) return null;
   const json = JSON.stringify(checked);
   if (json.includes("\n")) return null;
-  return encoder.encode(`${json}\n`);
+  const bytes = encoder.encode(`${json}\n`);
+  // A line with nested data past the bound would make every reader refuse the file.
+  if (bytes.length - 1 > NESTED_RECORD_BYTES && NESTED_TYPES.has(checked.type) && holdsNested(checked)) return null;
+  return bytes;
 }

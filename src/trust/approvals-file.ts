@@ -4,15 +4,17 @@
  * configured; only the approve and revoke commands write it
  * (`approvals-write.ts`).
  *
- * Format (strict JSON, no duplicate keys), sorted by kind, name and source:
+ * Format (strict JSON, no duplicate keys), sorted by kind, name and source,
+ * one key's digests oldest first:
  *
  *     { "v": 1, "approvals": [ { "kind": "mcp", "name": "github",
  *       "source": "/home/me/.magi-code/settings.jsonc", "digest": "<64 hex>" } ] }
  *
  * Like the credentials file it must be an owner-only regular file (mode
  * 0600, not a symlink): a file others could write would let them approve
- * programs that then run as the user. Anything else, an oversized file or two
- * approvals with the same kind, name and source is `configuration_invalid`.
+ * programs that then run as the user. Anything else, an oversized file or one
+ * approval listed twice (kind, name, source and digest) is
+ * `configuration_invalid`.
  *
  * @module
  */
@@ -75,7 +77,7 @@ export function parseApprovalsText(text: string): Approval[] | null {
   if (value === null || value === undefined) return null;
   const parsed = v.safeParse(ApprovalsSchema, value);
   if (!parsed.success) return null;
-  const keys = new Set(parsed.output.approvals.map((approval) => JSON.stringify([approval.kind, approval.name, approval.source])));
+  const keys = new Set(parsed.output.approvals.map((approval) => JSON.stringify([approval.kind, approval.name, approval.source, approval.digest])));
   return keys.size === parsed.output.approvals.length ? parsed.output.approvals : null;
 }
 

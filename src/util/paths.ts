@@ -40,3 +40,27 @@ export function dirname(path: string): string {
   const slash = normal.lastIndexOf("/");
   return slash <= 0 ? "/" : normal.slice(0, slash);
 }
+
+/** Whether `path` is `root` or inside it; both absolute and normalised. */
+export function isWithin(root: string, path: string): boolean {
+  if (root === "/") return path.startsWith("/");
+  return path === root || path.startsWith(`${root}/`);
+}
+
+// Characters some filesystems drop when comparing names (HFS+ ignores zero-width and bidi marks).
+const IGNORED_IN_NAMES = /\p{Default_Ignorable_Code_Point}/gu;
+
+/**
+ * `name` (or a whole path) in the form a case-insensitive,
+ * normalisation-insensitive filesystem compares: decomposed, without
+ * default-ignorable characters, lower-cased. Two names with equal folds may
+ * be one directory entry; protected names are compared in this form.
+ */
+export function foldName(name: string): string {
+  return name.normalize("NFD").replace(IGNORED_IN_NAMES, "").toLowerCase();
+}
+
+/** Whether canonical `path` is `MC_HOME` or inside it, compared case-insensitively ({@link foldName}). */
+export function isWithinHome(home: string, path: string): boolean {
+  return isWithin(foldName(home), foldName(path));
+}

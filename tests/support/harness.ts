@@ -7,6 +7,7 @@
 
 import { createMemoryRuntime, type MemoryRuntime, type MemoryRuntimeOptions } from "../../runtime/memory.ts";
 import { request } from "../../src/fuzz/mod.ts";
+import type { McpServerSource } from "../../src/admission/startup.ts";
 import { createServer } from "../../src/server.ts";
 import { guarded } from "./hang-guard.ts";
 
@@ -41,10 +42,15 @@ export interface Run {
   waitFrames(count: number): Promise<Frame[]>;
 }
 
+/** Options of {@link startServer}: the memory runtime's, and which MCP servers startup starts. */
+export interface ServerRunOptions extends MemoryRuntimeOptions {
+  readonly mcpServers?: McpServerSource;
+}
+
 /** Starts a server on a fresh memory runtime. */
-export function startServer(options: MemoryRuntimeOptions = {}): Run {
+export function startServer(options: ServerRunOptions = {}): Run {
   const runtime = createMemoryRuntime(options);
-  const exit = createServer(runtime).serve();
+  const exit = createServer(runtime, options.mcpServers === undefined ? {} : { mcpServers: options.mcpServers }).serve();
   const frames = () => runtime.output.frames() as Frame[];
   // Every pending wait is checked on each write, so concurrent waits never replace one another.
   const waiters = new Set<() => void>();

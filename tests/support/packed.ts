@@ -39,6 +39,20 @@ function cleanCopy(target: string): void {
 }
 
 /**
+ * Where a package at lockfile key `from` finds its dependency `name`, as
+ * Node resolves it: in its own `node_modules`, else in each enclosing one,
+ * else at the top (`node_modules/name`). A dependency whose version differs
+ * from the hoisted one is nested (the MCP SDK's server side brings several).
+ */
+function resolvedKey(lock: Record<string, Record<string, any>>, from: string, name: string): string {
+  for (let base = from; base !== ""; base = base.includes("/node_modules/") ? base.slice(0, base.lastIndexOf("/node_modules/")) : "") {
+    const key = `${base}/node_modules/${name}`;
+    if (key in lock) return key;
+  }
+  return `node_modules/${name}`;
+}
+
+/**
  * A lockfile for an app with `dependencies`: the tarball and packages of
  * this repository's lockfile `lock` (such as `@types/node`). magi-code's
  * runtime dependencies, those packages and theirs are copied from it,
@@ -62,15 +76,14 @@ function appLockfile(dependencies: Record<string, string>, integrity: string, pk
       peerDependenciesMeta: pkg.peerDependenciesMeta,
     },
   };
-  const queue = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(dependencies).filter((name) => name !== "magi-code")];
-  for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-    const key = `node_modules/${name}`;
+  const queue = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(dependencies).filter((name) => name !== "magi-code")].map((name) => `node_modules/${name}`);
+  for (let key = queue.shift(); key !== undefined; key = queue.shift()) {
     if (key in packages) continue;
     const entry = lock[key];
-    assert.ok(entry !== undefined, `${name} is in package-lock.json`);
+    assert.ok(entry !== undefined, `${key} is in package-lock.json`);
     const { dev: _dev, devOptional: _devOptional, peer: _peer, ...kept } = entry;
     packages[key] = kept;
-    queue.push(...Object.keys(entry.dependencies ?? {}));
+    queue.push(...Object.keys(entry.dependencies ?? {}).map((name) => resolvedKey(lock, key, name)));
   }
   return { name: "app", lockfileVersion: 3, requires: true, packages };
 }

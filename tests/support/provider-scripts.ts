@@ -34,7 +34,9 @@ export interface ReplyOptions {
   readonly truncate?: boolean;
   /** A refusal instead of text (Chat Completions and Responses stream refusals as their own deltas). */
   readonly refusal?: string;
-  /** The usage to report (default: 11 prompt tokens, none cached, 7 output tokens), each API in its own fields. */
+  /** The input tokens the reply reports (default 11), when `usage` does not say. */
+  readonly inputTokens?: number;
+  /** The usage to report (default: `inputTokens` prompt tokens, none cached, 7 output tokens), each API in its own fields. */
   readonly usage?: ScriptedUsage;
 }
 
@@ -52,7 +54,10 @@ export interface ScriptedUsage {
   readonly reasoning?: number;
 }
 
-const DEFAULT_USAGE: ScriptedUsage = { prompt: 11, cached: 0, output: 7 };
+/** The usage `options` asks for. */
+function usageOf(options: ReplyOptions): ScriptedUsage {
+  return options.usage ?? { prompt: options.inputTokens ?? 11, cached: 0, output: 7 };
+}
 
 /** `usage` with what the OpenAI APIs report in their `*_details` objects, under the given names. */
 function openAiUsage(usage: ScriptedUsage, names: { prompt: string; output: string }): Record<string, unknown> {
@@ -94,13 +99,13 @@ function chat(options: ReplyOptions): Event[] {
   if (options.truncate) return out;
   const finish = options.maxTokens ? "length" : (options.calls ?? []).length > 0 ? "tool_calls" : "stop";
   out.push(chunk({}, finish));
-  out.push({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: openAiUsage(options.usage ?? DEFAULT_USAGE, { prompt: "prompt", output: "completion" }) });
+  out.push({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: openAiUsage(usageOf(options), { prompt: "prompt", output: "completion" }) });
   out.push("[DONE]");
   return out;
 }
 
 function anthropic(options: ReplyOptions): Event[] {
-  const usage = options.usage ?? DEFAULT_USAGE;
+  const usage = usageOf(options);
   const cache = usage.cached === 0 ? {} : { cache_read_input_tokens: usage.cached, cache_creation_input_tokens: 0 };
   const out: Event[] = [{
     type: "message_start",
@@ -168,7 +173,7 @@ function responses(options: ReplyOptions): Event[] {
     outputIndex++;
   }
   if (options.truncate) return out;
-  const usage = openAiUsage(options.usage ?? DEFAULT_USAGE, { prompt: "input", output: "output" });
+  const usage = openAiUsage(usageOf(options), { prompt: "input", output: "output" });
   out.push(
     options.maxTokens
       ? { type: "response.incomplete", response: { id: "resp_1", status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, usage } }

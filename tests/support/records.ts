@@ -7,6 +7,7 @@
 
 import fc from "fast-check";
 import { encodeRecord, type SessionRecord } from "../../src/store/records.ts";
+import { boundTurnContext, type TurnContext } from "../../src/store/turn-context.ts";
 import { concatBytes as concatByteArrays } from "../../src/util/bytes.ts";
 import { EFFORTS } from "../../src/policy/efforts.ts";
 import { LIMITS } from "../../src/protocol/limits.ts";
@@ -41,8 +42,27 @@ export const idArb = fc.oneof(
 const countArb = fc.oneof(fc.nat(), fc.maxSafeNat());
 const modelArb = fc.string({ unit: "binary", minLength: 1, maxLength: 64 }).map((model) => model.replace(CONTROLS, "_"));
 const codeArb = fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/);
+const sha256Arb = fc.stringMatching(/^[0-9a-f]{64}$/);
 
-/** Every record type, each with arbitrary valid fields, for session `sessionId`. */
+/** One instructions file of a turn's context. */
+const fileDigestArb = fc.record({ path: textArb(60), sha256: sha256Arb, bytes: countArb }, { noNullPrototype: true });
+/** One skill of a turn's context. */
+const skillEntryArb = fc.record({ name: textArb(20), path: textArb(60) }, { noNullPrototype: true });
+
+/** A `turn_started` context as the writer records it: bounded, then the prompt's digest in front. */
+export const turnContextArb: fc.Arbitrary<TurnContext> = fc.tuple(
+  sha256Arb,
+  fc.record(
+    {
+      instructions: fc.array(fileDigestArb, { maxLength: 4 }),
+      skills: fc.array(skillEntryArb, { maxLength: 3 }),
+      profile: fc.record({ name: textArb(20), files: fc.array(fileDigestArb, { maxLength: 3 }) }, { noNullPrototype: true, requiredKeys: ["name"] }),
+    },
+    { noNullPrototype: true, requiredKeys: ["instructions"] },
+  ),
+).map(([system_sha256, parts]) => ({ system_sha256, ...boundTurnContext(parts) }));
+
+/** Every record type at every version that defines it, each with arbitrary valid fields, for session `sessionId`. */
 export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Arbitrary<SessionRecord> {
   const base = <T extends string>(type: T) => ({ v: fc.constant(1 as const), type: fc.constant(type), session_id: sessionId, at: timestampArb });
   const required = <const K extends string>(keys: readonly K[]) => ["v", "type", "session_id", "at", ...keys] as ("v" | "type" | "session_id" | "at" | K)[];
@@ -52,7 +72,7 @@ export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Ar
       { noNullPrototype: true, requiredKeys: required(["created_at"]) },
     ),
     fc.record({ ...base("session_preferences"), provider: codeArb, model: modelArb, effort: fc.constantFrom(...EFFORTS) }, { noNullPrototype: true }),
-    fc.record({ ...base("turn_started"), turn_id: idArb, run_id: idArb }, { noNullPrototype: true }),
+    fc.record({ ...base("turn_started"), turn_id: idArb, run_id: idArb, context: turnContextArb }, { noNullPrototype: true, requiredKeys: required(["turn_id", "run_id"]) }),
     fc.record({ ...base("user_input"), turn_id: idArb, message_id: idArb, text: textArb() }, { noNullPrototype: true }),
     fc.record({ ...base("assistant_chunk"), turn_id: idArb, message_id: idArb, index: countArb, text: textArb() }, { noNullPrototype: true }),
     fc.record({ ...base("assistant_message"), turn_id: idArb, message_id: idArb, text: textArb(), partial: fc.boolean() }, { noNullPrototype: true }),
@@ -67,6 +87,10 @@ export function recordArb(sessionId: fc.Arbitrary<string> = sessionIdArb): fc.Ar
       summary: textArb(256),
     }, { noNullPrototype: true }),
     fc.record({ ...base("compaction"), turn_id: idArb, summary: textArb(), title: textArb() }, { noNullPrototype: true, requiredKeys: required(["turn_id", "summary"]) }),
+    fc.record(
+      { ...base("compaction"), v: fc.constant(2 as const), turn_id: idArb, summary: textArb(), title: textArb(), through_turn: idArb },
+      { noNullPrototype: true, requiredKeys: required(["turn_id", "summary", "through_turn"]) },
+    ),
     fc.record({ ...base("session_title"), title: textArb() }, { noNullPrototype: true }),
     fc.record({ ...base("diagnostic"), turn_id: idArb, code: codeArb, summary: textArb() }, { noNullPrototype: true, requiredKeys: required(["code", "summary"]) }),
     fc.record({ ...base("internal_prompt"), turn_id: idArb, text: textArb() }, { noNullPrototype: true }),

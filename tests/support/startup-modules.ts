@@ -6,8 +6,10 @@
  *
  * How: the child runs with its runtime's own module log on stderr, and
  * stderr shares stdout's pipe, so the log lines written before the answer's
- * line name exactly the modules loaded before the answer was written (after
- * it nothing loads until a request asks). Node's `NODE_DEBUG=esm` logs
+ * line name exactly the modules loaded before the answer was written; the
+ * child then answers an idle `status` and `shutdown`, and the whole log up
+ * to its exit names all an idle child ever loads (code put off to just
+ * after the answer shows there). Node's `NODE_DEBUG=esm` logs
  * "Storing <url> … in ModuleLoadMap" as each module job is created; the npm
  * entry is a bundle, so each loaded file is mapped to its sources with
  * `dist/bundle-inputs.json` (scripts/bundle.mjs). Deno's `--log-level=debug`
@@ -20,7 +22,7 @@
 
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVE_FLAGS } from "../../runtime/permissions.ts";
@@ -47,10 +49,14 @@ export interface StartupModules {
  */
 export const STARTUP_BUDGET = {
   // 61: runtime/node-main.ts, the module the entry imports once Node's compile cache is on.
-  // 62: config/title-settings.ts, the `agent.titles` schema: startup validates every settings key.
-  node: { own: 62, compat: 0, packages: ["jsonc-parser", "valibot"] },
+  // 62: src/config/agent-settings.ts, the `agent` section every settings parse needs, with the
+  // built-in profiles and the listing that tells startup whether any profile file exists.
+  // 63: src/config/compaction-settings.ts, the schema of `agent.compaction` and of an endpoint's
+  // `context_window`, which startup must check before it answers (a bad value is configuration_invalid).
+  // 64: src/config/title-settings.ts, the schema of `agent.titles`, checked with the rest of `agent`.
+  node: { own: 64, compat: 0, packages: ["jsonc-parser", "valibot"] },
   // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
-  deno: { own: 64, compat: 22, packages: ["@noble/hashes", "valibot"] },
+  deno: { own: 66, compat: 22, packages: ["@noble/hashes", "valibot"] },
 } as const;
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */
@@ -109,13 +115,21 @@ function denoSources(log: string): StartupModules {
   return summarise(sources, compat.size);
 }
 
+/** What had loaded when the `initialize` answer was written, and by the exit of the same idle child. */
+export interface StartupRecord extends StartupModules {
+  /** Everything loaded by the child's exit, after an idle `status` and `shutdown`: the same as at the answer. */
+  readonly untilExit: StartupModules;
+}
+
 /**
  * Spawns the real entry of `runtime` (the npm bin under Node; `runtime/deno.ts`
  * with the documented narrow permission set under Deno) on a fresh `MC_HOME`,
- * sends `initialize` and returns what had loaded when the answer was written;
- * then shuts the child down.
+ * sends `initialize`, then `status` once it is answered and `shutdown` once
+ * that is, and returns what had loaded when the `initialize` answer was
+ * written and what had by the exit: code loaded just after the answer (a
+ * warm-up on a timer) shows in the second.
  */
-export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<StartupModules> {
+export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<StartupRecord> {
   const root = repoRoot();
   const base = mkdtempSync(join(tmpdir(), "magi-startup-modules-"));
   const cwd = join(base, "work");
@@ -123,25 +137,42 @@ export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<Sta
   const command = runtime === "node"
     ? [nodeBinary(), join(root, "dist", "magi-code.mjs")]
     : [denoBinary(), "run", ...SERVE_FLAGS, "--log-level=debug", join(root, "runtime", "deno.ts")];
-  const env = { ...process.env, MC_HOME: join(base, "home"), ...(runtime === "node" ? { NODE_DEBUG: "esm" } : {}) };
-  // stderr joins stdout: one pipe keeps the order in which the log and the answer were written.
+  // A HOME of its own: a developer's ~/.agents/skills (or anything else under the real home) would load
+  // the code a child without it never loads. Deno keeps its usual cache, which lives under the real home.
+  const env = {
+    ...process.env,
+    HOME: join(base, "user"),
+    MC_HOME: join(base, "home"),
+    ...(runtime === "node" ? { NODE_DEBUG: "esm" } : { DENO_DIR: process.env.DENO_DIR ?? join(homedir(), ".cache", "deno") }),
+  };
+  // stderr joins stdout: one pipe keeps the order in which the log and the answers were written.
   const child = spawn("sh", ["-c", 'exec "$@" serve --stdio 2>&1', "sh", ...command], { cwd, env, stdio: ["pipe", "pipe", "ignore"] });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
   child.stdin!.write(line(ID, "initialize", { required_capabilities: [] }));
   try {
-    const before = await guarded(new Promise<string>((resolve, reject) => {
+    const { before, whole } = await guarded(new Promise<{ before: string; whole: string }>((resolve, reject) => {
       let text = "";
+      let before: string | null = null;
+      let status = false;
       child.stdout!.setEncoding("utf8");
       child.stdout!.on("data", (chunk: string) => {
         text += chunk;
-        const at = text.indexOf(`"id":"${ID}"`);
-        if (at !== -1) resolve(text.slice(0, text.lastIndexOf("\n", at) + 1));
+        const at = before === null ? text.indexOf(`"id":"${ID}"`) : -1;
+        if (at !== -1) {
+          before = text.slice(0, text.lastIndexOf("\n", at) + 1);
+          child.stdin!.write(line(`${ID}-status`, "status", {}));
+        }
+        if (!status && text.includes(`"id":"${ID}-status"`)) {
+          status = true;
+          child.stdin!.end(line(`${ID}-bye`, "shutdown", {}));
+        }
       });
-      child.stdout!.on("end", () => reject(new Error(`the child closed stdout before answering initialize:\n${text.slice(-2000)}`)));
-    }), "the initialize answer");
-    child.stdin!.end(line("bye", "shutdown", {}));
-    await guarded(exited, "the child to exit");
-    return runtime === "node" ? nodeSources(before) : denoSources(before);
+      // stdout ends when the child exits: its last log lines are in.
+      child.stdout!.on("end", () => before === null || !status
+        ? reject(new Error(`the child closed stdout before answering initialize and status:\n${text.slice(-2000)}`))
+        : resolve({ before, whole: text }));
+    }), "the child to answer and exit");
+    const sources = runtime === "node" ? nodeSources : denoSources;
+    return { ...sources(before), untilExit: sources(whole) };
   } finally {
     child.kill("SIGKILL");
     rmSync(base, { recursive: true, force: true });

@@ -8,11 +8,10 @@
 
 import assert from "node:assert/strict";
 import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
-import type { MemoryRuntimeOptions } from "../../runtime/memory.ts";
 import type { ProviderApi } from "../../src/config/settings.ts";
 import { type FakeProvider, startFakeProvider } from "./fake-provider.ts";
 import { guarded } from "./hang-guard.ts";
-import { type Frame, initLine, line, type Run, startServer } from "./harness.ts";
+import { type Frame, initLine, line, type Run, type ServerRunOptions, startServer } from "./harness.ts";
 import { runtimeFetch } from "./runtime-fetch.ts";
 
 /** The storage root the memory runtime's default `HOME` implies. */
@@ -52,7 +51,7 @@ export interface TurnServer extends Run {
 }
 
 /** Options of {@link startTurnServer}. */
-export interface TurnServerOptions extends MemoryRuntimeOptions {
+export interface TurnServerOptions extends ServerRunOptions {
   /** Extra top-level settings (e.g. `tools`, `agent`). */
   readonly settings?: Record<string, unknown>;
   /** An already running fake provider to reuse. */

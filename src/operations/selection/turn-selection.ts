@@ -6,19 +6,21 @@
  * status, the accepted turn fails with `stale_selection` before its input is
  * appended (no `input.persisted`), and the refreshed selection (a new
  * revision) is exposed only after the run's terminal event is out. Nothing is
- * retried; the client decides.
+ * retried; the client decides. The same read says how many tokens the
+ * model's context holds, when the provider's list said (`config/compaction-settings.ts`).
  *
  * @module
  */
 
 import { ErrorCode } from "../../protocol/errors.ts";
+import { contextWindow } from "../../config/compaction-settings.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import type { CatalogContext } from "../catalog/catalog-context.ts";
-import { observeHint } from "../catalog/observe.ts";
+import { observeModel } from "../catalog/observe.ts";
 import type { SelectionState } from "../catalog/selection-state.ts";
 
-/** `base` with the current selection of `selection` applied. */
-export function selectionRunConfig(base: RunConfig, selection: SelectionState, context: CatalogContext): RunConfig {
+/** `base` with the current selection of `selection` applied; `cachedWindow` is what the turn's observation read. */
+export function selectionRunConfig(base: RunConfig, selection: SelectionState, context: CatalogContext, cachedWindow: number | null): RunConfig {
   const value = selection.value;
   return {
     ...base,
@@ -26,6 +28,7 @@ export function selectionRunConfig(base: RunConfig, selection: SelectionState, c
     model: value.model,
     effort: selection.effortToSend(),
     apiKey: context.apiKey(value.endpoint),
+    contextWindow: contextWindow({ provider: value.provider, model: value.model, cached: cachedWindow, configured: value.endpoint.contextWindow ?? null }),
   };
 }
 
@@ -35,15 +38,23 @@ export interface TurnRefusal {
   readonly after: () => void;
 }
 
-/** The turn admission observation: a refusal when effort semantics changed, else null. */
-export async function observeForTurn(selection: SelectionState, context: CatalogContext, signal: AbortSignal): Promise<TurnRefusal | null> {
+/** What the turn admission observed: a refusal when effort semantics changed, and the cached context window. */
+export interface TurnObservation {
+  readonly refusal: TurnRefusal | null;
+  readonly cachedWindow: number | null;
+}
+
+/** The turn admission observation. */
+export async function observeForTurn(selection: SelectionState, context: CatalogContext, signal: AbortSignal): Promise<TurnObservation> {
   const { provider, model } = selection.value;
-  const hint = await observeHint(context, provider, model, signal);
+  const cached = await observeModel(context, provider, model, signal);
+  const hint = cached?.reasoning ?? null;
   // A cancelled observation read nothing trustworthy; the run itself reports the cancellation.
-  if (signal.aborted) return null;
+  if (signal.aborted) return { refusal: null, cachedWindow: null };
+  const cachedWindow = cached?.contextWindow ?? null;
   if (!selection.changes(hint)) {
     selection.observe(hint);
-    return null;
+    return { refusal: null, cachedWindow };
   }
-  return { code: ErrorCode.staleSelection, after: () => selection.observe(hint) };
+  return { refusal: { code: ErrorCode.staleSelection, after: () => selection.observe(hint) }, cachedWindow };
 }

@@ -8,25 +8,41 @@
 
 import type { Runtime } from "../../host/runtime.ts";
 import { apiKeyFor } from "../../config/providers.ts";
-import { DEFAULT_MAX_STEPS } from "../../config/settings.ts";
+import { DEFAULT_MAX_STEPS } from "../../config/agent-settings.ts";
+import { compactionPolicy, contextWindow } from "../../config/compaction-settings.ts";
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
+import { boundTurnContext } from "../../store/turn-context.ts";
 
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
   const { selection } = snapshot;
+  const skills = snapshot.skills?.skills ?? [];
+  const profile = snapshot.profiles.primary;
   return {
     runtime,
     endpoint: selection.endpoint,
     model: selection.model,
     effort: selection.effort,
     apiKey: apiKeyFor(selection.endpoint, (name) => runtime.env(name), snapshot.credentials),
-    instructions: systemPrompt(snapshot.instructions, snapshot.cwd),
+    instructions: systemPrompt(snapshot.instructions, snapshot.cwd, skills, profile),
+    skills,
+    context: boundTurnContext({
+      instructions: snapshot.instructions.map(({ path, sha256, bytes }) => ({ path, sha256, bytes })),
+      ...(skills.length === 0 ? {} : { skills: skills.map(({ name, file }) => ({ name, path: file })) }),
+      profile: { name: profile.name, ...(profile.files.length === 0 ? {} : { files: [...profile.files] }) },
+    }),
     policies: snapshot.settings.tools ?? {},
-    maxSteps: snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS,
+    profile: { name: profile.name, tools: profile.tools },
+    // A profile's bound can only shorten a turn: the settings' bound is the user's cap on spend.
+    maxSteps: Math.min(snapshot.settings.agent?.max_steps ?? DEFAULT_MAX_STEPS, profile.maxSteps ?? Infinity),
+    // The selection's run configuration replaces this with what the turn's catalog observation read.
+    contextWindow: contextWindow({ provider: selection.provider, model: selection.model, cached: null, configured: selection.endpoint.contextWindow ?? null }),
+    compaction: compactionPolicy(snapshot.settings.agent?.compaction),
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
+    external: snapshot.mcp ?? null,
   };
 }

@@ -11,7 +11,7 @@
  */
 
 import { type FileInfo, isRuntimeError } from "../../host/runtime.ts";
-import { type PathAccess, type PathRefusal, refusalText, relativeTo, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
+import { isWithin, type PathAccess, type PathRefusal, type PathScope, refusalText, relativeTo, resolveWorkspacePath } from "../../policy/workspace-paths.ts";
 import { describeError, finishResult, showExactly } from "./tool-text.ts";
 import { scopeOf, type ToolContext, type ToolResult } from "./tool.ts";
 
@@ -56,9 +56,19 @@ async function lstatOrNull(context: ToolContext, path: string): Promise<FileInfo
   }
 }
 
-/** Resolves the model's `input` for `access` and records what is at it. */
-export async function resolveTarget(context: ToolContext, input: string, access: PathAccess): Promise<TargetResolution> {
-  const decision = await resolveWorkspacePath(scopeOf(context), input, access);
+/**
+ * Canonical `path` as people and the model see it: workspace-relative, or
+ * for a file of a skill outside the workspace `skill <name>: <path in it>`.
+ */
+export function shownPath(context: ToolContext, path: string): string {
+  if (isWithin(context.workspace, path)) return relativeTo(context.workspace, path);
+  const skill = context.skills?.find((item) => isWithin(item.directory, path));
+  return skill === undefined ? relativeTo(context.workspace, path) : `skill ${skill.name}: ${relativeTo(skill.directory, path)}`;
+}
+
+/** Resolves the model's `input` for `access` in `scope` (default: the workspace's) and records what is at it. */
+export async function resolveTarget(context: ToolContext, input: string, access: PathAccess, scope: PathScope = scopeOf(context)): Promise<TargetResolution> {
+  const decision = await resolveWorkspacePath(scope, input, access);
   if (!decision.ok) return { ok: false, refusal: decision.reason };
   let info: FileInfo | null;
   try {
@@ -66,7 +76,7 @@ export async function resolveTarget(context: ToolContext, input: string, access:
   } catch (failure) {
     return { ok: false, failure };
   }
-  const shown = showExactly(relativeTo(context.workspace, decision.path));
+  const shown = showExactly(shownPath(context, decision.path));
   return { ok: true, target: { input, access, path: decision.path, shown, info } };
 }
 

@@ -13,6 +13,7 @@ import * as v from "valibot";
 import { redactSecrets, redactStrings } from "../../util/redaction.ts";
 import { clampUtf8, utf8ByteCount } from "../../util/utf8.ts";
 import { boundSummary, describeError, finishResult } from "./tool-text.ts";
+import type { ExternalTool } from "./external.ts";
 import { type AnyTool, isPrepared, MAX_SUMMARY_BYTES, type PreparedCall, type ToolContext, type ToolResult } from "./tool.ts";
 
 /** Most validation issues listed back to the model. */
@@ -34,9 +35,9 @@ function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
 }
 
 /** The failure a throwing tool becomes: a fixed phrase, never the exception's message. */
-function thrown(tool: AnyTool, error: unknown, secrets: readonly string[]): ToolResult {
+function thrown(name: string, error: unknown, secrets: readonly string[]): ToolResult {
   const reason = describeError(error);
-  return finishResult(false, `${tool.name} failed: ${reason}.`, `${tool.name}: failed (${reason})`, secrets);
+  return finishResult(false, `${name} failed: ${reason}.`, `${name}: failed (${reason})`, secrets);
 }
 
 /**
@@ -50,18 +51,36 @@ export async function prepareCall(tool: AnyTool, args: unknown, context: ToolCon
   if (!parsed.success) {
     return finishResult(false, `Invalid arguments for ${tool.name}: ${issuesText(parsed.issues)}.`, `${tool.name}: invalid arguments`, context.secrets);
   }
+  return await guardPrepared(tool.name, parsed.output, context, () => tool.prepare(parsed.output, context));
+}
+
+/**
+ * Prepares a call to an external tool (an MCP server's) with the same
+ * safety net as a built-in one: thrown errors become fixed phrases, and
+ * results are bounded and redacted. The tool checks its arguments itself.
+ */
+export async function prepareExternalCall(tool: ExternalTool, args: unknown, context: ToolContext): Promise<PreparedCall | ToolResult> {
+  return await guardPrepared(tool.name, args, context, () => tool.prepare(args, context));
+}
+
+async function guardPrepared(
+  name: string,
+  args: unknown,
+  context: ToolContext,
+  prepare: () => Promise<PreparedCall | ToolResult>,
+): Promise<PreparedCall | ToolResult> {
   // Result summaries quote arguments cut to a few hundred bytes, before anything redacts them,
   // so a secret in an argument could show as an unrecognisable prefix: then the summary is
   // built from the whole action instead (redacted before it is bounded), or is the bare outcome.
-  const hidesSecret = JSON.stringify(redactStrings(parsed.output, context.secrets)) !== JSON.stringify(parsed.output);
+  const hidesSecret = JSON.stringify(redactStrings(args, context.secrets)) !== JSON.stringify(args);
   let prepared: PreparedCall | ToolResult;
   try {
-    prepared = await tool.prepare(parsed.output, context);
+    prepared = await prepare();
   } catch (error) {
-    return thrown(tool, error, context.secrets);
+    return thrown(name, error, context.secrets);
   }
   if (!isPrepared(prepared)) {
-    return finishResult(prepared.ok, prepared.output, hidesSecret ? `${tool.name}: refused` : prepared.summary, context.secrets);
+    return finishResult(prepared.ok, prepared.output, hidesSecret ? `${name}: refused` : prepared.summary, context.secrets);
   }
   const { action, mustAsk } = prepared;
   // A prompt showing [redacted] would ask the user to approve text they cannot see.
@@ -71,12 +90,12 @@ export async function prepareCall(tool: AnyTool, args: unknown, context: ToolCon
     try {
       result = await prepared.run();
     } catch (error) {
-      return thrown(tool, error, context.secrets);
+      return thrown(name, error, context.secrets);
     }
-    const summary = hidesSecret ? `${action}: ${result.ok ? "done" : "failed"}` : result.summary;
+    const summary = hidesSecret ? `${prepared.activity ?? action}: ${result.ok ? "done" : "failed"}` : result.summary;
     return finishResult(result.ok, result.output, summary, context.secrets);
   };
-  return { action, tooLongToShow, mustAsk, run };
+  return { action, tooLongToShow, mustAsk, run, ...(prepared.activity === undefined ? {} : { activity: prepared.activity }) };
 }
 
 /**

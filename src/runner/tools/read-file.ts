@@ -16,10 +16,9 @@ import type { ReadHandle } from "../../host/runtime.ts";
 import { concatBytes } from "../../util/bytes.ts";
 import { exactObject } from "../../util/exact-object.ts";
 import { utf8ByteCount } from "../../util/utf8.ts";
-import { relativeTo } from "../../policy/workspace-paths.ts";
-import { type CallTarget, PATH_TOO_LONG, resolveTarget, sameObject, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetFailure } from "./call-target.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, sameObject, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetFailure } from "./call-target.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
-import { MAX_OUTPUT_BYTES, type PreparedCall, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
+import { MAX_OUTPUT_BYTES, type PreparedCall, scopeOf, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
 
 const PATH_TEXT = "File path, relative to the workspace (or absolute inside it).";
 const START_TEXT = "First line to return, counting from 1 (default 1).";
@@ -101,7 +100,9 @@ async function prepare(params: ReadFileParams, context: ToolContext): Promise<Pr
   const label = `read_file ${quote(params.path)}${range(params)}`;
   const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
   if ((params.end_line ?? Number.MAX_SAFE_INTEGER) < (params.start_line ?? 1)) return fail("end_line must not be less than start_line.", "invalid line range");
-  const resolution = await resolveTarget(context, params.path, "read");
+  // The enabled skills' directories are readable too, wherever they are: the `skill` tool lists their files.
+  const readable = context.skills?.map((skill) => skill.directory);
+  const resolution = await resolveTarget(context, params.path, "read", { ...scopeOf(context), ...(readable === undefined ? {} : { readable }) });
   if (!resolution.ok) return targetFailure(resolution, label, context.secrets);
   const { target } = resolution;
   if (target.info === null) return fail("Cannot read the file: not found.", "not found");
@@ -116,7 +117,7 @@ async function prepare(params: ReadFileParams, context: ToolContext): Promise<Pr
 }
 
 async function run(params: ReadFileParams, context: ToolContext, target: CallTarget): Promise<ToolResult> {
-  const label = `read_file ${quote(relativeTo(context.workspace, target.path))}${range(params)}`;
+  const label = `read_file ${quote(shownPath(context, target.path))}${range(params)}`;
   const fail = (output: string, summary: string) => finishResult(false, output, `${label}: ${summary}`, context.secrets);
   const start = params.start_line ?? 1;
   const end = params.end_line ?? Number.MAX_SAFE_INTEGER;

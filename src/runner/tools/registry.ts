@@ -1,6 +1,7 @@
 /**
- * The built-in tool set, in the order it is offered to the model. Approval
- * policies live apart, in `policies.ts`, so startup can check them without
+ * The built-in tool set, in the order it is offered to the model, and
+ * `skill`, which is offered only when skills are enabled. Approval policies
+ * live apart, in `policy/tool-policies.ts`, so startup can check them without
  * loading any tool.
  *
  * @module
@@ -12,6 +13,7 @@ import { grepTool } from "./grep.ts";
 import { listDirectoryTool } from "./list-directory.ts";
 import { readFileTool } from "./read-file.ts";
 import { shellTool } from "./shell.ts";
+import { skillTool } from "./skill.ts";
 import type { AnyTool } from "./tool.ts";
 import { writeFileTool } from "./write-file.ts";
 
@@ -25,12 +27,14 @@ const BUILTINS: readonly AnyTool[] = Object.freeze([
   shellTool,
 ] as AnyTool[]);
 
-/** Every built-in tool, in the order they are offered to the model. */
-export function builtinTools(): readonly AnyTool[] {
-  return BUILTINS;
+const WITH_SKILL: readonly AnyTool[] = Object.freeze([...BUILTINS, skillTool as AnyTool]);
+
+/** Every built-in tool, in the order they are offered to the model; `skill` last, when `skills` are enabled. */
+export function builtinTools(skills = false): readonly AnyTool[] {
+  return skills ? WITH_SKILL : BUILTINS;
 }
 
-/** The built-in tool called `name`, if any. */
-export function findBuiltinTool(name: string): AnyTool | undefined {
-  return BUILTINS.find((tool) => tool.name === name);
+/** The built-in tool called `name`, if any; `skill` only when `skills` are enabled. */
+export function findBuiltinTool(name: string, skills = false): AnyTool | undefined {
+  return builtinTools(skills).find((tool) => tool.name === name);
 }

@@ -8,34 +8,33 @@
 
 import { isRuntimeError } from "../../host/runtime.ts";
 import { hasControl, redactSecrets, replaceControls } from "../../util/redaction.ts";
+import { escapeInvisible } from "../../util/invisible.ts";
 import { clampUtf8 } from "../../util/utf8.ts";
 import { MAX_OUTPUT_BYTES, MAX_SUMMARY_BYTES, type ToolResult } from "./tool.ts";
 
 /** Appended to output that the final bound had to cut (tools normally bound and annotate earlier). */
 export const OUTPUT_CUT_NOTE = "\n[output truncated at 64 KiB]";
 
-/**
- * Characters a person cannot see, or that reorder or disguise what is around
- * them, in text a user approves: controls (C0 are already escaped by JSON, C1
- * are not), format characters (bidi embeddings, overrides and isolates
- * U+202A–U+202E, U+2066–U+2069, the marks U+200E/U+200F, zero-width
- * U+200B–U+200D, U+2060–U+2064, U+FEFF and every other `Cf`), line and
- * paragraph separators, every default-ignorable code point (Hangul fillers,
- * variation selectors), unassigned and private-use code points (a later
- * Unicode may make them format characters), lone surrogates, and spaces
- * other than U+0020, which would let a value pad itself out of view.
- */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}\p{Default_Ignorable_Code_Point}]|(?! )\p{Zs}/gu;
 
 /**
- * `text` JSON-quoted with every {@link INVISIBLE} character written as a
+ * `text` JSON-quoted with every invisible character (`util/invisible.ts`) written as a
  * visible `\u{…}` escape: `src/\u{202E}gnp.js`, `.git\u{200B}/hooks`. JSON
  * quoting doubles every backslash already in `text`, so an escape can only
  * come from here and the shown form maps back to exactly one value. Never
  * cut: approval prompts show values whole or not at all.
  */
 export function showExactly(text: string): string {
-  return JSON.stringify(text).replace(INVISIBLE, (char) => `\\u{${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}}`);
+  return showJsonExactly(text);
+}
+
+/**
+ * `value` as compact JSON (what goes on the wire) with every
+ * invisible character (`util/invisible.ts`) written as a visible `\u{…}` escape. JSON
+ * quotes every string and doubles every backslash inside one, so, as with
+ * {@link showExactly}, an escape can only come from here. Never cut.
+ */
+export function showJsonExactly(value: unknown): string {
+  return escapeInvisible(JSON.stringify(value));
 }
 
 /**

@@ -21,6 +21,7 @@ import type * as v from "valibot";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { Runtime } from "../../host/runtime.ts";
 import type { PathScope } from "../../policy/workspace-paths.ts";
+import type { Skill } from "../../config/skills.ts";
 
 /** Largest `output` a tool hands the model, in UTF-8 bytes. */
 export const MAX_OUTPUT_BYTES = 65_536;
@@ -40,6 +41,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Known secret values (provider keys, configured secrets) to redact from everything returned. */
   readonly secrets: readonly string[];
+  /** The enabled skills: `skill` loads them, and `read_file` may read inside their directories. Absent: none. */
+  readonly skills?: readonly Skill[];
 }
 
 /** How a call ended. */
@@ -85,6 +88,12 @@ export interface PreparedCall {
    * a summary; the approval prompt shows it whole or the call is refused.
    */
   readonly action: string;
+  /**
+   * What activity summaries say the call does, when they must not show all
+   * of {@link action} (an MCP call's arguments are shown for approval only);
+   * absent: the action.
+   */
+  readonly activity?: string;
   /** For the model, when {@link action} is too long to show for approval: why, and what to do instead. */
   readonly tooLongToShow: string;
   /** Whether the call needs the user's approval even where its policy is `allow` (a hard-linked file). */
