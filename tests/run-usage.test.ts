@@ -13,6 +13,7 @@ import { describe, it } from "node:test";
 import type { ProviderApi } from "../src/config/settings.ts";
 import { CAPABILITIES } from "../src/protocol/methods.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { startFakeProvider } from "./support/fake-provider.ts";
 import { guarded } from "./support/hang-guard.ts";
 import { errorScript } from "./support/provider-fixtures.ts";
 import { reply, type ScriptedUsage } from "./support/provider-scripts.ts";
@@ -47,6 +48,14 @@ function storedUsage(server: TurnServer, sessionId: string): Record<string, unkn
   const text = new TextDecoder().decode(server.runtime.fs.contents(`${HOME}/sessions/${sessionId}.jsonl`));
   return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line)).filter((record) => record.type === "usage");
 }
+
+/**
+ * The context window of each API's test model, as the child knows it
+ * without a catalog cache or a setting: the built-in figures of the
+ * default models (docs/settings.md, "Context windows"); the chat tests'
+ * `qwen` is in no table, so unknown.
+ */
+const WINDOW: Readonly<Record<ProviderApi, number | null>> = { "openai-chat": null, "openai-responses": 400_000, "anthropic-messages": 200_000 };
 
 /** Reasoning as the API reports it: the OpenAI APIs do, Anthropic's stream has no such count. */
 function reasoningOf(api: ProviderApi, value: number): number | null {
@@ -96,7 +105,7 @@ for (const api of APIS) {
         reasoning_tokens: reasoningOf(api, 24),
         session_input_tokens: 2_300,
         session_output_tokens: 100,
-        context_window: null,
+        context_window: WINDOW[api],
         context_used: 1_300,
       });
 
@@ -112,7 +121,7 @@ for (const api of APIS) {
         reasoning_tokens: null,
         session_input_tokens: 3_800,
         session_output_tokens: 105,
-        context_window: null,
+        context_window: WINDOW[api],
         context_used: 1_500,
       });
       assert.deepEqual(storedUsage(server, first.sessionId).map(({ input_tokens, output_tokens, cached_input_tokens, reasoning_tokens }) => ({ input_tokens, output_tokens, cached_input_tokens, reasoning_tokens })), [
@@ -149,7 +158,7 @@ for (const api of APIS) {
         reasoning_tokens: null,
         session_input_tokens: 0,
         session_output_tokens: 0,
-        context_window: null,
+        context_window: WINDOW[api],
         context_used: null,
       });
       assert.equal(await stopTurnServer(server), 0);
@@ -167,6 +176,19 @@ for (const api of APIS) {
     });
   });
 }
+
+describe("run.usage's context window", () => {
+  it("is the endpoint's context_window setting when no catalog says otherwise", async () => {
+    const provider = await startFakeProvider();
+    const endpoints = { ollama: { base_url: `${provider.url}/v1`, context_window: 32_768 } };
+    const server = await startTurnServer("openai-chat", { capabilities: WITH_USAGE, provider, settings: { providers: { endpoints } } });
+    server.provider.enqueue(reply("openai-chat", { text: ["Sized."], usage: { prompt: 20_000, cached: 0, output: 2 } }));
+    const { runId } = await startTurn(server, "How full?");
+    const usage = usageOf(await runEvents(server, runId));
+    assert.deepEqual([usage.context_window, usage.context_used], [32_768, 20_000]);
+    assert.equal(await stopTurnServer(server), 0);
+  });
+});
 
 describe("run.usage for turns that reached no provider", () => {
   it("a turn whose provider cannot be reached sends no run.usage", async () => {
