@@ -13,6 +13,7 @@ import { describe, it } from "node:test";
 import type { ProviderApi } from "../src/config/settings.ts";
 import { CAPABILITIES } from "../src/protocol/methods.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { overflowCases, overflowScript, startWindowServer } from "./support/compaction.ts";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { guarded } from "./support/hang-guard.ts";
 import { errorScript } from "./support/provider-fixtures.ts";
@@ -188,6 +189,51 @@ describe("run.usage's context window", () => {
     assert.deepEqual([usage.context_window, usage.context_used], [32_768, 20_000]);
     assert.equal(await stopTurnServer(server), 0);
   });
+});
+
+describe("run.usage with compaction", () => {
+  for (const answer of overflowCases().filter((candidate, index, all) => all.findIndex((other) => other.api === candidate.api) === index)) {
+    it(`${answer.api}: a refusal for length, the summary request and the retry all count; the fill is the retry's`, async () => {
+      const api = answer.api;
+      const server = await startWindowServer(api, null, {}, { capabilities: WITH_USAGE });
+      try {
+        server.provider.enqueue(reply(api, { text: ["FIRST-ANSWER"], usage: { prompt: 500, cached: 0, output: 10 } }));
+        const first = await startTurn(server, "FIRST-PROMPT");
+        assert.equal(usageOf(await runEvents(server, first.runId)).session_input_tokens, 500);
+        server.provider.enqueue(overflowScript(answer));
+        server.provider.enqueue(reply(api, { text: ["SUMMARY-ONE"], usage: { prompt: 700, cached: 0, output: 50 } }));
+        server.provider.enqueue(reply(api, { text: ["SECOND-ANSWER"], usage: { prompt: 300, cached: 0, output: 20 } }));
+        const second = await startTurn(server, "SECOND-PROMPT", first.sessionId);
+        const usage = usageOf(await runEvents(server, second.runId));
+        assert.deepEqual(
+          [usage.input_tokens, usage.output_tokens, usage.session_input_tokens, usage.session_output_tokens, usage.context_used],
+          [1_000, 70, 1_500, 80, 300],
+        );
+      } finally {
+        await stopTurnServer(server);
+      }
+    });
+
+    it(`${answer.api}: when the retry is refused too, the summary request counts but measures no fill`, async () => {
+      const api = answer.api;
+      const server = await startWindowServer(api, null, {}, { capabilities: WITH_USAGE });
+      try {
+        server.provider.enqueue(reply(api, { text: ["FIRST-ANSWER"], usage: { prompt: 500, cached: 0, output: 10 } }));
+        const first = await startTurn(server, "FIRST-PROMPT");
+        await runEvents(server, first.runId);
+        server.provider.enqueue(overflowScript(answer));
+        server.provider.enqueue(reply(api, { text: ["SUMMARY-ONE"], usage: { prompt: 700, cached: 0, output: 50 } }));
+        server.provider.enqueue(overflowScript(answer));
+        const second = await startTurn(server, "SECOND-PROMPT", first.sessionId);
+        const events = await runEvents(server, second.runId);
+        assert.equal((events.at(-1)!.data as { error_code: string }).error_code, "execution_failed");
+        const usage = usageOf(events);
+        assert.deepEqual([usage.input_tokens, usage.output_tokens, usage.context_used], [700, 50, null]);
+      } finally {
+        await stopTurnServer(server);
+      }
+    });
+  }
 });
 
 describe("run.usage for turns that reached no provider", () => {
