@@ -166,7 +166,8 @@ const baseUrl = `http://127.0.0.1:${provider.address().port}/v1`;
 async function startChild(launcher, label, index, prepare = () => null) {
   const dirs = freshDirs("magi-turns-");
   mkdirSync(dirs.home, { mode: 0o700 });
-  const settings = { model: { provider: "ollama", model: "bench-model" }, providers: { endpoints: { ollama: { base_url: baseUrl } } } };
+  // Titles off: a titling request after each session's first turn is no part of a turn's cost.
+  const settings = { model: { provider: "ollama", model: "bench-model" }, providers: { endpoints: { ollama: { base_url: baseUrl } } }, agent: { titles: { enabled: false } } };
   writeFileSync(join(dirs.home, "settings.jsonc"), JSON.stringify(settings), { mode: 0o600 });
   let prepared;
   try {

@@ -52,7 +52,7 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
   const negotiation = new Negotiation(reject);
   // An undeliverable run terminal is an output failure: it closes like one (exit 1). Workers that
   // cannot load fail the child as a failed startup would.
-  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"), (code) => lifecycle.fail(code));
+  const workers = new ReadyWorkers(runtime, output, () => closing.close("transport"), (code) => lifecycle.fail(code), (capability) => negotiation.negotiated(capability));
   const status = new StatusView(() => lifecycle.phase, () => workers.view, output);
   const initializer = new Initializer({
     runtime,

@@ -10,10 +10,10 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { AgentClient, ConnectionClosed, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
+import { AgentClient, type Capability, ConnectionClosed, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
 import { ErrorCodeSchema } from "../src/protocol/events.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { CAPABILITIES, type MethodName } from "../src/protocol/methods.ts";
+import { CAPABILITIES } from "../src/protocol/methods.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -88,7 +88,7 @@ class Peer {
 }
 
 /** A peer whose client is initialized with `capabilities` advertised (every one by default), requiring `required`, under `limits`. */
-async function initialized(capabilities: readonly string[] = CAPABILITIES, required: readonly MethodName[] = ["turn.start"], limits: object = LIMITS): Promise<Peer> {
+async function initialized(capabilities: readonly string[] = CAPABILITIES, required: readonly Capability[] = ["turn.start"], limits: object = LIMITS): Promise<Peer> {
   const peer = new Peer();
   const init = peer.client.initialize(required);
   const request = await peer.requested(1);
@@ -98,8 +98,8 @@ async function initialized(capabilities: readonly string[] = CAPABILITIES, requi
 }
 
 /** A peer with an admitted run `run1` of session `s1`; `messages` records what each event left visible. */
-async function running(seen: RunMessage[][] = []) {
-  const peer = await initialized();
+async function running(seen: RunMessage[][] = [], peerReady: Promise<Peer> = initialized()) {
+  const peer = await peerReady;
   const started = peer.client.startTurn("s1", "hello", { onEvent: (_event, run) => seen.push([...run.messages.values()]) });
   const request = await peer.requested(2);
   peer.result(request.id, { run_id: "run1", accepted: true });
@@ -107,6 +107,16 @@ async function running(seen: RunMessage[][] = []) {
 }
 
 const finished = { outcome: "completed", persistence: "durable", revision: "r2", error_code: null };
+const usage = {
+  input_tokens: 1_200,
+  output_tokens: 40,
+  cached_input_tokens: 1_000,
+  reasoning_tokens: null,
+  session_input_tokens: 3_000,
+  session_output_tokens: 90,
+  context_window: null,
+  context_used: 1_200,
+};
 
 describe("the client library against a scripted peer", () => {
   it("sends fresh ids and exactly the request envelope", async () => {
@@ -176,6 +186,7 @@ describe("the client library against a scripted peer", () => {
     ["a line that is not JSON", (peer) => peer.raw("hello\n")],
     ["a response to no request", (peer) => peer.result("c77", { state: "stopping" })],
     ["a malformed result", (peer) => peer.result("c3", { state: "idle" })],
+    ["a run.usage the client did not require", (peer) => peer.event("run.usage", usage)],
   ];
   for (const [what, send] of violations) {
     it(`fails closed on ${what}: rejects the pending request and run, closes the child's stdin`, async () => {
@@ -191,6 +202,22 @@ describe("the client library against a scripted peer", () => {
       await assert.rejects(peer.client.request("status", {}), (error: unknown) => error instanceof ProtocolViolation);
     });
   }
+
+  it("a client that required run.usage keeps the run's usage; a second run.usage in one run is a violation", async () => {
+    const withUsage = initialized([...CAPABILITIES, "run.usage"].sort(), ["turn.start", "run.usage"]);
+    const { peer, run } = await running([], withUsage);
+    assert.equal(run.usage, null);
+    peer.event("run.usage", usage);
+    peer.event("run.finished", finished);
+    await run.finished;
+    assert.deepEqual(run.usage, { session_id: "s1", run_id: "run1", ...usage });
+    assert.equal(peer.client.failure, null);
+
+    const again = await running([], initialized([...CAPABILITIES, "run.usage"].sort(), ["turn.start", "run.usage"]));
+    again.peer.event("run.usage", usage);
+    again.peer.event("run.usage", usage);
+    await assert.rejects(again.run.finished, (error: unknown) => error instanceof ProtocolViolation);
+  });
 
   it("knows exactly the codes of src/protocol/errors.ts", () => {
     assert.deepEqual([...ErrorCodeSchema.options].sort(), Object.values(ErrorCode).sort());

@@ -14,6 +14,7 @@ import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import {
   admissionCode,
   effortDefects,
+  EXTENSION_CAPABILITIES as KIT_EXTENSIONS,
   INVISIBLE_NON_SPACE,
   invalidCall,
   NEGOTIATED_METHODS,
@@ -26,7 +27,7 @@ import {
   WIRE_METHODS,
 } from "../src/fuzz/mod.ts";
 import { CAPABILITIES } from "../src/protocol/methods.ts";
-import { NEGOTIATED } from "../src/protocol/negotiation.ts";
+import { EXTENSION_CAPABILITIES, NEGOTIATED } from "../src/protocol/negotiation.ts";
 import { HOME, seedCache } from "./support/catalog.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { type Frame, type Run, startServer } from "./support/harness.ts";
@@ -91,9 +92,10 @@ async function inChunks(total: number, requests: number, chunk: (runs: number) =
 }
 
 describe("the params kit", () => {
-  it("WIRE_METHODS and NEGOTIATED_METHODS are exactly the server's sixteen methods and four negotiated ones", () => {
+  it("WIRE_METHODS, NEGOTIATED_METHODS and EXTENSION_CAPABILITIES are exactly the server's sixteen methods, four negotiated ones and its extension capabilities", () => {
     assert.deepEqual([...WIRE_METHODS].sort(), [...CAPABILITIES]);
     assert.deepEqual([...NEGOTIATED_METHODS].sort(), [...NEGOTIATED].sort());
+    assert.deepEqual([...KIT_EXTENSIONS], [...EXTENSION_CAPABILITIES]);
   });
 
   it("validParams() reaches the boundaries: limits 1 and 100, 64-byte ids, 256-byte names, every effort form, omitted optionals", () => {

@@ -14,9 +14,8 @@
 import type { Runtime } from "../host/runtime.ts";
 import { ErrorCode as Codes } from "../protocol/errors.ts";
 import { publishedLimits } from "../protocol/limits.ts";
-import { CAPABILITIES, isMethodName } from "../protocol/methods.ts";
 import type { WorkerReplies } from "../protocol/replies.ts";
-import type { Negotiation } from "../protocol/negotiation.ts";
+import { isCapability, type Negotiation } from "../protocol/negotiation.ts";
 import type { InitializeResult, StatusResult } from "../protocol/results.ts";
 import type { InitializeParams } from "../protocol/schemas.ts";
 import type { Lifecycle } from "./lifecycle.ts";
@@ -61,7 +60,7 @@ export class Initializer {
   initialize(id: string, params: InitializeParams): void {
     const { lifecycle, replies } = this.#host;
     if (lifecycle.phase.kind !== "new") return replies.error(id, Codes.alreadyInitialized);
-    if (!params.required_capabilities.every((name) => isMethodName(name))) {
+    if (!params.required_capabilities.every((name) => isCapability(name))) {
       return replies.error(id, Codes.unsupportedCapability);
     }
     this.#host.negotiation.admit(params.required_capabilities);
@@ -95,6 +94,6 @@ export class Initializer {
     if (!outcome.ok) return host.replies.error(id, outcome.code);
     host.start(outcome.snapshot);
     const limits = publishedLimits(host.negotiation.negotiated("session.discover"));
-    host.replies.result(id, { capabilities: CAPABILITIES, limits, status: host.status() } satisfies InitializeResult);
+    host.replies.result(id, { capabilities: host.negotiation.capabilities(), limits, status: host.status() } satisfies InitializeResult);
   }
 }

@@ -16,7 +16,7 @@
 import type { ErrorCode } from "../protocol/errors.ts";
 import { type Limits, LIMITS } from "../protocol/limits.ts";
 import type { MethodName, MethodParams } from "../protocol/methods.ts";
-import { NEGOTIATED } from "../protocol/negotiation.ts";
+import { type Capability, NEGOTIATED } from "../protocol/negotiation.ts";
 import type { InitializeResult, MethodResult } from "../protocol/results.ts";
 import { explainEnding } from "./ending.ts";
 import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused } from "./errors.ts";
@@ -106,15 +106,16 @@ export class AgentClient {
 
   /**
    * Sends `initialize` requiring `capabilities`; later requests are checked
-   * against what it advertises. Refused with a wire code (say
-   * `unsupported_capability`), it may be sent again. Given up through
+   * against what it advertises, and negotiated events (`run.usage`) are
+   * accepted only when they were required here. Refused with a wire code
+   * (say `unsupported_capability`), it may be sent again. Given up through
    * `options` (see {@link RequestOptions}; `initialize` cannot be cancelled
    * by id) it rejects with `RequestAborted` and the connection is closed:
    * the child may still initialize, with the client unable to know how, so
    * `failure` is then a {@link ConnectionClosed}, every later request
    * rejects with it, and {@link close} collects the child's exit.
    */
-  async initialize(capabilities: readonly MethodName[], options: RequestOptions = {}): Promise<InitializeResult> {
+  async initialize(capabilities: readonly Capability[], options: RequestOptions = {}): Promise<InitializeResult> {
     const result = await this.request("initialize", { required_capabilities: [...capabilities] }, options).catch((error: unknown) => {
       if (error instanceof RequestAborted) this.#fail(new ConnectionClosed("initialize was given up (aborted or timed out), so the connection was closed"));
       throw error;
@@ -251,6 +252,8 @@ export class AgentClient {
     const run = this.#runs.get(event.data.run_id);
     // turn.start's response precedes its run's events, and nothing follows run.finished.
     if (run === undefined || run.sessionId !== event.data.session_id) return this.#violation(`${event.event} outside an active run`);
+    // A negotiated event is no part of the base contract: unrequired, it is as unknown as any other.
+    if (event.event === "run.usage" && !this.#required.has("run.usage")) return this.#violation("run.usage was not required in initialize");
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {

@@ -23,11 +23,12 @@ export {
 } from "./errors.ts";
 export { EXCLUSIVE, REQUEST_WINDOW, RUN_REQUEST_WINDOW, URGENT, URGENT_SLOTS } from "./outbox.ts";
 export { CANCELLABLE, MAX_TIMEOUT_MS, type RequestOptions } from "./requests.ts";
-export { type Approval, Run, type RunFinished, type RunHandlers, type RunMessage } from "./run.ts";
+export { type Approval, Run, type RunFinished, type RunHandlers, type RunMessage, type RunUsage } from "./run.ts";
 export { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 export { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 export { type Limits, LIMITS } from "../protocol/limits.ts";
 export { CAPABILITIES, type MethodName, type MethodParams, METHODS } from "../protocol/methods.ts";
+export { type Capability, EXTENSION_CAPABILITIES } from "../protocol/negotiation.ts";
 export { type HistoryEntry, type InitializeResult, type MethodResult, RESULTS, type StatusResult } from "../protocol/results.ts";
 export { type EventData, type EventName, EVENTS, type WireEvent } from "../protocol/events.ts";
 export { EventFrameSchema, OutputFrameSchema, RequestFrameSchema, ResponseFrameSchema } from "../protocol/envelopes.ts";

@@ -71,6 +71,9 @@ interface MessageState {
 /** The data of `run.finished`. */
 export type RunFinished = EventData<"run.finished">;
 
+/** The data of `run.usage` (negotiated). */
+export type RunUsage = EventData<"run.usage">;
+
 /** One admitted run. Created by the client when `turn.start` is answered, before its first event is read. */
 export class Run {
   readonly sessionId: string;
@@ -85,6 +88,7 @@ export class Run {
   #settle!: { resolve(data: RunFinished): void; reject(reason: unknown): void };
   #result: RunFinished | null = null;
   #persisted: EventData<"input.persisted"> | null = null;
+  #usage: RunUsage | null = null;
 
   /** Creates the run `runId` of `sessionId`; `port` sends its answers and cancellation. */
   constructor(sessionId: string, runId: string, port: RunPort, handlers: RunHandlers = {}) {
@@ -115,6 +119,14 @@ export class Run {
   /** `input.persisted`'s data once the prompt is durable (from then on the session id may be saved), else null. */
   get persisted(): EventData<"input.persisted"> | null {
     return this.#persisted;
+  }
+
+  /**
+   * `run.usage`'s data once it arrived, else null: only a client that
+   * required `run.usage` gets it, once per run that reached a provider.
+   */
+  get usage(): RunUsage | null {
+    return this.#usage;
   }
 
   /** `run.finished`'s data once it arrived, else null. */
@@ -171,6 +183,10 @@ export class Run {
       case "approval.requested":
         return this.#request(event.data);
       case "diagnostic":
+        return null;
+      case "run.usage":
+        if (this.#usage !== null) return "run.usage repeated";
+        this.#usage = event.data;
         return null;
       case "run.finished":
         this.#result = event.data;

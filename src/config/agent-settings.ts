@@ -20,6 +20,7 @@ import { joinPath } from "../util/paths.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 import type { Effort } from "../policy/efforts.ts";
 import { type CompactionSettings, CompactionSettingsSchema, mergeCompaction } from "./compaction-settings.ts";
+import { type TitleSettings, TitleSettingsSchema } from "./title-settings.ts";
 
 /** Model requests per turn when neither `agent.max_steps` nor the profile says. */
 export const DEFAULT_MAX_STEPS = 50;
@@ -75,8 +76,9 @@ export const AgentSchema = v.pipe(
       described("Profiles that may not be delegated to. A project list adds to the global one."),
     )),
     compaction: v.exactOptional(CompactionSettingsSchema),
+    titles: v.exactOptional(TitleSettingsSchema),
   }),
-  described("The agent profile and the limits of one turn."),
+  described("The agent profile, the limits of one turn, session titles."),
 );
 
 /** The `agent` section of one file, or of the merge of two. */
@@ -89,6 +91,8 @@ export interface AgentSettings {
   readonly disabled_subagents?: readonly string[];
   /** Automatic compaction (`compaction-settings.ts`). */
   readonly compaction?: CompactionSettings;
+  /** Session titles (`title-settings.ts`); a project's replaces the global one whole. */
+  readonly titles?: TitleSettings;
 }
 
 /**

@@ -12,9 +12,10 @@
 
 import fc from "fast-check";
 import { ErrorCode } from "../protocol/errors.ts";
+import { LIMITS } from "../protocol/limits.ts";
 import { capabilityList } from "./fields.ts";
 import { type InvalidParams, invalidParams } from "./invalid-params.ts";
-import { isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
+import { EXTENSION_CAPABILITIES, isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
 import { type ParamsContext, validParams } from "./params.ts";
 
 /**
@@ -69,7 +70,8 @@ export interface NegotiationCall {
 
 /**
  * A negotiation scenario: a capability list (the negotiated four in or out,
- * the empty and the full list favoured) and a call of any method but
+ * the empty and the full list favoured, an extension capability such as
+ * `run.usage` in or out, which changes no method's admission) and a call of any method but
  * `initialize` and `shutdown`, negotiated ones more often, with valid or invalid params,
  * paired with the code the child must answer once ready and before
  * `initialize`.
@@ -78,7 +80,9 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
   // initialize would change the phase it is checked in, and shutdown ends input.
   const callable = WIRE_METHODS.filter((method) => method !== "initialize" && method !== "shutdown");
   const method = fc.oneof(fc.constantFrom(...NEGOTIATED_METHODS), fc.constantFrom(...callable));
-  return fc.tuple(capabilityList(WIRE_METHODS), method, fc.boolean()).chain(([required, name, valid]) => {
+  const withExtensions = fc.tuple(capabilityList(WIRE_METHODS), fc.subarray([...EXTENSION_CAPABILITIES]))
+    .map(([methods, extensions]) => [...methods.slice(0, LIMITS.required_capabilities - extensions.length), ...extensions]);
+  return fc.tuple(withExtensions, method, fc.boolean()).chain(([required, name, valid]) => {
     const params: fc.Arbitrary<{ json: string; label: string }> = valid
       ? validParams(name, context).map((value) => ({ json: JSON.stringify(value), label: "valid params" }))
       : invalidParams(name, context).map((bad: InvalidParams) => ({ json: bad.json, label: bad.label }));

@@ -55,6 +55,14 @@ export const WIRE_METHODS: readonly WireMethod[] = Object.freeze([
 export const NEGOTIATED_METHODS: readonly WireMethod[] = Object.freeze(["session.discover", "model.catalog.status", "model.refresh", "operation.cancel"]);
 
 /**
+ * Capabilities that name no method (`docs/features/local-agent-extensions.md`):
+ * the `run.usage` event. A child advertises one only to a client that
+ * required it; requiring it is as valid as requiring a method, within the
+ * same bound of 16 names.
+ */
+export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["run.usage"]);
+
+/**
  * Methods the phase gate admits only on a ready child (`not_initialized`
  * before, the failed startup's code after a failed one): every method but
  * `initialize`, `status` and `shutdown`, which have lifecycle rules of their own.

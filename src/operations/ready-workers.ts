@@ -20,6 +20,7 @@ import type { Runtime } from "../host/runtime.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
 import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import type { ReadyRunner } from "../protocol/phase-gate.ts";
+import type { Capability } from "../protocol/negotiation.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { SelectionState } from "./catalog/selection-state.ts";
 import type { ReadyView } from "./status.ts";
@@ -31,6 +32,7 @@ export class ReadyWorkers implements ReadyView {
   readonly #output: ProtocolOutput;
   readonly #outputFailed: () => void;
   readonly #loadFailed: (code: StartupErrorCode) => void;
+  readonly #negotiated: (capability: Capability) => boolean;
   #ready: { readonly snapshot: StartupSnapshot; readonly selection: SelectionState } | null = null;
   #workers: Workers | null = null;
   #loading: Promise<Workers | null> | null = null;
@@ -39,13 +41,21 @@ export class ReadyWorkers implements ReadyView {
    * Prepares workers that will answer through `output`; `outputFailed`
    * closes the connection when a run's terminal event cannot be delivered;
    * `loadFailed` fails the child's lifecycle with the code the requests that
-   * waited for a chunk that cannot load are answered.
+   * waited for a chunk that cannot load are answered; `negotiated` tells
+   * what the admitted `initialize` required.
    */
-  constructor(runtime: Runtime, output: ProtocolOutput, outputFailed: () => void, loadFailed: (code: StartupErrorCode) => void) {
+  constructor(
+    runtime: Runtime,
+    output: ProtocolOutput,
+    outputFailed: () => void,
+    loadFailed: (code: StartupErrorCode) => void,
+    negotiated: (capability: Capability) => boolean,
+  ) {
     this.#runtime = runtime;
     this.#output = output;
     this.#outputFailed = outputFailed;
     this.#loadFailed = loadFailed;
+    this.#negotiated = negotiated;
   }
 
   /** What `status` shows of the ready child once startup succeeded, else `null`. */
@@ -108,10 +118,14 @@ export class ReadyWorkers implements ReadyView {
     return this.#loading === null ? cancel(this.#workers) : this.#loading.then(cancel);
   }
 
-  /** Settles once no run is active: its cleanup finished and its terminal event was handed to the writer. */
+  /**
+   * Settles once no run is active: its cleanup finished and its terminal
+   * event was handed to the writer. Titling is cleanup, not output: it is
+   * waited for by {@link cancel}'s cleanup, not here.
+   */
   settled(): Promise<void> {
-    if (this.#loading === null) return this.#workers?.turns.idle() ?? Promise.resolve();
-    return this.#loading.then((workers) => workers?.turns.idle());
+    if (this.#loading === null) return this.#workers?.turns.runEnded() ?? Promise.resolve();
+    return this.#loading.then((workers) => workers?.turns.runEnded());
   }
 
   #run(handle: (workers: Workers) => void, id: string): void {
@@ -132,6 +146,7 @@ export class ReadyWorkers implements ReadyView {
           snapshot: ready.snapshot,
           selection: ready.selection,
           outputFailed: this.#outputFailed,
+          reportUsage: this.#negotiated("run.usage"),
         });
         this.#workers = workers;
         void workers.turns.warm().catch(() => {});

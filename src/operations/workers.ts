@@ -30,6 +30,8 @@ import { SessionListing } from "../store/discovery/listing.ts";
 import { joinPath } from "../util/paths.ts";
 import { OperationCanceller } from "./cancel/operation-cancel.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
+import { titlesEnabled } from "../config/title-settings.ts";
+import { SessionTitles } from "./turns/session-titles.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
 const RESPONSE_RESERVE = 4;
@@ -56,10 +58,12 @@ export interface WorkerParts {
   readonly selection: SelectionState;
   /** Closes the connection when a run's terminal event cannot be delivered. */
   readonly outputFailed: () => void;
+  /** Whether the admitted `initialize` required `run.usage`. */
+  readonly reportUsage: boolean;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
@@ -67,7 +71,17 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
-  const sessions = new SessionWorker(store, discovery, output, () => turns?.runId != null);
+  const base = runConfig(runtime, snapshot, secrets);
+  const titles: SessionTitles = new SessionTitles({
+    store,
+    enabled: titlesEnabled(snapshot.settings.agent?.titles),
+    secrets,
+    config: () => catalog.runConfig(base),
+    wallNow: () => runtime.wallNow(),
+    busy: () => turns?.runId != null || sessions.busy,
+    whenFree: () => Promise.all([turns?.runEnded(), sessions.settled()]),
+  });
+  const sessions: SessionWorker = new SessionWorker(store, discovery, output, () => turns?.runId != null, () => titles.quiet());
   const sink: RunEventSink = {
     // A failed writer reports room so the channel drains into its refusing enqueue instead of waiting.
     room: () => (writer.failure !== null ? 1 : Math.max(0, EVENT_SLOTS - writer.pending)),
@@ -75,7 +89,6 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     send: (event) => output.event(event.event, event.data),
   };
   const catalog = new CatalogOperations(runtime, snapshot, selection, store, sessions);
-  const base = runConfig(runtime, snapshot, secrets);
   turns = new TurnWorker({
     runtime,
     store,
@@ -88,6 +101,8 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     },
     beforeRun: (signal) => catalog.beforeRun(signal),
     outputFailed,
+    reportUsage,
+    titles,
   });
   return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
 }

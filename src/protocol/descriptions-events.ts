@@ -17,6 +17,7 @@ import {
   MessageDeltaSchema,
   MessageReconcileSchema,
   RunFinishedSchema,
+  RunUsageSchema,
 } from "./events.ts";
 
 const IDENTITY = { protocol: "Always `magi-code.local-agent`.", version: "The protocol version: always 1." };
@@ -103,6 +104,17 @@ export const EVENT_DESCRIPTIONS: Descriptions = new Map([
     ...SCOPE,
     code: "An advisory code (an identifier, not a closed set).",
     summary: "A fixed, redacted summary for people, at most 1,024 UTF-8 bytes.",
+  }),
+  describe(RunUsageSchema, "`run.usage` (negotiated: only for a client that required the `run.usage` capability): what the run's provider requests cost in tokens and how full the model's context is; once per run that reached a provider, right before `run.finished`.", {
+    ...SCOPE,
+    input_tokens: "Prompt tokens of the run's provider requests, summed, cached ones included whatever the API; null when no request reported them.",
+    output_tokens: "Output tokens of the run's provider requests, summed, reasoning included where the provider counts it there; null when none reported them.",
+    cached_input_tokens: "Of `input_tokens`, those the provider served from its prompt cache; null when no request reported cache use.",
+    reasoning_tokens: "Of `output_tokens`, the reasoning tokens; null when not reported.",
+    session_input_tokens: "The session's prompt tokens so far, this run included: its stored `usage` records plus this run's.",
+    session_output_tokens: "The session's output tokens so far, this run included.",
+    context_window: "The selected model's context window in tokens, when this child knows it; else null.",
+    context_used: "Prompt tokens (cached included) of the run's last provider request that reported them: how full the context was then; null when none did.",
   }),
   describe(RunFinishedSchema, "`run.finished`: the run's one terminal event, sent after its cleanup.", {
     ...SCOPE,

@@ -30,7 +30,7 @@ const [keep, reset, set] = EffortRequestSchema.options;
 export const PARAMS_DESCRIPTIONS: Descriptions = new Map([
   describe(METHODS["initialize"], "`initialize` params: the capabilities this client requires.", {
     required_capabilities:
-      `Capability (method) names this client requires: at most 16, distinct. One the child does not serve fails the request with \`${ErrorCode.unsupportedCapability}\`; the negotiated extensions (\`session.discover\`, \`model.catalog.status\`, \`model.refresh\`, \`operation.cancel\`) work only when named here.`,
+      `Capability names this client requires (method names, and \`run.usage\`): at most 16, distinct. One the child does not serve fails the request with \`${ErrorCode.unsupportedCapability}\`; the negotiated extensions (\`session.discover\`, \`model.catalog.status\`, \`model.refresh\`, \`operation.cancel\`, and the \`run.usage\` event) work only when named here.`,
   }),
   // `status`, `shutdown`, `session.create` and `model.catalog.status` share this one object.
   describe(METHODS["status"], "No params: exactly `{}`.", {}),

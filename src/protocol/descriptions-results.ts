@@ -55,7 +55,7 @@ export const RESULT_DESCRIPTIONS: Descriptions = new Map([
   }),
   describe(LimitsSchema, "The bounds this child enforces (docs/protocol.md#limits); read them here at runtime rather than copying them.", LIMIT_DESCRIPTIONS),
   describe(InitializeResultSchema, "`initialize` result: what the child serves, its bounds, and its status once startup ended.", {
-    capabilities: "Every method this child serves, sorted; a negotiated extension among them works only when `initialize` required it.",
+    capabilities: "Every method this child serves, sorted; a negotiated extension among them works only when `initialize` required it. `run.usage` is listed only when `initialize` required it.",
     limits: "The published bounds.",
     status: "The status once startup ended, as `status` returns it.",
   }),

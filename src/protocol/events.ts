@@ -84,7 +84,42 @@ export const RunFinishedSchema: Obj<
   error_code: v.nullable(ErrorCodeSchema),
 });
 
-/** Event name → data schema, for every event the spec defines. */
+type Tokens = Nullable<Count>;
+
+/**
+ * `run.usage` (negotiated: only a client that required the `run.usage`
+ * capability ever gets it, once per run that reached a provider, right
+ * before `run.finished`): what the turn's provider requests cost in tokens,
+ * the session's totals and how full the model's context is. A count the
+ * provider did not report is null.
+ */
+export const RunUsageSchema: Obj<
+  Scope & {
+    input_tokens: Tokens;
+    output_tokens: Tokens;
+    cached_input_tokens: Tokens;
+    reasoning_tokens: Tokens;
+    session_input_tokens: Count;
+    session_output_tokens: Count;
+    context_window: Tokens;
+    context_used: Tokens;
+  }
+> = v.object({
+  ...scope,
+  input_tokens: v.nullable(CountSchema),
+  output_tokens: v.nullable(CountSchema),
+  cached_input_tokens: v.nullable(CountSchema),
+  reasoning_tokens: v.nullable(CountSchema),
+  session_input_tokens: CountSchema,
+  session_output_tokens: CountSchema,
+  context_window: v.nullable(CountSchema),
+  context_used: v.nullable(CountSchema),
+});
+
+/**
+ * Event name → data schema, for every event the spec defines and the
+ * negotiated `run.usage` (which a client accepts only when it required it).
+ */
 export const EVENTS = {
   "input.persisted": InputPersistedSchema,
   "message.delta": MessageDeltaSchema,
@@ -92,6 +127,7 @@ export const EVENTS = {
   "activity": ActivitySchema,
   "approval.requested": ApprovalRequestedSchema,
   "diagnostic": DiagnosticSchema,
+  "run.usage": RunUsageSchema,
   "run.finished": RunFinishedSchema,
 } as const;
 

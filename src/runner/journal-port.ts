@@ -27,10 +27,18 @@ export interface JournalAck {
   readonly code?: ErrorCode;
 }
 
+/** Token totals of a session's stored turns, summed from their `usage` records. */
+export interface SessionTokens {
+  readonly input: number;
+  readonly output: number;
+}
+
 /** The durable side of one turn, begun when the turn was admitted and ended by {@link RunJournal.complete}. */
 export interface RunJournal {
   /** The session's earlier turns as stored, replayed to the provider before the new input. */
   readonly conversation: readonly ConversationRecord[];
+  /** The session's token totals before this turn (the `run.usage` event adds the turn's). */
+  readonly sessionTokens: SessionTokens;
   /** The message id the input will have in the projected history (`input.persisted` names it). */
   readonly inputMessageId: string;
   /**

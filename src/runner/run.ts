@@ -24,7 +24,7 @@ import type { RunConfig } from "./run-config.ts";
 import { offeredToolBytes, runStep, type StepResult } from "./step.ts";
 import { Compactor } from "./compactor.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
-import type { Usage } from "./providers/events.ts";
+import { TurnUsage } from "./run-usage.ts";
 import { sha256Hex } from "../util/digest.ts";
 
 const encoder = new TextEncoder();
@@ -46,6 +46,8 @@ export interface RunRequest {
   readonly broker: ApprovalBroker;
   /** Aborted by `turn.cancel`, shutdown, EOF or an output failure. */
   readonly signal: AbortSignal;
+  /** Whether the client negotiated `run.usage`: the run then reports its usage before `run.finished`. */
+  readonly reportUsage: boolean;
 }
 
 /** Runs the turn through its cleanup and returns its terminal event, for the worker to deliver; never throws. */
@@ -59,7 +61,7 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
     journal: request.journal,
     wallNow: () => config.runtime.wallNow(),
   });
-  const usage = new UsageTotal();
+  const usage = new TurnUsage(config.endpoint.api);
   let outcome: RunOutcome = "completed";
   let code: ErrorCode | null = null;
   try {
@@ -74,7 +76,7 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
   let revision: string | null = null;
   try {
     if (io.inputDurable) {
-      const closing = usage.record(io);
+      const closing = usage.record(scope, io.turnId, io.at());
       await io.persistClosing([
         ...(closing === null ? [] : [closing]),
         { v: 1, type: "turn_finished", session_id: scope.session_id, at: io.at(), turn_id: io.turnId, outcome, error_code: code },
@@ -88,13 +90,15 @@ export async function executeRun(config: RunConfig, request: RunRequest): Promis
   }
   // The journal is closed by now, so this one is shown but cannot be stored.
   if (io.inputDurable && revision === null) await io.notify(DiagnosticCode.historyUnavailable).catch(() => {});
+  const reported = request.reportUsage ? usage.event(scope, request.journal.sessionTokens, config.contextWindow) : null;
+  if (reported !== null) await io.emit({ event: "run.usage", data: reported }).catch(() => {});
   return {
     event: "run.finished",
     data: { ...scope, outcome, persistence: io.persistence, revision, error_code: code },
   };
 }
 
-async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage: UsageTotal): Promise<void> {
+async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage: TurnUsage): Promise<void> {
   if (request.signal.aborted) throw new RunStop("cancelled", null);
   const context = { system_sha256: await sha256Hex(encoder.encode(config.instructions)), ...config.context };
   const at = io.at();
@@ -119,7 +123,8 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
   const compactor = new Compactor(config, {
     io,
     signal: request.signal,
-    usage: (reported) => usage.add(reported),
+    // The summary request counts toward the turn, but it is no measure of the context the turn goes on with.
+    usage: (reported) => usage.add(reported, false),
     nextActivityId,
     previousTurn: request.journal.conversation.at(-1)?.turn_id ?? null,
     overheadBytes: offeredToolBytes(config),
@@ -136,7 +141,7 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
       budget,
       usage: (reported) => {
         usage.add(reported);
-        compactor.measured(reported, sent);
+        if (reported !== null) compactor.measured(reported, sent);
       },
       nextActivityId,
     });
@@ -157,33 +162,4 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
   }
   await io.diagnostic(DiagnosticCode.stepLimit);
   throw new RunStop("failed", ErrorCode.executionFailed);
-}
-
-/** Token counts summed over a turn's requests. */
-class UsageTotal {
-  #input = 0;
-  #output = 0;
-  #reasoning: number | null = null;
-  #reported = false;
-
-  add(usage: Usage): void {
-    this.#reported = true;
-    this.#input += usage.input ?? 0;
-    this.#output += usage.output ?? 0;
-    if (usage.reasoning !== null) this.#reasoning = (this.#reasoning ?? 0) + usage.reasoning;
-  }
-
-  record(io: RunIO) {
-    if (!this.#reported) return null;
-    return {
-      v: 1 as const,
-      type: "usage" as const,
-      session_id: io.scope.session_id,
-      at: io.at(),
-      turn_id: io.turnId,
-      input_tokens: this.#input,
-      output_tokens: this.#output,
-      ...(this.#reasoning === null ? {} : { reasoning_tokens: this.#reasoning }),
-    };
-  }
 }

@@ -41,8 +41,8 @@ export interface StepContext {
   readonly signal: AbortSignal;
   /** The run's content budget. */
   readonly budget: ContentBudget;
-  /** Receives the step's usage, once. */
-  usage(usage: Usage): void;
+  /** Receives the step's usage (null: none reported), once, when the provider answered its request. */
+  usage(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
 }
@@ -117,6 +117,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   let overLimit = false;
   let failure: DiagnosticCode | null = null;
   let failedStatus: number | null = null;
+  let answered = false;
   let overflow = false;
   try {
     const request = buildRequest(config.endpoint, {
@@ -128,6 +129,8 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       maxOutputTokens: MAX_OUTPUT_TOKENS,
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
+    // Any HTTP answer, an error status included, means the provider was reached (`run.usage`).
+    answered = opened.ok || opened.status !== null;
     if (!opened.ok) [failure, failedStatus, overflow] = [opened.code, opened.status, opened.overflow];
     else {
       for await (const event of opened.events) {
@@ -158,13 +161,17 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   }
 
   const cancelled = signal.aborted;
-  if (overflow && !cancelled && !overLimit && segment.text === "") return { calledTools: false, overflowed: true };
+  if (overflow && !cancelled && !overLimit && segment.text === "") {
+    // Refused for its length, the request still reached the provider (`run.usage`).
+    if (answered) context.usage(accumulate(retained.events).usage);
+    return { calledTools: false, overflowed: true };
+  }
   const cut = cancelled || overLimit || failure !== null;
   const reconciled = await segment.reconcile(io.scope, cut);
   const events = retained.events;
   const folded = accumulate(events);
   // A stream may report usage more than once (Anthropic: at start and at end); the last report is the total.
-  if (folded.usage !== null) context.usage(folded.usage);
+  if (answered) context.usage(folded.usage);
   await persistSegment(io, segment, folded.reasoningSummary, cut, context.step);
   if (!reconciled.ok) throw new RunStop("failed", ErrorCode.outputUnavailable);
   if (cancelled) throw new RunStop("cancelled", null);

@@ -22,6 +22,7 @@ import { encodeRecord, type SessionPreferencesRecord, type SessionRecord } from 
 import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
 import type { Cooperation } from "./cooperative-slices.ts";
 import type { JournalWrites } from "./turn-journal.ts";
+import { foldMetadata, type SessionMetadata } from "./session-metadata.ts";
 
 /** Notice when a durable session's history records no cwd, so its workspace is unverified. */
 export const CWD_UNVERIFIED = "cwd_unverified";
@@ -51,6 +52,8 @@ export interface Attachment {
   readonly conversation: readonly ConversationRecord[];
   /** The last `session_preferences` record, which `session.open` restores the selection from; null if none. */
   readonly preferences: SessionPreferencesRecord | null;
+  /** Token totals and title presence, folded from the stored records. */
+  readonly metadata: SessionMetadata;
   /** Set for good once the file changed under the snapshot. */
   stale: boolean;
 }
@@ -111,6 +114,7 @@ export async function loadAttachment(
     lines: read.lines,
     conversation: foldConversation([], read.records),
     preferences: lastPreferences(read.records) ?? null,
+    metadata: foldMetadata(read.records),
     stale: false,
   };
   return { ok: true, attachment, notices: scope.notices };
@@ -163,6 +167,7 @@ export async function extendAttachment(
     lines: (attachment.lines ?? 0) + writes.records.length,
     conversation: foldConversation(attachment.conversation, writes.records),
     preferences: lastPreferences(writes.records) ?? attachment.preferences,
+    metadata: foldMetadata(writes.records, attachment.metadata),
     stale: false,
   };
 }

@@ -106,13 +106,8 @@ const DIAGNOSTIC = {
   summary: TextSchema,
 };
 const INTERNAL_PROMPT = { ...common("internal_prompt"), turn_id: IdSchema, text: TextSchema };
-const USAGE = {
-  ...common("usage"),
-  turn_id: IdSchema,
-  input_tokens: CountSchema,
-  output_tokens: CountSchema,
-  reasoning_tokens: v.exactOptional(CountSchema),
-};
+// `cached_input_tokens` came within format 1: no reader derives what it shows or replays from usage.
+const USAGE = { ...common("usage"), turn_id: IdSchema, input_tokens: CountSchema, output_tokens: CountSchema, reasoning_tokens: v.exactOptional(CountSchema), cached_input_tokens: v.exactOptional(CountSchema) };
 const TURN_FINISHED = {
   ...common("turn_finished"),
   turn_id: IdSchema,

@@ -22,6 +22,8 @@ import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
 import { EMPTY_HISTORY } from "./history-snapshot.ts";
 import { TurnJournal } from "./turn-journal.ts";
+import { NO_METADATA, type SessionMetadata } from "./session-metadata.ts";
+import { afterUnprojected } from "./unprojected-append.ts";
 
 /** A result as data: the wire result object, or a wire code. */
 export type StoreResult<T extends OutputValue = OutputValue> =
@@ -36,6 +38,8 @@ export interface TurnStart {
   readonly conversation: readonly ConversationRecord[];
   /** The projected message id the input will have. */
   readonly inputMessageId: string;
+  /** The session's token totals and title presence before the turn. */
+  readonly metadata: SessionMetadata;
 }
 
 /** Where sessions live and who this child is. */
@@ -77,6 +81,11 @@ export class SessionStore {
     return this.#attachment?.sessionId ?? null;
   }
 
+  /** The attached session's token totals and title presence; null without an attachment. */
+  get metadata(): SessionMetadata | null {
+    return this.#attachment?.metadata ?? null;
+  }
+
   /** The attached session's last saved selection, or null. */
   get preferences(): SessionPreferencesRecord | null {
     return this.#attachment?.preferences ?? null;
@@ -108,6 +117,7 @@ export class SessionStore {
       lines: null,
       conversation: [],
       preferences: null,
+      metadata: NO_METADATA,
       stale: false,
     });
     return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
@@ -204,7 +214,18 @@ export class SessionStore {
     const snapshot = attachment.snapshot;
     // Over the snapshot budget no page is ever served, so the id names no entry anyone can see.
     const ordinal = snapshot === null ? 0 : snapshot.messages - (snapshot.tailNotice ? 1 : 0);
-    return { journal, conversation: attachment.conversation, inputMessageId: `m${ordinal.toString(36)}` };
+    return { journal, conversation: attachment.conversation, inputMessageId: `m${ordinal.toString(36)}`, metadata: attachment.metadata };
+  }
+
+  /**
+   * Ends an append, outside a turn, of records that project nothing (a
+   * `session_title`: `beginTurn`, then the journal's `appendInput`); the
+   * attachment keeps its revision (`unprojected-append.ts`).
+   */
+  async completeUnprojected(journal: TurnJournal): Promise<void> {
+    const attachment = this.#attachment;
+    if (attachment !== null) this.#attachment = await afterUnprojected(this.#context.runtime, this.#sessionPath(attachment.sessionId), attachment, journal.writes);
+    await journal.close(true);
   }
 
   /** A fresh revision naming the history right after a turn's input append; never pageable (history is busy meanwhile). */
@@ -242,14 +263,12 @@ export class SessionStore {
     return this.#pageable ? this.#attachment.revision : null;
   }
 
-
   /** Releases the attachment's leases; called at teardown. */
   async close(): Promise<void> {
     const attachment = this.#attachment;
     this.#attachment = null;
     await attachment?.lease?.release();
   }
-
 
   #sessionPath(sessionId: string): string {
     return joinPath(this.#directory, `${sessionId}.jsonl`);
@@ -272,5 +291,4 @@ export class SessionStore {
       return true;
     }
   }
-
 }

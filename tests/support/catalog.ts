@@ -113,6 +113,8 @@ export function builtinsAt(provider: FakeProvider, extra: Record<string, unknown
   const { providers, ...rest } = extra as { providers?: Record<string, unknown> };
   return {
     model: { provider: "ollama", model: "qwen" },
+    // Titles off unless `extra` sets `agent`: a titling request would reach this same fake provider.
+    agent: { titles: { enabled: false } },
     ...rest,
     providers: {
       endpoints: { ollama: { base_url: url }, openai: { base_url: url }, anthropic: { base_url: url } },

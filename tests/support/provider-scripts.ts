@@ -34,8 +34,39 @@ export interface ReplyOptions {
   readonly truncate?: boolean;
   /** A refusal instead of text (Chat Completions and Responses stream refusals as their own deltas). */
   readonly refusal?: string;
-  /** The input tokens the reply reports (default 11). */
+  /** The input tokens the reply reports (default 11), when `usage` does not say. */
   readonly inputTokens?: number;
+  /** The usage to report (default: `inputTokens` prompt tokens, none cached, 7 output tokens), each API in its own fields. */
+  readonly usage?: ScriptedUsage;
+}
+
+/**
+ * Token counts of one scripted reply, API-neutral: `prompt` counts every
+ * prompt token, `cached` of them too. The OpenAI APIs report `prompt`
+ * whole with `cached` inside it; Anthropic reports `prompt - cached` as
+ * `input_tokens` and `cached` apart, as `cache_read_input_tokens`.
+ * `reasoning` is reported by the OpenAI APIs only.
+ */
+export interface ScriptedUsage {
+  readonly prompt: number;
+  readonly cached: number;
+  readonly output: number;
+  readonly reasoning?: number;
+}
+
+/** The usage `options` asks for. */
+function usageOf(options: ReplyOptions): ScriptedUsage {
+  return options.usage ?? { prompt: options.inputTokens ?? 11, cached: 0, output: 7 };
+}
+
+/** `usage` with what the OpenAI APIs report in their `*_details` objects, under the given names. */
+function openAiUsage(usage: ScriptedUsage, names: { prompt: string; output: string }): Record<string, unknown> {
+  return {
+    [`${names.prompt}_tokens`]: usage.prompt,
+    [`${names.output}_tokens`]: usage.output,
+    ...(usage.cached === 0 ? {} : { [`${names.prompt}_tokens_details`]: { cached_tokens: usage.cached } }),
+    ...(usage.reasoning === undefined ? {} : { [`${names.output}_tokens_details`]: { reasoning_tokens: usage.reasoning } }),
+  };
 }
 
 /** A scripted streaming reply for `api`. */
@@ -68,15 +99,17 @@ function chat(options: ReplyOptions): Event[] {
   if (options.truncate) return out;
   const finish = options.maxTokens ? "length" : (options.calls ?? []).length > 0 ? "tool_calls" : "stop";
   out.push(chunk({}, finish));
-  out.push({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: options.inputTokens ?? 11, completion_tokens: 7 } });
+  out.push({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: openAiUsage(usageOf(options), { prompt: "prompt", output: "completion" }) });
   out.push("[DONE]");
   return out;
 }
 
 function anthropic(options: ReplyOptions): Event[] {
+  const usage = usageOf(options);
+  const cache = usage.cached === 0 ? {} : { cache_read_input_tokens: usage.cached, cache_creation_input_tokens: 0 };
   const out: Event[] = [{
     type: "message_start",
-    message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], usage: { input_tokens: options.inputTokens ?? 11, output_tokens: 1 } },
+    message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], usage: { input_tokens: usage.prompt - usage.cached, ...cache, output_tokens: 1 } },
   }];
   let index = 0;
   if (options.summary !== undefined) {
@@ -100,7 +133,7 @@ function anthropic(options: ReplyOptions): Event[] {
   }
   if (options.truncate) return out;
   const stop = options.maxTokens ? "max_tokens" : (options.calls ?? []).length > 0 ? "tool_use" : "end_turn";
-  out.push({ type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 7 } });
+  out.push({ type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output } });
   out.push({ type: "message_stop" });
   return out;
 }
@@ -140,7 +173,7 @@ function responses(options: ReplyOptions): Event[] {
     outputIndex++;
   }
   if (options.truncate) return out;
-  const usage = { input_tokens: options.inputTokens ?? 11, output_tokens: 7 };
+  const usage = openAiUsage(usageOf(options), { prompt: "input", output: "output" });
   out.push(
     options.maxTokens
       ? { type: "response.incomplete", response: { id: "resp_1", status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, usage } }

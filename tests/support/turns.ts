@@ -30,6 +30,16 @@ export const TURN_CAPABILITIES = [
   "shutdown",
 ];
 
+/**
+ * `agent` settings with session titles off unless `agent` turns them on:
+ * a titling request after each first turn would take a script from the fake
+ * provider's queue that a test meant for its next turn. Tests of titles
+ * enable them explicitly.
+ */
+export function withoutTitles(agent: unknown): Record<string, unknown> {
+  return { titles: { enabled: false }, ...(agent as Record<string, unknown> | undefined) };
+}
+
 /** The provider name each API is configured under in these tests. */
 function providerFor(api: ProviderApi): string {
   return api === "openai-chat" ? "ollama" : api === "anthropic-messages" ? "anthropic" : "openai";
@@ -62,6 +72,7 @@ export async function startTurnServer(api: ProviderApi, options: TurnServerOptio
     model: { provider: name, model },
     providers: { endpoints: { [name]: { base_url: `${provider.url}/v1` } } },
     ...options.settings,
+    agent: withoutTitles(options.settings?.agent),
   };
   fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify(settings), 0o600);
   const env = { HOME: "/home/user", OPENAI_API_KEY: "sk-test-openai-0123456789abcdef", ANTHROPIC_API_KEY: "sk-ant-test-0123456789abcdef", ...options.env };

@@ -56,6 +56,8 @@ export function workspace(root: string, name: string, provider: FakeProvider, se
         model: { provider: "ollama", model: "qwen" },
         providers: { endpoints: { ollama: { base_url: `${provider.url}/v1` } } },
         ...settings,
+        // Off unless a test turns them on: a title request would take a script meant for a next turn.
+        agent: { titles: { enabled: false }, ...(settings.agent as Record<string, unknown> | undefined) },
       }, null, 2)
     }\n`,
     { mode: 0o600 },
@@ -73,6 +75,8 @@ export function workspace(root: string, name: string, provider: FakeProvider, se
 export class WireClient {
   /** Every frame so far, in arrival order. */
   readonly frames: WireFrame[] = [];
+  /** Every frame's line as written (without its LF), in arrival order: for byte-for-byte comparisons. */
+  readonly lines: string[] = [];
   /** The child's stderr, once it closed. */
   readonly stderr: Promise<string>;
   /** The child's exit code. */
@@ -111,7 +115,8 @@ export class WireClient {
   #feed(text: string): void {
     this.#buffer += text;
     for (let lf = this.#buffer.indexOf("\n"); lf !== -1; lf = this.#buffer.indexOf("\n")) {
-      this.frames.push(JSON.parse(this.#buffer.slice(0, lf)) as WireFrame);
+      this.lines.push(this.#buffer.slice(0, lf));
+      this.frames.push(JSON.parse(this.lines.at(-1)!) as WireFrame);
       this.#buffer = this.#buffer.slice(lf + 1);
     }
     this.#notify();

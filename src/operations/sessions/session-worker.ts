@@ -50,23 +50,33 @@ export class SessionWorker {
   readonly #replies: WorkerReplies;
   #running: Running | null = null;
   readonly #blocked: () => boolean;
+  readonly #quiet: () => Promise<void> | null;
   #last: Promise<unknown> = Promise.resolve();
 
   /**
    * Creates the worker for `store`. While `blocked()` is true (a turn runs
    * or cleans up) every operation is answered `busy`, as the spec's single
-   * session-or-turn worker requires.
+   * session-or-turn worker requires. An admitted operation first waits
+   * for `quiet()` when it is not null: a session title being appended
+   * (never longer than one write) finishes before the operation touches the
+   * store.
    */
-  constructor(store: SessionStore, discovery: Discovery, replies: WorkerReplies, blocked: () => boolean) {
+  constructor(store: SessionStore, discovery: Discovery, replies: WorkerReplies, blocked: () => boolean, quiet: () => Promise<void> | null = () => null) {
     this.#store = store;
     this.#discovery = discovery;
     this.#replies = replies;
     this.#blocked = blocked;
+    this.#quiet = quiet;
   }
 
   /** Whether an operation is running. */
   get busy(): boolean {
     return this.#running !== null;
+  }
+
+  /** Resolves once the operation running now (if any) has ended and been answered. */
+  async settled(): Promise<void> {
+    await this.#last;
   }
 
   /** `session.create`: attaches a new, not yet durable session. */
@@ -112,7 +122,9 @@ export class SessionWorker {
     if (this.#running !== null || this.#blocked()) return this.#replies.error(id, Codes.busy);
     const running: Running = { id, abort: new AbortController(), cancellable, answered: false };
     this.#running = running;
-    this.#last = task(this.#store, running.abort.signal, () => (running.cancellable = false))
+    const start = () => task(this.#store, running.abort.signal, () => (running.cancellable = false));
+    const appending = this.#quiet();
+    this.#last = (appending === null ? start() : appending.then(start))
       .catch((): StoreResult => ({ ok: false, code: Codes.sessionInvalid }))
       .then((outcome) => {
         if (this.#running === running) this.#running = null;

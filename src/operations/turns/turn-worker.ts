@@ -31,6 +31,8 @@ import type { WorkerReplies } from "../../protocol/replies.ts";
 import type { MethodResult } from "../../protocol/results.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import type { RunJournal } from "../../runner/journal-port.ts";
+import type { SessionRecord } from "../../store/records.ts";
+import type { SessionTitles } from "./session-titles.ts";
 
 /** What the worker needs from its connection. */
 export interface TurnHost {
@@ -53,6 +55,10 @@ export interface TurnHost {
   beforeRun?(signal: AbortSignal): Promise<{ readonly code: ErrorCode; readonly after: () => void } | null>;
   /** Closes the connection as an output failure (exit 1): a run's terminal event could not be delivered. */
   outputFailed(): void;
+  /** Whether the client negotiated `run.usage` (runs then report their usage); default false. */
+  readonly reportUsage?: boolean;
+  /** Session titling, told about each run once its terminal event is on its way; cancelled and awaited on close. */
+  readonly titles?: SessionTitles;
 }
 
 interface ActiveRun {
@@ -98,16 +104,8 @@ export class TurnWorker {
     const turnId = uuid7(runtime.wallNow(), runtime.randomUUID());
     const abort = new AbortController();
     const broker = new ApprovalBroker(runtime);
-    const start = store.beginTurn();
-    // The store's turn bound to the runner's port: the run never sees the store or its journal class.
-    const journal: RunJournal = {
-      conversation: start.conversation,
-      inputMessageId: start.inputMessageId,
-      appendInput: (records) => start.journal.appendInput(records),
-      append: (records) => start.journal.append(records),
-      inputRevision: () => store.inputRevision(turnId),
-      complete: (durable) => store.completeTurn(start.journal, durable),
-    };
+    // What the run stored, kept for titling: the journal forgets it once closed.
+    let stored: readonly SessionRecord[] = [];
     const handedOff = deferred<void>();
     const release = () => {
       if (this.#active?.runId === runId) this.#active = null;
@@ -139,6 +137,22 @@ export class TurnWorker {
           void handedOff.promise.then(refused.after);
           return terminal(refused.code);
         }
+        // A title append in flight finishes first: the turn's journal starts from the file it leaves.
+        await this.#host.titles?.quiet();
+        const start = store.beginTurn();
+        // The store's turn bound to the runner's port: the run never sees the store or its journal class.
+        const journal: RunJournal = {
+          conversation: start.conversation,
+          inputMessageId: start.inputMessageId,
+          sessionTokens: { input: start.metadata.inputTokens, output: start.metadata.outputTokens },
+          appendInput: (records) => start.journal.appendInput(records),
+          append: (records) => start.journal.append(records),
+          inputRevision: () => store.inputRevision(turnId),
+          complete: (durable) => {
+            stored = start.journal.writes?.records ?? [];
+            return store.completeTurn(start.journal, durable);
+          },
+        };
         return await module.executeRun(this.#host.config, {
           sessionId: params.session_id,
           runId,
@@ -148,6 +162,7 @@ export class TurnWorker {
           channel,
           broker,
           signal: abort.signal,
+          reportUsage: this.#host.reportUsage ?? false,
         });
       },
       // The run module could not load: nothing was appended and no lease taken.
@@ -155,11 +170,14 @@ export class TurnWorker {
     );
     // executeRun never throws; this is a last guard, so the client still learns the run ended.
     const done = run.catch(() => terminal(ErrorCode.executionFailed))
-      .then((event) => channel.finish(event))
-      .then((delivered) => {
-        if (delivered.ok) return handedOff.promise;
-        release();
-        this.#host.outputFailed();
+      .then(async (event) => {
+        const delivered = await channel.finish(event);
+        if (!delivered.ok) {
+          release();
+          return this.#host.outputFailed();
+        }
+        await handedOff.promise;
+        this.#host.titles?.afterRun({ sessionId: params.session_id, finished: event.data, records: stored });
       });
     this.#active = { sessionId: params.session_id, runId, abort, broker, done };
     replies.result(id, { run_id: runId, accepted: true } satisfies MethodResult<"turn.start">);
@@ -202,14 +220,21 @@ export class TurnWorker {
 
   /** Cancels the active run because the connection is closing; its approvals are denied as disconnected. */
   cancelForClose(): void {
+    this.#host.titles?.cancel();
     const active = this.#active;
     if (active === null) return;
     active.broker.cancel("disconnected");
     active.abort.abort();
   }
 
-  /** Resolves once no run is active: its cleanup finished and its terminal event was handed to the writer. */
+  /** Resolves once the run active now (if any) ended: its cleanup finished and its terminal event was handed to the writer. */
+  async runEnded(): Promise<void> {
+    await this.#active?.done;
+  }
+
+  /** Resolves once no run is active and titling has stopped: what closing waits for before the leases go. */
   async idle(): Promise<void> {
     await this.#active?.done;
+    await this.#host.titles?.idle();
   }
 }

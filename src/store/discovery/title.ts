@@ -7,7 +7,9 @@
  * over `discovery_title_bytes` input bytes, holding a lone surrogate, a known
  * secret or a credential-shaped token, or empty once whitespace and control
  * characters are folded, a title is unsafe and the entry shows `null` (the
- * client then displays the session id).
+ * client then displays the session id). A title a model wrote for a
+ * session is cut and judged by the same rule before it is stored
+ * ({@link generatedTitle}), so what is listed is exactly what was stored.
  *
  * @module
  */
@@ -39,4 +41,19 @@ export function displayTitle(stored: string | null, secrets: readonly string[]):
   if (folded === "" || redactSecrets(folded, secrets) !== folded) return null;
   const points = [...folded];
   return points.length <= TITLE_CHARACTERS ? folded : points.slice(0, TITLE_CHARACTERS - 1).join("") + ELLIPSIS;
+}
+
+/**
+ * The title to store from a model's titling reply, or null when none is
+ * usable: its first nonblank line without a `Title:` label, wrapping quotes,
+ * backticks or emphasis and a trailing period, cut to
+ * {@link TITLE_CHARACTERS} code points (an ellipsis marking the cut), then
+ * judged as {@link displayTitle} judges a stored title.
+ */
+export function generatedTitle(reply: string, secrets: readonly string[]): string | null {
+  const line = reply.split("\n").map((part) => part.trim()).find((part) => part !== "") ?? "";
+  const bare = line.replace(/^title\s*:\s*/iu, "").replace(/^["'`*_#\s]+|["'`*_\s]+$/gu, "").replace(/\.$/u, "");
+  const points = [...bare];
+  const cut = points.length <= TITLE_CHARACTERS ? bare : points.slice(0, TITLE_CHARACTERS - 1).join("") + ELLIPSIS;
+  return displayTitle(cut, secrets);
 }
