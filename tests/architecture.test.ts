@@ -38,6 +38,7 @@ const LAYERS = [
   "store",
   "catalog",
   "runner",
+  "agents",
   "mcp",
   "admission",
   "operations",

@@ -143,6 +143,7 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
         usage.add(reported);
         if (reported !== null) compactor.measured(reported, sent);
       },
+      tally: (reported) => usage.add(reported, false),
       nextActivityId,
     });
   };

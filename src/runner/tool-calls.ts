@@ -12,7 +12,7 @@
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
-import type { ApprovalBroker } from "./approvals.ts";
+import type { ApprovalBroker, ApprovalDecision } from "./approvals.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { approvalSummary, prepareCall, prepareExternalCall } from "./tools/invoke.ts";
@@ -22,6 +22,8 @@ import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/to
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import { policySource } from "../policy/tool-policies.ts";
+import { type SubagentIdentity, subagentLabel, TASK_TOOL } from "./delegation.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {
@@ -39,9 +41,14 @@ export interface ToolStepContext {
   readonly external: ExternalTools | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
+  /** Starts a `task` call (`delegation.ts`), or null where the run may not delegate. */
+  readonly delegate?: ((call: ModelToolCall) => Promise<ToolResultMessage>) | null;
+  /** Set in a subagent's run: its activities and approval prompts name it (`subagentLabel`). */
+  readonly subagent?: SubagentIdentity | null;
 }
 
-type ActivityState = "started" | "completed" | "failed";
+/** One state of an activity. */
+export type ActivityState = "started" | "completed" | "failed";
 
 const DENIED_BY_SETTINGS = "The tool call was denied by the user's settings. Do not retry it.";
 const DENIED_BY_USER = "The user denied this tool call.";
@@ -50,14 +57,38 @@ const deniedByProfile = (profile: string, tool: string) =>
   `The tool call was denied: this window runs as the "${profile}" agent profile, which does not allow ${tool}. Do not retry it.`;
 const EXPIRED = "No one answered the approval request in time, so this tool call was not run. Do not retry it unless the user asks.";
 
-/** Runs `calls` one after another; returns their results in call order. Throws {@link RunStop} on cancellation or output failure. */
+/**
+ * Runs `calls` one after another, except `task` calls, which start in call
+ * order and run alongside (`delegation.ts` bounds how many at once); returns
+ * the results in call order once all are done. Throws {@link RunStop} on
+ * cancellation or output failure.
+ */
 export async function runToolCalls(calls: readonly ModelToolCall[], context: ToolStepContext): Promise<ToolResultMessage[]> {
-  const results: ToolResultMessage[] = [];
+  const results: Promise<ToolResultMessage>[] = [];
+  let stop: unknown = null;
   for (const call of calls) {
-    if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
-    results.push(await runOne(call, context));
+    if (context.tool.signal.aborted) stop ??= new RunStop("cancelled", null);
+    if (stop !== null) break;
+    const delegated = call.name === TASK_TOOL ? context.delegate ?? null : null;
+    if (delegated !== null) {
+      const started = delegated(call);
+      // Observed now, so a task that fails while later calls run is never an unhandled rejection.
+      started.catch(() => {});
+      results.push(started);
+      continue;
+    }
+    try {
+      results.push(Promise.resolve(await runOne(call, context)));
+    } catch (error) {
+      stop = error;
+    }
   }
-  return results;
+  // Every started task is awaited, even when the step stops: a child never outlives its step.
+  const settled = await Promise.allSettled(results);
+  if (stop !== null) throw stop;
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<ToolResultMessage>).value);
 }
 
 async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<ToolResultMessage> {
@@ -86,7 +117,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   const { policy, byProfile } = profilePolicy(builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy, call.name, context.profile);
   if (policy === "deny") {
     // Nothing is prepared: a denied tool does not even look at the filesystem.
-    const profile = context.profile.name;
+    const profile = policySource(context.profile, call.name);
     await activity(io, activityId, name, "failed", byProfile ? `${name} (denied by the ${profile} profile)` : `${name} (denied by settings)`);
     return result(byProfile ? deniedByProfile(profile, name) : DENIED_BY_SETTINGS, true);
   }
@@ -98,17 +129,14 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   }
   const summary = prepared.activity ?? prepared.action;
   if (policy === "ask" || prepared.mustAsk) {
-    const shown = approvalSummary(prepared, secrets);
+    const action = approvalSummary(prepared, secrets);
+    const label = action === null || context.subagent == null ? "" : subagentLabel(context.subagent, action, true);
+    const shown = action === null || label === null ? null : label + action;
     if (shown === null) {
       await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
-    const approval = broker.request(shown);
-    await io.emit({
-      event: "approval.requested",
-      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
-    }, approval.delivered);
-    const decision = await approval.decision;
+    const decision = await askApproval(io, broker, shown);
     if (context.tool.signal.aborted) {
       await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
@@ -133,8 +161,18 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
   for (const notice of external.takeNotices()) await io.diagnostic(notice.code, boundSummary(notice.summary, io.secrets));
 }
 
+/** Emits `approval.requested` for `shown` (a whole, safe summary) and waits for the decision, which the broker settles exactly once. */
+export async function askApproval(io: RunIO, broker: ApprovalBroker, shown: string): Promise<ApprovalDecision> {
+  const approval = broker.request(shown);
+  await io.emit({
+    event: "approval.requested",
+    data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
+  }, approval.delivered);
+  return await approval.decision;
+}
+
 /** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
+export async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string, kind: "tool" | "subagent" = "tool"): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
@@ -143,10 +181,10 @@ async function activity(io: RunIO, activityId: string, name: string, state: Acti
     at: io.at(),
     turn_id: io.turnId,
     activity_id: activityId,
-    kind: "tool",
+    kind,
     name,
     state,
     summary: bounded,
   }]);
-  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded } });
+  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind, state, name, summary: bounded } });
 }

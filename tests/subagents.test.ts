@@ -1,0 +1,124 @@
+// Subagents over the protocol on the memory runtime against a scripted
+// loopback provider: a primary turn delegates with the `task` tool, the child
+// runs with its profile's prompt and only the tools its ceiling allows, its
+// report comes back bound to the call that asked, the client sees one
+// `subagent` activity and the child's tool activities named after it, and
+// the child's history is its own file, which session listing never shows.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { reply } from "./support/provider-scripts.ts";
+import { CWD, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
+import type { LoggedRequest, Script } from "./support/fake-provider.ts";
+import { BUILTIN_PROFILES } from "../src/config/agent-settings.ts";
+import type { Frame } from "./support/harness.ts";
+
+const API = "openai-chat";
+const EXPLORE = BUILTIN_PROFILES.get("explore")!.body;
+const GENERAL = BUILTIN_PROFILES.get("general")!.body;
+
+type ChatMessage = { role: string; content?: unknown; tool_call_id?: string; tool_calls?: { id: string }[] };
+const messagesOf = (logged: LoggedRequest) => (logged.body as { messages: ChatMessage[] }).messages;
+const toolsOf = (logged: LoggedRequest) => ((logged.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((tool) => tool.function.name);
+const systemOf = (logged: LoggedRequest) => String(messagesOf(logged)[0]!.content);
+/** Which agent sent a request: `explore`, `general`, or the primary. */
+const agentOf = (logged: LoggedRequest) => systemOf(logged).includes(EXPLORE) ? "explore" : systemOf(logged).includes(GENERAL) ? "general" : "primary";
+/** How many tool results a request carries: the step it is within its conversation, from 0. */
+const resultsIn = (logged: LoggedRequest) => messagesOf(logged).filter((message) => message.role === "tool").length;
+
+const task = (id: string, profile: string, description: string, prompt: string) => ({ id, name: "task", args: { profile, description, prompt } });
+
+function activities(events: readonly Frame[]): { kind: string; name: string; state: string; summary: string; activity_id: string }[] {
+  return events.filter((frame) => frame.event === "activity").map((frame) => frame.data as { kind: string; name: string; state: string; summary: string; activity_id: string });
+}
+
+/** The records of a JSONL file on the server's memory filesystem. */
+function recordsOf(server: TurnServer, path: string): Record<string, unknown>[] {
+  return new TextDecoder().decode(server.runtime.fs.contents(path)).trim().split("\n").map((line) => JSON.parse(line));
+}
+
+/** The child histories under `sessions/subagents/`. */
+async function childFiles(server: TurnServer): Promise<string[]> {
+  const dir = `${HOME}/sessions/subagents`;
+  if (!server.runtime.fs.exists(dir)) return [];
+  return (await server.runtime.fs.readDir(dir)).map((entry) => entry.name).filter((name) => name.endsWith(".jsonl")).sort().map((name) => `${dir}/${name}`);
+}
+
+describe("the task tool", () => {
+  it("delegates to explore: the child gets the profile's prompt and only allowed tools, the report reaches the next request bound to its call", async () => {
+    const server = await startTurnServer(API, { capabilities: [...TURN_CAPABILITIES, "session.list", "session.discover"] });
+    server.runtime.fs.writeFile(`${CWD}/loader.ts`, "export const load = 1;\n");
+    server.provider.handler = (logged): Script => {
+      if (agentOf(logged) === "explore") {
+        return resultsIn(logged) === 0
+          ? reply(API, { text: ["Looking."], calls: [{ id: "r1", name: "read_file", args: { path: "loader.ts" } }] })
+          : reply(API, { text: ["The loader is loader.ts."] });
+      }
+      return resultsIn(logged) === 0
+        ? reply(API, { calls: [{ id: "read-first", name: "list_directory", args: { path: "." } }, task("t-call", "explore", "Find the loader", "Where is the loader defined?")] })
+        : reply(API, { text: ["Found it."] });
+    };
+    const { sessionId, runId } = await startTurn(server, "Find the loader");
+    const events = await runEvents(server, runId);
+    assert.equal(terminalData(events).outcome, "completed");
+
+    const log = server.provider.log;
+    assert.deepEqual(log.map(agentOf), ["primary", "explore", "explore", "primary"]);
+    assert.ok(toolsOf(log[0]!).includes("task"), "the primary is offered task");
+    assert.deepEqual(toolsOf(log[1]!), ["read_file", "list_directory", "glob", "grep"], "explore is offered no tool it may not call, and no task");
+    assert.ok(systemOf(log[1]!).endsWith(`The "explore" agent profile this window runs as:\n\n${EXPLORE}`));
+    assert.deepEqual(messagesOf(log[1]!).slice(1), [{ role: "user", content: "Where is the loader defined?" }], "the child sees only the task's prompt");
+    const results = messagesOf(log[3]!).filter((message) => message.role === "tool");
+    assert.deepEqual(results.map((message) => [message.tool_call_id, message.content]).at(-1), ["t-call", "The loader is loader.ts."]);
+
+    const shown = activities(events);
+    const subagent = shown.filter((activity) => activity.kind === "subagent");
+    assert.deepEqual(subagent.map(({ name, state, summary }) => [name, state, summary]), [
+      ["explore", "started", "Find the loader"],
+      ["explore", "completed", "Find the loader: The loader is loader.ts."],
+    ]);
+    const id = subagent[0]!.activity_id;
+    const childTool = shown.filter((activity) => activity.kind === "tool" && activity.summary.startsWith(`[explore ${id}] `));
+    assert.deepEqual(childTool.map((activity) => activity.state), ["started", "completed"]);
+    // No child text on the wire: the parent's transcript shows the report as the task's result only.
+    const texts = events.filter((frame) => frame.event === "message.delta" || frame.event === "message.reconcile").map((frame) => (frame.data as { text: string }).text).join("");
+    assert.doesNotMatch(texts, /Looking|loader\.ts\./);
+
+    const [child] = await childFiles(server);
+    assert.ok(child !== undefined, "the child's history is a file of its own");
+    const stored = recordsOf(server, child);
+    assert.deepEqual(stored.map((record) => record.type), ["session", "turn_started", "user_input", "assistant_message", "activity", "activity", "assistant_message", "usage", "turn_finished"]);
+    assert.equal((stored[1]!.context as { profile: { name: string } }).profile.name, "explore");
+    const listed = await request(server, "list", "session.list", { limit: 100 });
+    assert.deepEqual((listed.result as { sessions: { session_id: string }[] }).sessions.map((entry) => entry.session_id), [sessionId]);
+    const discovered = await request(server, "discover", "session.discover", { limit: 100 });
+    assert.deepEqual((discovered.result as { sessions: { session_id: string }[] }).sessions.map((entry) => entry.session_id), [sessionId]);
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("a child's ask reaches the client as the parent run's approval, naming the subagent; deny, allow and a reused id", async () => {
+    const server = await startTurnServer(API);
+    server.provider.handler = (logged): Script => {
+      if (agentOf(logged) === "general") {
+        return resultsIn(logged) === 0
+          ? reply(API, { calls: [{ id: "w1", name: "write_file", args: { path: "one.txt", content: "1" } }, { id: "w2", name: "write_file", args: { path: "two.txt", content: "2" } }] })
+          : reply(API, { text: ["Wrote two.txt; one.txt was denied."] });
+      }
+      return resultsIn(logged) === 0 ? reply(API, { calls: [task("t", "general", "Write files", "Write one.txt and two.txt.")] }) : reply(API, { text: ["Done."] });
+    };
+    const { sessionId, runId } = await startTurn(server, "Write");
+    const first = (await nextEvent(server, runId, "approval.requested")).data as { approval_id: string; summary: string; run_id: string };
+    assert.equal(first.run_id, runId);
+    assert.match(first.summary, /^\[general t1: Write files\] /);
+    await request(server, "deny", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: first.approval_id, allow: false });
+    const second = (await nextEvent(server, runId, "approval.requested", 1)).data as { approval_id: string; summary: string };
+    // The first answer is spent: reusing its id approves nothing.
+    const reused = await request(server, "reuse", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: first.approval_id, allow: true });
+    assert.equal((reused.error as { code: string }).code, "stale_approval");
+    await request(server, "allow", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: second.approval_id, allow: true });
+    const events = await runEvents(server, runId);
+    assert.equal(terminalData(events).outcome, "completed");
+    assert.equal(server.runtime.fs.exists(`${CWD}/one.txt`), false);
+    assert.equal(new TextDecoder().decode(server.runtime.fs.contents(`${CWD}/two.txt`)), "2");
+    assert.equal(await stopTurnServer(server), 0);
+  });
+});
