@@ -52,8 +52,8 @@ export type ChildOutcome =
   | { readonly ok: true; readonly report: string; readonly steps: number }
   | { readonly ok: false; readonly reason: string };
 
-/** The configuration a child runs with, derived from the delegating run's. */
-function childConfig(parent: RunConfig, setup: ChildSetup): RunConfig {
+/** The configuration a child runs with, derived from the delegating run's: never a `task` (the depth bound is 1). */
+export function childConfig(parent: RunConfig, setup: Pick<ChildSetup, "profile" | "ceiling" | "identity" | "instructions" | "context" | "maxSteps">): RunConfig {
   const { profile } = setup;
   // A profile's model runs with the delegating run's provider; its effort only where the profile says, since
   // the delegating run's was chosen for the delegating run's model.
