@@ -88,6 +88,18 @@ describe("the task tool", () => {
     const stored = recordsOf(server, child);
     assert.deepEqual(stored.map((record) => record.type), ["session", "turn_started", "user_input", "assistant_message", "activity", "activity", "assistant_message", "usage", "turn_finished"]);
     assert.equal((stored[1]!.context as { profile: { name: string } }).profile.name, "explore");
+    // The delegating history links the child's, with the ceiling it ran under and the call it answered.
+    const links = recordsOf(server, `${HOME}/sessions/${sessionId}.jsonl`).filter((record) => record.type === "subagent_link");
+    assert.deepEqual(links.map(({ v, ignorable, activity_id, call_id, call_index, child, ceiling }) => ({ v, ignorable, activity_id, call_id, call_index, child, ceiling })), [{
+      v: 3,
+      ignorable: true,
+      activity_id: id,
+      call_id: "t-call",
+      call_index: 1,
+      child: { session_id: stored[0]!.session_id, profile: "explore" },
+      ceiling: { tools: { write_file: "deny", edit_file: "deny", shell: "deny" }, sources: { write_file: "explore", edit_file: "explore", shell: "explore" } },
+    }]);
+    assert.equal(child, `${HOME}/sessions/subagents/${stored[0]!.session_id}.jsonl`);
     const listed = await request(server, "list", "session.list", { limit: 100 });
     assert.deepEqual((listed.result as { sessions: { session_id: string }[] }).sessions.map((entry) => entry.session_id), [sessionId]);
     const discovered = await request(server, "discover", "session.discover", { limit: 100 });

@@ -28,11 +28,11 @@ export function createDelegation(setup: SubagentSetup): Delegation | null {
     spec: taskSpec(setup.profiles),
     forStep(step: DelegatingStep) {
       const slots = new Slots(MAX_CONCURRENT_TASKS);
-      return (call: ModelToolCall): Promise<ToolResultMessage> => {
+      return (call: ModelToolCall, index: number): Promise<ToolResultMessage> => {
         // Taken now, so the activity ids of a step's calls follow their order whatever runs first.
         const activityId = step.nextActivityId();
         module ??= import("./task-call.ts");
-        return module.then((loaded) => loaded.runTaskCall(setup, step, slots, call, activityId));
+        return module.then((loaded) => loaded.runTaskCall(setup, step, slots, call, index, activityId));
       };
     },
   };

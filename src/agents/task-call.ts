@@ -41,6 +41,7 @@ export async function runTaskCall(
   step: DelegatingStep,
   slots: Slots,
   call: ModelToolCall,
+  index: number,
   activityId: string | null,
 ): Promise<ToolResultMessage> {
   const { io, config } = step;
@@ -105,6 +106,20 @@ export async function runTaskCall(
     // Computed once, from the delegating run's own ceiling: nothing the child does can widen it.
     const ceiling = delegatedPolicies(config.profile, { name, tools: profile.tools });
     const identity = { profile: name, activityId, description };
+    // The link is the delegating history's only trace of where the child's is and what it could do.
+    await io.persist([{
+      v: 3,
+      type: "subagent_link",
+      session_id: io.scope.session_id,
+      at: io.at(),
+      ignorable: true,
+      turn_id: io.turnId,
+      activity_id: activityId,
+      call_id: call.id,
+      call_index: index,
+      child: { session_id: childId, profile: name },
+      ceiling: { tools: ceiling.tools, sources: ceiling.sources ?? {} },
+    }]);
     let outcome;
     try {
       outcome = await runChild(step, {

@@ -86,11 +86,12 @@ export interface Delegation {
   /**
    * The starter of one step's task calls: each call starts at once (its
    * activity id taken before the call returns, so ids follow call order)
-   * and runs when one of the step's slots is free. The promise resolves with
+   * and runs when one of the step's slots is free; `index` is the call's
+   * place among the step's calls, which the child's history link records. The promise resolves with
    * the call's result; it rejects only with `RunStop` (cancelled, output
    * lost).
    */
-  forStep(step: DelegatingStep): (call: ModelToolCall) => Promise<ToolResultMessage>;
+  forStep(step: DelegatingStep): (call: ModelToolCall, index: number) => Promise<ToolResultMessage>;
 }
 
 /** Which subagent a child run is, for what its tool calls show. */

@@ -42,7 +42,7 @@ export interface ToolStepContext {
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
   /** Starts a `task` call (`delegation.ts`), or null where the run may not delegate. */
-  readonly delegate?: ((call: ModelToolCall) => Promise<ToolResultMessage>) | null;
+  readonly delegate?: ((call: ModelToolCall, index: number) => Promise<ToolResultMessage>) | null;
   /** Set in a subagent's run: its activities and approval prompts name it (`subagentLabel`). */
   readonly subagent?: SubagentIdentity | null;
 }
@@ -66,12 +66,12 @@ const EXPIRED = "No one answered the approval request in time, so this tool call
 export async function runToolCalls(calls: readonly ModelToolCall[], context: ToolStepContext): Promise<ToolResultMessage[]> {
   const results: Promise<ToolResultMessage>[] = [];
   let stop: unknown = null;
-  for (const call of calls) {
+  for (const [index, call] of calls.entries()) {
     if (context.tool.signal.aborted) stop ??= new RunStop("cancelled", null);
     if (stop !== null) break;
     const delegated = call.name === TASK_TOOL ? context.delegate ?? null : null;
     if (delegated !== null) {
-      const started = delegated(call);
+      const started = delegated(call, index);
       // Observed now, so a task that fails while later calls run is never an unhandled rejection.
       started.catch(() => {});
       results.push(started);
