@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { reply } from "./support/provider-scripts.ts";
 import { CWD, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
-import type { LoggedRequest, Script } from "./support/fake-provider.ts";
+import { Gate, type LoggedRequest, type Script } from "./support/fake-provider.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { BUILTIN_PROFILES } from "../src/config/agent-settings.ts";
 import type { Frame } from "./support/harness.ts";
 
@@ -131,6 +132,89 @@ describe("the task tool", () => {
     assert.equal(terminalData(events).outcome, "completed");
     assert.equal(server.runtime.fs.exists(`${CWD}/one.txt`), false);
     assert.equal(new TextDecoder().decode(server.runtime.fs.contents(`${CWD}/two.txt`)), "2");
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("two task calls of one step run at once, and each report comes back bound to its own call, in call order", async () => {
+    const server = await startTurnServer(API);
+    const held = new Gate();
+    server.provider.handler = (logged): Script => {
+      const prompt = String(messagesOf(logged)[1]?.content);
+      if (agentOf(logged) === "explore") {
+        // A's request is held until B's has arrived: B can only arrive while A is still running.
+        return prompt === "Task A" ? reply(API, { text: ["Report ", "A"], gates: new Map([[0, held]]) }) : reply(API, { text: ["Report B"] });
+      }
+      return resultsIn(logged) === 0
+        ? reply(API, { calls: [task("t-a", "explore", "First", "Task A"), task("t-b", "explore", "Second", "Task B")] })
+        : reply(API, { text: ["Both done."] });
+    };
+    const { runId } = await startTurn(server, "Two at once");
+    await server.provider.until(() => server.provider.log.some((logged) => String(messagesOf(logged)[1]?.content) === "Task B"));
+    held.release();
+    const events = await runEvents(server, runId);
+    assert.equal(terminalData(events).outcome, "completed");
+    const results = messagesOf(server.provider.log.at(-1)!).filter((message) => message.role === "tool").map((message) => [message.tool_call_id, message.content]);
+    assert.deepEqual(results, [["t-a", "Report A"], ["t-b", "Report B"]]);
+    const subagent = activities(events).filter((activity) => activity.kind === "subagent");
+    assert.deepEqual(subagent.filter((activity) => activity.state === "started").map((activity) => [activity.activity_id, activity.summary]), [["t1", "First"], ["t2", "Second"]]);
+    assert.equal((await childFiles(server)).length, 2);
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("cancelling the run during a child's pending approval cancels the child before run.finished; its call never runs", async () => {
+    const server = await startTurnServer(API);
+    server.provider.handler = (logged): Script =>
+      agentOf(logged) === "general"
+        ? reply(API, { calls: [{ id: "w", name: "write_file", args: { path: "never.txt", content: "x" } }] })
+        : reply(API, { calls: [task("t", "general", "Write", "Write never.txt.")] });
+    const { sessionId, runId } = await startTurn(server, "Write");
+    const approval = (await nextEvent(server, runId, "approval.requested")).data as { approval_id: string };
+    await request(server, "cancel", "turn.cancel", { session_id: sessionId, run_id: runId });
+    const events = await runEvents(server, runId);
+    assert.equal(terminalData(events).outcome, "cancelled");
+    const subagent = activities(events).filter((activity) => activity.kind === "subagent");
+    assert.deepEqual(subagent.map((activity) => [activity.state, activity.summary]), [["started", "Write"], ["failed", "Write (cancelled)"]]);
+    assert.equal(server.runtime.fs.exists(`${CWD}/never.txt`), false);
+    const late = await request(server, "late", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: approval.approval_id, allow: true });
+    assert.ok(late.error !== undefined, "nothing is left to approve");
+    const [child] = await childFiles(server);
+    assert.deepEqual(recordsOf(server, child!).at(-1), { ...recordsOf(server, child!).at(-1), type: "turn_finished", outcome: "cancelled", error_code: null });
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("a child past its step bound fails its task, not the run; a child cannot delegate; a disabled profile is refused", async () => {
+    const fs = new MemoryFileSystem();
+    fs.writeFile(`${HOME}/agents/looper.md`, "---\ndescription: Loops\nmode: subagent\nmax_steps: 2\n---\nYou loop.\n");
+    const server = await startTurnServer(API, { fs, settings: { agent: { disabled_subagents: ["general"] } } });
+    server.runtime.fs.writeFile(`${CWD}/a.txt`, "a");
+    server.provider.handler = (logged): Script => {
+      if (systemOf(logged).includes("You loop.")) {
+        return resultsIn(logged) === 0
+          ? reply(API, { calls: [task("deeper", "explore", "Deeper", "Go deeper.")] })
+          : reply(API, { calls: [{ id: `r${resultsIn(logged)}`, name: "read_file", args: { path: "a.txt" } }] });
+      }
+      return resultsIn(logged) === 0
+        ? reply(API, { calls: [task("off", "general", "Disabled", "Anything."), task("loop", "looper", "Loop", "Loop forever.")] })
+        : reply(API, { text: ["The subagent gave up."] });
+    };
+    const { runId } = await startTurn(server, "Loop");
+    const events = await runEvents(server, runId);
+    assert.equal(terminalData(events).outcome, "completed");
+    const log = server.provider.log;
+    const description = (log[0]!.body as { tools: { function: { name: string; description: string } }[] }).tools.find((tool) => tool.function.name === "task")!.function.description;
+    assert.match(description, /- looper: Loops/);
+    assert.doesNotMatch(description, /- general:/);
+    assert.equal(log.filter((logged) => systemOf(logged).includes("You loop.")).length, 2, "the child's own bound: 2 requests");
+    assert.ok(!toolsOf(log[1]!).includes("task"), "a child is offered no task");
+    assert.equal(log.filter((logged) => agentOf(logged) === "explore").length, 0, "and its task call runs nothing");
+    const childResults = messagesOf(log[2]!).filter((message) => message.role === "tool");
+    assert.match(String(childResults[0]!.content), /There is no tool named "task"/);
+    const results = messagesOf(log.at(-1)!).filter((message) => message.role === "tool").map((message) => ({ id: message.tool_call_id, text: String(message.content) }));
+    assert.match(results[0]!.text, /^There is no subagent profile named "general"/);
+    assert.equal(results[1]!.id, "loop");
+    assert.match(results[1]!.text, /^The looper subagent failed: it reached its limit of 2 model requests/);
+    const subagent = activities(events).filter((activity) => activity.kind === "subagent").map((activity) => [activity.name, activity.state]);
+    assert.deepEqual(subagent, [["task", "failed"], ["looper", "started"], ["looper", "failed"]]);
     assert.equal(await stopTurnServer(server), 0);
   });
 });
