@@ -10,6 +10,8 @@ import { reply } from "./support/provider-scripts.ts";
 import { CWD, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
 import { Gate, type LoggedRequest, type Script } from "./support/fake-provider.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { ManualClock } from "../runtime/memory.ts";
+import { LIMITS } from "../src/protocol/limits.ts";
 import { BUILTIN_PROFILES } from "../src/config/agent-settings.ts";
 import type { Frame } from "./support/harness.ts";
 
@@ -215,6 +217,30 @@ describe("the task tool", () => {
     assert.match(results[1]!.text, /^The looper subagent failed: it reached its limit of 2 model requests/);
     const subagent = activities(events).filter((activity) => activity.kind === "subagent").map((activity) => [activity.name, activity.state]);
     assert.deepEqual(subagent, [["task", "failed"], ["looper", "started"], ["looper", "failed"]]);
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("a child's approval left unanswered expires as the parent's would: denied, and the child is told nobody answered", async () => {
+    const clock = new ManualClock();
+    const server = await startTurnServer(API, { clock });
+    server.provider.handler = (logged): Script => {
+      if (agentOf(logged) === "general") {
+        return resultsIn(logged) === 0 ? reply(API, { calls: [{ id: "w", name: "write_file", args: { path: "late.txt", content: "x" } }] }) : reply(API, { text: ["Nobody answered."] });
+      }
+      return resultsIn(logged) === 0 ? reply(API, { calls: [task("t", "general", "Write late", "Write late.txt.")] }) : reply(API, { text: ["Done."] });
+    };
+    const { runId } = await startTurn(server, "Write");
+    const requested = (await nextEvent(server, runId, "approval.requested")).data as { expires_in_ms: number; summary: string };
+    assert.equal(requested.expires_in_ms, LIMITS.approval_expiry_ms);
+    assert.match(requested.summary, /^\[general t1: Write late\] /);
+    clock.advance(LIMITS.approval_expiry_ms);
+    const events = await runEvents(server, runId);
+    assert.equal(terminalData(events).outcome, "completed");
+    const expired = activities(events).find((activity) => activity.kind === "tool" && activity.state === "failed")!;
+    assert.match(expired.summary, /^\[general t1\] .*\(approval expired\)$/);
+    const childSecond = server.provider.log.find((logged) => agentOf(logged) === "general" && resultsIn(logged) === 1)!;
+    assert.match(String(messagesOf(childSecond).find((message) => message.role === "tool")!.content), /^No one answered the approval request in time/);
+    assert.equal(server.runtime.fs.exists(`${CWD}/late.txt`), false);
     assert.equal(await stopTurnServer(server), 0);
   });
 });
