@@ -43,8 +43,14 @@ export type CallOutcome =
 /** Why a pending request of this connection was aborted by the connection itself. */
 const OVERSIZED = "The server sent a message over the size bound";
 
-/** An HTTP server's OAuth login whose tokens can be read at once (`oauth-provider.ts`), so they can be redacted. */
-export type McpAuth = Omit<OAuthClientProvider, "tokens"> & { tokens(): OAuthTokens | undefined };
+/**
+ * An HTTP server's OAuth login whose tokens can be read at once, and which
+ * says when they change (`oauth-provider.ts`), so they can be redacted.
+ */
+export type McpAuth = Omit<OAuthClientProvider, "tokens"> & {
+  tokens(): OAuthTokens | undefined;
+  onTokensSaved(listener: () => void): void;
+};
 
 /** What a connection may start from besides its definition. */
 export interface ConnectionStart {
@@ -118,6 +124,11 @@ export class McpConnection {
     const tokens = this.#authProvider?.tokens();
     const oauth = tokens === undefined ? [] : [tokens.access_token, tokens.refresh_token];
     return [...definitionSecrets(this.definition), ...oauth.filter((value): value is string => typeof value === "string")];
+  }
+
+  /** Calls `listener` whenever {@link secrets} gained a value: the login's tokens were refreshed. */
+  onSecretsChanged(listener: () => void): void {
+    this.#authProvider?.onTokensSaved(listener);
   }
 
   /** Whether the server stopped by itself (its process exited or its output ended). */
