@@ -10,24 +10,16 @@
  */
 
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { REDACTION_MARKER } from "../src/util/redaction.ts";
 import { httpServer } from "./support/mcp-servers.ts";
 import { startOAuthMcpServer } from "./support/oauth-mcp-server.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
-import { HOME, runEvents, startTurn, startTurnServer, stopTurnServer, type TurnServer } from "./support/turns.ts";
+import { closedAfterAll, HOME, runEvents, startTurn, startTurnServer, stopTurnServer, type TurnServer } from "./support/turns.ts";
 
-// A test that fails midway leaves its server running: close them all, or the file never exits.
-const started: TurnServer[] = [];
-after(async () => {
-  for (const server of started) {
-    server.runtime.input.end();
-    await server.exit.catch(() => {});
-    await server.provider.close();
-  }
-});
+const started = closedAfterAll();
 
 /** The tool result message answering `callId` in the provider's `index`-th request. */
 function toolResult(server: TurnServer, index: number, callId: string): string {

@@ -11,8 +11,8 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import type { Runtime } from "../src/host/runtime.ts";
 import { mcpTokensPath, readMcpTokens, type StoredOAuth, updateMcpTokens } from "../src/mcp/oauth-tokens.ts";
+import { interferingOnce } from "./support/racing-writer.ts";
 import { spawningRuntimes } from "./support/tools.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-mcp-tokens-")));
@@ -53,23 +53,12 @@ for (const [name, runtime] of spawningRuntimes()) {
     it("updateMcpTokens() applies its change again when another writer replaced the file meanwhile", async () => {
       const dir = home();
       await updateMcpTokens(runtime, dir, "first", () => login("access-first"));
-      let interfered = false;
       // Another child storing its refreshed tokens between this one's read and its rename.
-      const racing: Runtime = {
-        ...runtime,
-        fs: {
-          ...runtime.fs,
-          createExclusive: async (path, bytes, mode) => {
-            if (!interfered) {
-              interfered = true;
-              const servers = { first: login("access-first"), other: login("access-other") };
-              writeFileSync(join(dir, "other.tmp"), `${JSON.stringify({ v: 1, servers })}\n`, { mode: 0o600 });
-              await runtime.fs.rename(join(dir, "other.tmp"), mcpTokensPath(dir));
-            }
-            await runtime.fs.createExclusive(path, bytes, mode);
-          },
-        },
-      };
+      const racing = interferingOnce(runtime, async () => {
+        const servers = { first: login("access-first"), other: login("access-other") };
+        writeFileSync(join(dir, "other.tmp"), `${JSON.stringify({ v: 1, servers })}\n`, { mode: 0o600 });
+        await runtime.fs.rename(join(dir, "other.tmp"), mcpTokensPath(dir));
+      });
       assert.deepEqual(await updateMcpTokens(racing, dir, "mine", () => login("access-mine")), { ok: true, existed: false });
       assert.deepEqual(names(dir), ["first", "other", "mine"]);
       assert.deepEqual(readdirSync(dir), ["mcp-tokens.json"], "the abandoned temporary file is gone");
