@@ -24,7 +24,7 @@ import { Exchange } from "./exchange.ts";
 import { type OutputFrame, readOutputFrame } from "./frames.ts";
 import { readFrames } from "./lines.ts";
 import type { RequestOptions } from "./requests.ts";
-import { Run, type RunHandlers } from "./run.ts";
+import { type ApprovalScope, Run, type RunHandlers } from "./run.ts";
 
 /** The two ends of a child's stdio, from the client's side. */
 export interface AgentStreams {
@@ -159,8 +159,9 @@ export class AgentClient {
   startTurn(sessionId: string, prompt: string, handlers: RunHandlers = {}, options: RequestOptions = {}): Promise<Run> {
     let run: Run | null = null;
     const port = {
-      answer: (runId: string, approvalId: string, allow: boolean) =>
-        this.request("approval.answer", { session_id: sessionId, run_id: runId, approval_id: approvalId, allow }),
+      // `once` is sent as the base answer, without `scope`: a base child knows no such field.
+      answer: (runId: string, approvalId: string, allow: boolean, scope: ApprovalScope) =>
+        this.request("approval.answer", { session_id: sessionId, run_id: runId, approval_id: approvalId, allow, ...(scope === "once" ? {} : { scope }) }),
       cancel: (runId: string) => this.request("turn.cancel", { session_id: sessionId, run_id: runId }),
     };
     const onResult = (result: MethodResult<"turn.start">) => {
@@ -254,6 +255,9 @@ export class AgentClient {
     if (run === undefined || run.sessionId !== event.data.session_id) return this.#violation(`${event.event} outside an active run`);
     // A negotiated event is no part of the base contract: unrequired, it is as unknown as any other.
     if (event.event === "run.usage" && !this.#required.has("run.usage")) return this.#violation("run.usage was not required in initialize");
+    if (!this.#required.has("approval.scope") && (event.event === "approval.resolved" || (event.event === "approval.requested" && ("scopes" in event.data || "scope_key" in event.data)))) {
+      return this.#violation(`${event.event} carries approval.scope, which was not required in initialize`);
+    }
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {

@@ -37,16 +37,31 @@ export interface Approval {
   /** Milliseconds from the event until the server denies it by default. */
   readonly expiresInMs: number;
   /**
+   * The scopes it may be answered with (`approval.scope` negotiated): always
+   * `once`, and `session` when {@link scopeKey} names what a session grant
+   * covers. Without the extension: `["once"]`.
+   */
+  readonly scopes: readonly ApprovalScope[];
+  /** What an allowing `session` answer grants for the rest of the session (show it to the user), else null. */
+  readonly scopeKey: string | null;
+  /**
    * Sends `approval.answer`. Resolves true when this answer was recorded,
    * false when it came too late (`stale_approval`: expired, cancelled, or
-   * the run finished); rejects on any other failure.
+   * the run finished); rejects on any other failure. `scope` (default
+   * `once`) must be one of {@link scopes}: `session` is sent only then.
    */
-  answer(allow: boolean): Promise<boolean>;
+  answer(allow: boolean, scope?: ApprovalScope): Promise<boolean>;
 }
+
+/** How an approval answer applies (`approval.scope`). */
+export type ApprovalScope = "once" | "session";
+
+/** How an approval ended, from `approval.resolved` (`approval.scope`). */
+export type ApprovalResolution = EventData<"approval.resolved">["outcome"];
 
 /** What the client hands a run so it can answer approvals and cancel. */
 export interface RunPort {
-  answer(runId: string, approvalId: string, allow: boolean): Promise<unknown>;
+  answer(runId: string, approvalId: string, allow: boolean, scope: ApprovalScope): Promise<unknown>;
   cancel(runId: string): Promise<unknown>;
 }
 
@@ -83,6 +98,8 @@ export class Run {
   readonly #messages = new Map<string, MessageState>();
   readonly #activities = new Map<string, EventData<"activity">>();
   readonly #approvals = new Map<string, Approval>();
+  // Every approval id this run asked with and, once `approval.resolved` said it, how it ended.
+  readonly #resolutions = new Map<string, ApprovalResolution | null>();
   readonly #port: RunPort;
   readonly #handlers: RunHandlers;
   #settle!: { resolve(data: RunFinished): void; reject(reason: unknown): void };
@@ -114,6 +131,14 @@ export class Run {
   /** Approvals requested and not yet answered through {@link Approval.answer}. */
   get approvals(): ReadonlyMap<string, Approval> {
     return this.#approvals;
+  }
+
+  /**
+   * How each approval of this run ended, by approval id, once its
+   * `approval.resolved` arrived (only with `approval.scope`), else null.
+   */
+  get resolutions(): ReadonlyMap<string, ApprovalResolution | null> {
+    return this.#resolutions;
   }
 
   /** `input.persisted`'s data once the prompt is durable (from then on the session id may be saved), else null. */
@@ -182,6 +207,8 @@ export class Run {
         return null;
       case "approval.requested":
         return this.#request(event.data);
+      case "approval.resolved":
+        return this.#resolved(event.data);
       case "diagnostic":
         return null;
       case "run.usage":
@@ -229,16 +256,32 @@ export class Run {
     return null;
   }
 
+  #resolved(data: EventData<"approval.resolved">): string | null {
+    if (!this.#resolutions.has(data.approval_id)) return "approval.resolved for an approval never requested";
+    if (this.#resolutions.get(data.approval_id) !== null) return "approval.resolved repeated";
+    this.#resolutions.set(data.approval_id, data.outcome);
+    this.#approvals.delete(data.approval_id);
+    return null;
+  }
+
   #request(data: EventData<"approval.requested">): string | null {
-    if (this.#approvals.has(data.approval_id)) return "approval.requested repeated an approval id";
+    if (this.#resolutions.has(data.approval_id)) return "approval.requested repeated an approval id";
+    const scopes = data.scopes ?? ["once"];
+    const scopeKey = data.scope_key ?? null;
+    // `session` comes with the key it grants, and only then: anything else would grant what nobody saw.
+    if (!scopes.includes("once") || scopes.includes("session") !== (scopeKey !== null)) return "approval.requested scopes do not match its scope_key";
+    this.#resolutions.set(data.approval_id, null);
     const approval: Approval = {
       approvalId: data.approval_id,
       summary: data.summary,
       expiresInMs: data.expires_in_ms,
-      answer: async (allow) => {
+      scopes,
+      scopeKey,
+      answer: async (allow, scope = "once") => {
+        if (!scopes.includes(scope)) throw new RangeError(`this approval cannot be answered for scope ${scope}`);
         this.#approvals.delete(data.approval_id);
         try {
-          await this.#port.answer(this.runId, data.approval_id, allow);
+          await this.#port.answer(this.runId, data.approval_id, allow, scope);
           return true;
         } catch (error) {
           if (error instanceof ProtocolError && error.code === ErrorCode.staleApproval) return false;
