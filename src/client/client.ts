@@ -24,7 +24,7 @@ import { Exchange } from "./exchange.ts";
 import { type OutputFrame, readOutputFrame } from "./frames.ts";
 import { readFrames } from "./lines.ts";
 import type { RequestOptions } from "./requests.ts";
-import { type ApprovalScope, Run, type RunHandlers } from "./run.ts";
+import { type ApprovalScope, negotiatedBy, Run, type RunHandlers } from "./run.ts";
 
 /** The two ends of a child's stdio, from the client's side. */
 export interface AgentStreams {
@@ -254,10 +254,8 @@ export class AgentClient {
     // turn.start's response precedes its run's events, and nothing follows run.finished.
     if (run === undefined || run.sessionId !== event.data.session_id) return this.#violation(`${event.event} outside an active run`);
     // A negotiated event is no part of the base contract: unrequired, it is as unknown as any other.
-    if (event.event === "run.usage" && !this.#required.has("run.usage")) return this.#violation("run.usage was not required in initialize");
-    if (!this.#required.has("approval.scope") && (event.event === "approval.resolved" || (event.event === "approval.requested" && ("scopes" in event.data || "scope_key" in event.data)))) {
-      return this.#violation(`${event.event} carries approval.scope, which was not required in initialize`);
-    }
+    const needs = negotiatedBy(event);
+    if (needs !== null && !this.#required.has(needs)) return this.#violation(`${event.event} needs ${needs}, which was not required in initialize`);
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {

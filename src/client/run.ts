@@ -14,6 +14,9 @@
 import type { EventData, WireEvent } from "../protocol/events.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import { ProtocolError } from "./errors.ts";
+import { type Approval, type ApprovalResolution, type ApprovalScope, RunApprovals } from "./approvals.ts";
+
+export { type Approval, type ApprovalResolution, type ApprovalScope, negotiatedBy } from "./approvals.ts";
 
 /** One assistant message of a run, as far as it arrived. */
 export interface RunMessage {
@@ -28,36 +31,6 @@ export interface RunMessage {
   /** A delta part was skipped (dropped under pressure): streamed text is incomplete until reconciled. */
   readonly gap: boolean;
 }
-
-/** A pending approval of a run; answer it, or it is denied after `expiresInMs`. */
-export interface Approval {
-  readonly approvalId: string;
-  /** What the tool wants to do, at most 1,024 bytes, redacted. */
-  readonly summary: string;
-  /** Milliseconds from the event until the server denies it by default. */
-  readonly expiresInMs: number;
-  /**
-   * The scopes it may be answered with (`approval.scope` negotiated): always
-   * `once`, and `session` when {@link scopeKey} names what a session grant
-   * covers. Without the extension: `["once"]`.
-   */
-  readonly scopes: readonly ApprovalScope[];
-  /** What an allowing `session` answer grants for the rest of the session (show it to the user), else null. */
-  readonly scopeKey: string | null;
-  /**
-   * Sends `approval.answer`. Resolves true when this answer was recorded,
-   * false when it came too late (`stale_approval`: expired, cancelled, or
-   * the run finished); rejects on any other failure. `scope` (default
-   * `once`) must be one of {@link scopes}: `session` is sent only then.
-   */
-  answer(allow: boolean, scope?: ApprovalScope): Promise<boolean>;
-}
-
-/** How an approval answer applies (`approval.scope`). */
-export type ApprovalScope = "once" | "session";
-
-/** How an approval ended, from `approval.resolved` (`approval.scope`). */
-export type ApprovalResolution = EventData<"approval.resolved">["outcome"];
 
 /** What the client hands a run so it can answer approvals and cancel. */
 export interface RunPort {
@@ -97,9 +70,7 @@ export class Run {
   readonly finished: Promise<RunFinished>;
   readonly #messages = new Map<string, MessageState>();
   readonly #activities = new Map<string, EventData<"activity">>();
-  readonly #approvals = new Map<string, Approval>();
-  // Every approval id this run asked with and, once `approval.resolved` said it, how it ended.
-  readonly #resolutions = new Map<string, ApprovalResolution | null>();
+  readonly #approvals = new RunApprovals();
   readonly #port: RunPort;
   readonly #handlers: RunHandlers;
   #settle!: { resolve(data: RunFinished): void; reject(reason: unknown): void };
@@ -130,7 +101,7 @@ export class Run {
 
   /** Approvals requested and not yet answered through {@link Approval.answer}. */
   get approvals(): ReadonlyMap<string, Approval> {
-    return this.#approvals;
+    return this.#approvals.pending;
   }
 
   /**
@@ -138,7 +109,7 @@ export class Run {
    * `approval.resolved` arrived (only with `approval.scope`), else null.
    */
   get resolutions(): ReadonlyMap<string, ApprovalResolution | null> {
-    return this.#resolutions;
+    return this.#approvals.resolutions;
   }
 
   /** `input.persisted`'s data once the prompt is durable (from then on the session id may be saved), else null. */
@@ -181,7 +152,7 @@ export class Run {
     const { onEvent, onApproval } = this.#handlers;
     if (onEvent !== undefined) callOut(() => onEvent(event, this));
     if (event.event === "approval.requested" && onApproval !== undefined) {
-      const approval = this.#approvals.get(event.data.approval_id)!;
+      const approval = this.#approvals.pending.get(event.data.approval_id)!;
       callOut(() => onApproval(approval, this));
     }
     if (event.event === "run.finished") this.#settle.resolve(event.data);
@@ -206,9 +177,9 @@ export class Run {
         this.#activities.set(event.data.activity_id, event.data);
         return null;
       case "approval.requested":
-        return this.#request(event.data);
+        return this.#approvals.requested(event.data, (approvalId, allow, scope) => this.#port.answer(this.runId, approvalId, allow, scope));
       case "approval.resolved":
-        return this.#resolved(event.data);
+        return this.#approvals.resolved(event.data);
       case "diagnostic":
         return null;
       case "run.usage":
@@ -217,7 +188,7 @@ export class Run {
         return null;
       case "run.finished":
         this.#result = event.data;
-        this.#approvals.clear();
+        this.#approvals.pending.clear();
         return null;
     }
   }
@@ -253,43 +224,6 @@ export class Run {
     state.reconciled = state.parts.join("");
     state.parts = [];
     state.partial = data.partial;
-    return null;
-  }
-
-  #resolved(data: EventData<"approval.resolved">): string | null {
-    if (!this.#resolutions.has(data.approval_id)) return "approval.resolved for an approval never requested";
-    if (this.#resolutions.get(data.approval_id) !== null) return "approval.resolved repeated";
-    this.#resolutions.set(data.approval_id, data.outcome);
-    this.#approvals.delete(data.approval_id);
-    return null;
-  }
-
-  #request(data: EventData<"approval.requested">): string | null {
-    if (this.#resolutions.has(data.approval_id)) return "approval.requested repeated an approval id";
-    const scopes = data.scopes ?? ["once"];
-    const scopeKey = data.scope_key ?? null;
-    // `session` comes with the key it grants, and only then: anything else would grant what nobody saw.
-    if (!scopes.includes("once") || scopes.includes("session") !== (scopeKey !== null)) return "approval.requested scopes do not match its scope_key";
-    this.#resolutions.set(data.approval_id, null);
-    const approval: Approval = {
-      approvalId: data.approval_id,
-      summary: data.summary,
-      expiresInMs: data.expires_in_ms,
-      scopes,
-      scopeKey,
-      answer: async (allow, scope = "once") => {
-        if (!scopes.includes(scope)) throw new RangeError(`this approval cannot be answered for scope ${scope}`);
-        this.#approvals.delete(data.approval_id);
-        try {
-          await this.#port.answer(this.runId, data.approval_id, allow, scope);
-          return true;
-        } catch (error) {
-          if (error instanceof ProtocolError && error.code === ErrorCode.staleApproval) return false;
-          throw error;
-        }
-      },
-    };
-    this.#approvals.set(data.approval_id, approval);
     return null;
   }
 }

@@ -56,7 +56,7 @@ export const PARAMS_DESCRIPTIONS: Descriptions = new Map([
     run_id: "The run that asked.",
     approval_id: "The `approval_id` of its `approval.requested` event.",
     allow: "True allows the action (once, or for the session with `scope`); false denies it.",
-    scope: "With `approval.scope` negotiated only: `once` (the default) or `session`, which also allows every later call of this session with the request's `scope_key`; `session` is accepted only when the request offered it. Sent by a client that did not negotiate it: `invalid_params`.",
+    scope: `With \`approval.scope\` negotiated only: \`once\` (the default) or \`session\`, which also allows every later call of this session with the request's \`scope_key\`; \`session\` is accepted only when the request offered it. Sent by a client that did not negotiate it: \`${ErrorCode.invalidParams}\`.`,
   }),
   describe(METHODS["session.list"], "`session.list` params: the first page of a fresh discovery snapshot, or the next page of the current one.", paged("snapshot")),
   describe(METHODS["session.discover"], "`session.discover` params (negotiated): the first page of a fresh discovery pass, or the next page of the current one.", paged("pass")),
