@@ -20,7 +20,7 @@ import { showExactly } from "../src/runner/tools/tool-text.ts";
 import type { Frame } from "./support/harness.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
+import { HOME, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
 
 const API = "openai-chat";
 const SCOPED = [...TURN_CAPABILITIES, "approval.scope"];
@@ -138,6 +138,10 @@ describe("approval.scope over the protocol", () => {
       assert.equal(secondEvents.filter((e) => e.event === "approval.requested").length, 1);
       assert.equal(new TextDecoder().decode(server.runtime.fs.contents("/work/project/a.txt")), "again\n");
       assert.equal(server.runtime.fs.exists("/work/project/b.txt"), false);
+      // The history records each call a grant let run, as the decision's public record; nothing else carries it.
+      const stored = new TextDecoder().decode(server.runtime.fs.contents(`${HOME}/sessions/${first.sessionId}.jsonl`)!).trim().split("\n").map((l) => JSON.parse(l));
+      const granted = stored.filter((r) => r.session_grant !== undefined);
+      assert.deepEqual(granted.map((r) => [r.type, r.state, r.session_grant]), [["activity", "started", 'write_file "a.txt"'], ["activity", "started", 'write_file "a.txt"']]);
 
       // Another session of the same child holds no grant.
       server.provider.enqueue(writeCall("c4", "a.txt"));

@@ -123,7 +123,8 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
       return result(expired ? EXPIRED : DENIED_BY_USER, true);
     }
   }
-  await activity(io, activityId, name, "started", summary);
+  // The public record of a session grant: the key that let this call run, granted now or earlier.
+  await activity(io, activityId, name, "started", summary, broker.granted(scopeKey) ? scopeKey : null);
   const outcome = await prepared.run();
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
   // A server that stopped during the call is reported by the run that noticed.
@@ -138,7 +139,7 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
 }
 
 /** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
+async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string, grant: string | null = null): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
@@ -151,6 +152,7 @@ async function activity(io: RunIO, activityId: string, name: string, state: Acti
     name,
     state,
     summary: bounded,
+    ...(grant === null ? {} : { session_grant: grant }),
   }]);
   await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded } });
 }
