@@ -70,8 +70,8 @@ export interface NegotiationCall {
 
 /**
  * A negotiation scenario: a capability list (the negotiated four in or out,
- * the empty and the full list favoured, an extension capability such as
- * `run.usage` in or out, which changes no method's admission) and a call of any method but
+ * the empty and the full list favoured, extension capabilities in or out:
+ * they change no method's admission, only which params fields are valid) and a call of any method but
  * `initialize` and `shutdown`, negotiated ones more often, with valid or invalid params,
  * paired with the code the child must answer once ready and before
  * `initialize`.
@@ -84,8 +84,8 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
     .map(([methods, extensions]) => [...methods.slice(0, LIMITS.required_capabilities - extensions.length), ...extensions]);
   return fc.tuple(withExtensions, method, fc.boolean()).chain(([required, name, valid]) => {
     const params: fc.Arbitrary<{ json: string; label: string }> = valid
-      ? validParams(name, context).map((value) => ({ json: JSON.stringify(value), label: "valid params" }))
-      : invalidParams(name, context).map((bad: InvalidParams) => ({ json: bad.json, label: bad.label }));
+      ? validParams(name, context, required).map((value) => ({ json: JSON.stringify(value), label: "valid params" }))
+      : invalidParams(name, context, required).map((bad: InvalidParams) => ({ json: bad.json, label: bad.label }));
     return params.map(({ json, label }): NegotiationCall => ({
       required,
       method: name,
