@@ -156,6 +156,33 @@ describe("approval.scope over the protocol", () => {
     }
   });
 
+  it("a grant covers the file the user saw however the model spells it, and nothing that only looks like it", async () => {
+    const server = await startTurnServer(API, { capabilities: SCOPED });
+    try {
+      server.runtime.fs.mkdir("/work/project/sub", 0o755);
+      server.provider.enqueue(writeCall("c1", "a.txt"));
+      server.provider.enqueue(reply(API, { text: ["Done."] }));
+      const first = await startTurn(server, "write a");
+      await answer(server, "a1", first.sessionId, await nextEvent(server, first.runId, "approval.requested"), true, "session");
+      await runEvents(server, first.runId);
+      const paths = ["./a.txt", "sub/../a.txt", "a.txt\u200b", "A.txt", "sub/a.txt", "a.txt "];
+      server.provider.enqueue(reply(API, { calls: paths.map((path, index) => ({ id: `p${index}`, name: "write_file", args: { path: JSON.parse(`"${path}"`), content: "x\n" } })) }));
+      server.provider.enqueue(reply(API, { text: ["Done."] }));
+      const second = await startTurn(server, "write the lookalikes", first.sessionId);
+      const asked: string[] = [];
+      for (let index = 0; index < 4; index++) {
+        const requested = await nextEvent(server, second.runId, "approval.requested", index);
+        asked.push((requested.data as { scope_key: string }).scope_key);
+        await answer(server, `d${index}`, first.sessionId, requested, false);
+      }
+      await runEvents(server, second.runId);
+      assert.deepEqual(asked, ['write_file "a.txt\\u{200B}"', 'write_file "A.txt"', 'write_file "sub/a.txt"', 'write_file "a.txt "']);
+      assert.equal(events(server, "approval.requested").length, 5);
+    } finally {
+      assert.equal(await stopTurnServer(server), 0);
+    }
+  });
+
   it("grants die with the child: a new child over the same session asks again", async () => {
     const first = await startTurnServer(API, { capabilities: SCOPED });
     const fs = first.runtime.fs;
