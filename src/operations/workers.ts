@@ -14,6 +14,7 @@
  * @module
  */
 
+import { SessionGrants } from "../grants/session-grants.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { runConfig } from "./turns/configure-run.ts";
 import type { RunEventSink } from "../runner/event-channel.ts";
@@ -60,10 +61,12 @@ export interface WorkerParts {
   readonly outputFailed: () => void;
   /** Whether the admitted `initialize` required `run.usage`. */
   readonly reportUsage: boolean;
+  /** Whether the admitted `initialize` required `approval.scope`: the child then holds session grants. */
+  readonly approvalScope?: boolean;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
@@ -105,6 +108,8 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     outputFailed,
     reportUsage,
     titles,
+    // In memory for the child's lifetime, never written anywhere: gone when the child exits.
+    ...(approvalScope === true ? { grants: new SessionGrants() } : {}),
   });
   return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
 }
