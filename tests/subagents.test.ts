@@ -243,4 +243,26 @@ describe("the task tool", () => {
     assert.equal(server.runtime.fs.exists(`${CWD}/late.txt`), false);
     assert.equal(await stopTurnServer(server), 0);
   });
+
+  it("with approval.scope, a session grant given the primary never answers a subagent's call, and a subagent's approval offers once only", async () => {
+    const server = await startTurnServer(API, { capabilities: [...TURN_CAPABILITIES, "approval.scope"] });
+    const write = (id: string) => reply(API, { calls: [{ id, name: "write_file", args: { path: "a.txt", content: id } }] });
+    server.provider.handler = (logged): Script => {
+      if (agentOf(logged) === "general") return resultsIn(logged) === 0 ? write("child") : reply(API, { text: ["Asked."] });
+      const step = resultsIn(logged);
+      return step === 0 ? write("parent") : step === 1 ? reply(API, { calls: [task("t", "general", "Write again", "Write a.txt.")] }) : reply(API, { text: ["Done."] });
+    };
+    const { sessionId, runId } = await startTurn(server, "Write");
+    const first = (await nextEvent(server, runId, "approval.requested")).data as { approval_id: string; scopes: string[] };
+    assert.deepEqual(first.scopes, ["once", "session"]);
+    await request(server, "grant", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: first.approval_id, allow: true, scope: "session" });
+    const child = (await nextEvent(server, runId, "approval.requested", 1)).data as { approval_id: string; summary: string; scopes: string[]; scope_key: string | null };
+    assert.match(child.summary, /^\[general t2: Write again\] /);
+    assert.deepEqual([child.scopes, child.scope_key], [["once"], null]);
+    await request(server, "deny", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: child.approval_id, allow: false });
+    const events = await runEvents(server, runId);
+    assert.equal(terminalData(events).outcome, "completed");
+    assert.equal(new TextDecoder().decode(server.runtime.fs.contents(`${CWD}/a.txt`)), "parent");
+    assert.equal(await stopTurnServer(server), 0);
+  });
 });

@@ -13,6 +13,7 @@
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker, ApprovalDecision } from "./approvals.ts";
+import { callScopeKey, reportResolved, scopeFields } from "./approval-scope.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { approvalSummary, prepareCall, prepareExternalCall } from "./tools/invoke.ts";
@@ -128,7 +129,10 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  if (policy === "ask" || prepared.mustAsk) {
+  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key. A
+  // subagent's calls neither use nor create one: each of its approvals covers that one call (docs/features/runner.md).
+  const scopeKey = context.subagent == null ? callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets) : null;
+  if ((policy === "ask" || prepared.mustAsk) && !broker.granted(scopeKey)) {
     const action = approvalSummary(prepared, secrets);
     const label = action === null || context.subagent == null ? "" : subagentLabel(context.subagent, action, true);
     const shown = action === null || label === null ? null : label + action;
@@ -136,7 +140,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
       await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
-    const decision = await askApproval(io, broker, shown);
+    const decision = await askApproval(io, broker, shown, scopeKey);
     if (context.tool.signal.aborted) {
       await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
@@ -147,7 +151,8 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
       return result(expired ? EXPIRED : DENIED_BY_USER, true);
     }
   }
-  await activity(io, activityId, name, "started", summary);
+  // The public record of a session grant: the key that let this call run, granted now or earlier.
+  await activity(io, activityId, name, "started", summary, broker.granted(scopeKey) ? scopeKey : null);
   const outcome = await prepared.run();
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
   // A server that stopped during the call is reported by the run that noticed.
@@ -161,18 +166,33 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
   for (const notice of external.takeNotices()) await io.diagnostic(notice.code, boundSummary(notice.summary, io.secrets));
 }
 
-/** Emits `approval.requested` for `shown` (a whole, safe summary) and waits for the decision, which the broker settles exactly once. */
-export async function askApproval(io: RunIO, broker: ApprovalBroker, shown: string): Promise<ApprovalDecision> {
-  const approval = broker.request(shown);
+/**
+ * Emits `approval.requested` for `shown` (a whole, safe summary) and waits
+ * for the decision, which the broker settles exactly once; with
+ * `approval.scope`, the session grant `scopeKey` may be offered (null: once
+ * only) and `approval.resolved` follows.
+ */
+export async function askApproval(io: RunIO, broker: ApprovalBroker, shown: string, scopeKey: string | null = null): Promise<ApprovalDecision> {
+  const approval = broker.request(shown, scopeKey);
   await io.emit({
     event: "approval.requested",
-    data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
+    data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
   }, approval.delivered);
-  return await approval.decision;
+  const decision = await approval.decision;
+  await reportResolved(io, broker, approval, decision);
+  return decision;
 }
 
 /** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-export async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string, kind: "tool" | "subagent" = "tool"): Promise<void> {
+export async function activity(
+  io: RunIO,
+  activityId: string,
+  name: string,
+  state: ActivityState,
+  summary: string,
+  grant: string | null = null,
+  kind: "tool" | "subagent" = "tool",
+): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
@@ -185,6 +205,7 @@ export async function activity(io: RunIO, activityId: string, name: string, stat
     name,
     state,
     summary: bounded,
+    ...(grant === null ? {} : { session_grant: grant }),
   }]);
   await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind, state, name, summary: bounded } });
 }
