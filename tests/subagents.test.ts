@@ -265,4 +265,23 @@ describe("the task tool", () => {
     assert.equal(new TextDecoder().decode(server.runtime.fs.contents(`${CWD}/a.txt`)), "parent");
     assert.equal(await stopTurnServer(server), 0);
   });
+
+  it("a child's text counts against the run's content budget: past it the task fails, and the run goes on with what is left", async () => {
+    const server = await startTurnServer(API);
+    const piece = "x".repeat(65_536);
+    const over = LIMITS.run_content_bytes / piece.length + 1;
+    server.provider.handler = (logged): Script => {
+      if (agentOf(logged) === "explore") return reply(API, { text: Array.from({ length: over }, () => piece) });
+      return resultsIn(logged) === 0 ? reply(API, { calls: [task("t", "explore", "Read everything", "Print a lot.")] }) : reply(API, { text: ["Done."] });
+    };
+    const { runId } = await startTurn(server, "Flood");
+    const events = await runEvents(server, runId);
+    const failed = activities(events).find((activity) => activity.kind === "subagent" && activity.state === "failed")!;
+    assert.equal(failed.summary, "Read everything: failed, the run's content budget ran out");
+    const result = messagesOf(server.provider.log.at(-1)!).find((message) => message.role === "tool")!;
+    assert.equal(result.content, "The explore subagent failed: the run's content budget ran out. It produced no report.");
+    // The child stopped where the run's budget did, the delegating step's bytes counted; the run goes on with what is left.
+    assert.equal(terminalData(events).outcome, "completed");
+    assert.equal(await stopTurnServer(server), 0);
+  });
 });
