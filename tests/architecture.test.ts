@@ -39,6 +39,7 @@ const LAYERS = [
   "catalog",
   "runner",
   "mcp",
+  "hooks",
   "admission",
   "operations",
   "server.ts",

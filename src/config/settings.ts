@@ -163,26 +163,31 @@ const SECTIONS = {
 
 /**
  * The valibot schema of one `settings.jsonc` file, its `mcp` section checked
- * by `mcp` and its `skills` section by `skills`. Unknown keys are errors at
+ * by `mcp`, its `skills` section by `skills` and its `hooks` by `hooks`. Unknown keys are errors at
  * every level.
  */
-export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills extends v.GenericSchema>(mcp: TMcp, skills: TSkills) {
+export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills extends v.GenericSchema, const THooks extends v.GenericSchema>(
+  mcp: TMcp,
+  skills: TSkills,
+  hooks: THooks,
+) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
     skills: v.exactOptional(skills),
+    hooks: v.exactOptional(hooks),
   });
 }
 
 /**
- * The schema startup parses with: the `mcp` and `skills` sections are only
- * taken apart here. `settings-load.ts` checks them with `mcp-settings.ts` and
+ * The schema startup parses with: the `mcp`, `skills` and `hooks` sections
+ * are only taken apart here (`hooks-settings.ts` checks the last). `settings-load.ts` checks them with `mcp-settings.ts` and
  * `skills-settings.ts`, each loaded only when a file has the key, so a child
  * without MCP servers or skill settings never builds their schemas;
  * `config check` and the published JSON Schema use the complete schema
  * (`mcp-settings.ts`).
  */
-export const SettingsSchema = settingsSchema(v.unknown(), v.unknown());
+export const SettingsSchema = settingsSchema(v.unknown(), v.unknown(), v.unknown());
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
 export interface EndpointSettings {
@@ -218,9 +223,9 @@ export interface Settings {
   readonly skills?: SkillsSettings;
 }
 
-/** Outcome of parsing one settings text; `mcp` and `skills` are the file's sections of those names, present and still unchecked. */
+/** Outcome of parsing one settings text; `mcp`, `skills` and `hooks` are the file's sections of those names, present and still unchecked. */
 export type ParseSettingsResult =
-  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown }
+  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown; hooks?: unknown }
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
@@ -237,8 +242,14 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   if (value === undefined) return { ok: true, settings: {} };
   const parsed = v.safeParse(SettingsSchema, value);
   if (!parsed.success) return INVALID;
-  const { mcp, skills, ...settings } = parsed.output;
-  return { ok: true, settings: settings satisfies Settings, ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }) };
+  const { mcp, skills, hooks, ...settings } = parsed.output;
+  return {
+    ok: true,
+    settings: settings satisfies Settings,
+    ...(mcp === undefined ? {} : { mcp }),
+    ...(skills === undefined ? {} : { skills }),
+    ...(hooks === undefined ? {} : { hooks }),
+  };
 }
 
 /**

@@ -196,6 +196,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     profile: config.profile,
     external: config.external,
     nextActivityId: context.nextActivityId,
+    ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
     tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);

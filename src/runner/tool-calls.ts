@@ -22,6 +22,8 @@ import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/to
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import type { TurnHooks } from "./hooks-port.ts";
+import { afterToolCall, beforeToolCall, prefixedSummary } from "./run-hooks.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {
@@ -39,6 +41,8 @@ export interface ToolStepContext {
   readonly external: ExternalTools | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
+  /** The user's hooks, absent when none runs (`run-hooks.ts`). */
+  readonly hooks?: TurnHooks;
 }
 
 type ActivityState = "started" | "completed" | "failed";
@@ -97,13 +101,19 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  if (policy === "ask" || prepared.mustAsk) {
+  const hooked = { name, arguments: args };
+  const before = await beforeToolCall(context.hooks, io, context.tool.signal, hooked, { asks: policy === "ask", mustAsk: prepared.mustAsk });
+  if ("denied" in before) {
+    await activity(io, activityId, name, "failed", `${summary} (denied by a hook)`);
+    return result(before.denied, true);
+  }
+  if (before.ask) {
     const shown = approvalSummary(prepared, secrets);
     if (shown === null) {
       await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
-    const approval = broker.request(shown);
+    const approval = broker.request(prefixedSummary(before.prefix, shown));
     await io.emit({
       event: "approval.requested",
       data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
@@ -124,8 +134,9 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
   // A server that stopped during the call is reported by the run that noticed.
   if (context.external !== null) await reportNotices(io, context.external);
+  const output = context.tool.signal.aborted ? outcome.output : await afterToolCall(context.hooks, io, context.tool.signal, hooked, outcome);
   if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
-  return result(outcome.output, !outcome.ok);
+  return result(output, !outcome.ok);
 }
 
 /** Emits and records, once each, the notices the external tools have not reported yet. */

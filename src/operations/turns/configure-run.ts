@@ -44,5 +44,6 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     workspace: snapshot.cwd,
     home: snapshot.home,
     external: snapshot.mcp ?? null,
+    ...(snapshot.hooks === undefined ? {} : { hooks: snapshot.hooks }),
   };
 }
