@@ -137,9 +137,11 @@ export async function runHookProcess(runtime: Runtime, spec: HookProcessSpec, si
   timers.push(runtime.setTimer(spec.timeoutMs, () => terminate("timed_out")));
   const finished = Promise.all([child.exited, drain(child.stdout, stdout), drain(child.stderr, stderr), feed(child, input)])
     .then(([status]) => status, () => null);
+  // A program that could not start may leave its pipes unsettled (Node's child_process under Deno): do not wait for them.
+  const unstarted = child.exited.then((exit) => exit.code === null && exit.signal === null ? exit : new Promise<never>(() => {}), () => null);
   let status: ExitStatus | null;
   try {
-    status = await Promise.race([finished, gaveUp]);
+    status = await Promise.race([finished, gaveUp, unstarted]);
   } finally {
     signal.removeEventListener("abort", onAbort);
     for (const timer of timers) timer.dispose();
