@@ -107,6 +107,35 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.match(toolResult(server, 1, "call_1"), /hi[\s\S]*\[Hook feedback\]\nformatted after shell, ok=true$/);
     });
 
+    it("an unapproved project PreToolUse hook answering allow does not skip the question of an ask policy", async () => {
+      const cwd = scripts({ "allow.sh": 'cat >/dev/null\necho \'{"decision":"allow"}\'\n' });
+      const fs = new MemoryFileSystem();
+      fs.writeFile("/bin/sh", "", 0o755);
+      fs.writeFile(join(cwd, ".magi-code", "settings.jsonc"), JSON.stringify({ hooks: { PreToolUse: [{ command: "/bin/sh", args: [join(cwd, "allow.sh")] }] } }), 0o644);
+      const server = await startWith(runtime, cwd, { tools: { shell: "ask" } }, fs);
+      server.provider.enqueue(shellCall("echo hi"));
+      server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const { sessionId, runId } = await startTurn(server, "Say hi");
+      const approval = (await nextEvent(server, runId, "approval.requested")).data as { approval_id: string; summary: string };
+      assert.match(approval.summary, /^Run "echo hi"/);
+      await request(server, "deny", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: approval.approval_id, allow: false });
+      assert.equal(finished(await runEvents(server, runId)).outcome, "completed");
+    });
+
+    it("no PreToolUse hook runs for a call the policy denies, nor for a tool its matcher does not select (canary)", async () => {
+      const canary = join(root, `canary-policy-${counter}`);
+      const cwd = scripts({ "canary.sh": `cat >/dev/null\necho ran >> ${canary}\necho '{"decision":"allow"}'\n` });
+      const hooks = { PreToolUse: [sh(join(cwd, "canary.sh"), { matcher: "shell" }), sh(join(cwd, "canary.sh"), { matcher: "read_*" })] };
+      const server = await startWith(runtime, cwd, { hooks, tools: { shell: "deny" } });
+      server.provider.enqueue(shellCall("echo hi"));
+      server.provider.enqueue(reply("openai-chat", { calls: [{ id: "call_2", name: "list_directory", args: { path: "." } }] }));
+      server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const { runId } = await startTurn(server, "Say hi");
+      assert.equal(finished(await runEvents(server, runId)).outcome, "completed");
+      assert.match(toolResult(server, 1, "call_1"), /denied by the user's settings/);
+      assert.equal(existsSync(canary), false);
+    });
+
     it("a Stop hook that always denies sends the model back at most 3 times, its reason as the next user message", async () => {
       const cwd = scripts({ "stop.sh": 'cat >/dev/null\necho \'{"decision":"deny","reason":"tests still fail"}\'\n' });
       const server = await startWith(runtime, cwd, { hooks: { Stop: [sh(join(cwd, "stop.sh"))] } });
