@@ -13,8 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { collect, type Launcher, launchers, spawnDirect } from "./support/processes.ts";
-import { guarded } from "./support/wire-client.ts";
+import { type Launcher, launchers, runCommand } from "./support/processes.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-hooks-cli-")));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -33,12 +32,7 @@ function setup(global: unknown, project: unknown) {
 
 type Workspace = ReturnType<typeof setup>;
 
-async function run(launcher: Launcher, ws: Workspace, args: readonly string[]) {
-  const child = spawnDirect(launcher, args, { cwd: ws.cwd, env: ws.env });
-  child.stdin.end();
-  const [stdout, stderr, code] = await Promise.all([collect(child.stdout), collect(child.stderr), guarded(child.exited, args.join(" "))]);
-  return { lines: stdout.trimEnd().split("\n"), stdout, stderr, code };
-}
+const run = (launcher: Launcher, ws: Workspace, args: readonly string[]) => runCommand(launcher, ws, args);
 
 const format = { matcher: "edit_file", command: "sh", args: ["-c", "cat >/dev/null"] };
 const veto = { command: "sh", args: ["-c", "exit 0"] };

@@ -16,20 +16,13 @@ import type { Frame } from "./support/harness.ts";
 import { eventually } from "./support/hang-guard.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
-import { request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
+import { closedAfterTests, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-hooks-faults-")));
 after(() => rmSync(root, { recursive: true, force: true }));
 let counter = 0;
 
-const started: TurnServer[] = [];
-after(async () => {
-  for (const server of started) {
-    server.runtime.input.end();
-    await server.exit.catch(() => {});
-    await server.provider.close();
-  }
-});
+const started = closedAfterTests();
 
 const diagnostics = (events: readonly Frame[]) => events.filter((frame) => frame.event === "diagnostic").map((frame) => frame.data as { code: string; summary: string });
 const alive = (pid: number) => {

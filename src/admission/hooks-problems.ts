@@ -8,14 +8,12 @@
  * @module
  */
 
-import { ErrorCode } from "../protocol/errors.ts";
 import type { Runtime } from "../host/runtime.ts";
 import { configuredHooks, type HooksSettings, parseHooksSettings } from "../config/hooks-settings.ts";
-import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
 import { jsonPath } from "../util/json-path.ts";
 import { hookRuns, hookStatuses } from "../hooks/definition.ts";
 import { hookStateText } from "./hooks-report.ts";
-import type { McpFileProblem } from "./mcp-problems.ts";
+import { checkedApprovals, type McpFileProblem } from "./mcp-problems.ts";
 
 /** One settings file's path and its `hooks` section as parsed (unchecked: the schema check ran before). */
 export interface HooksSection {
@@ -35,14 +33,8 @@ export async function hookApprovalNotes(
 ): Promise<{ problems: McpFileProblem[]; notes: McpFileProblem[] }> {
   const hooks = configuredHooks(checked(context.global), context.project === null ? null : checked(context.project)).filter((hook) => hook.project);
   if (hooks.length === 0) return { problems: [], notes: [] };
-  const file = approvalsPath(context.home);
-  const read = await readApprovals(runtime.fs, file, new AbortController().signal);
-  if (!read.ok) {
-    const message = read.code === ErrorCode.configurationInvalid
-      ? "must be an owner-only (chmod 600) regular file as 'magi-code hooks approve' writes it; fix or remove it, then approve again"
-      : "cannot be read";
-    return { problems: [{ file, path: "$", message }], notes: [] };
-  }
+  const read = await checkedApprovals(runtime, context.home);
+  if (!read.ok) return { problems: [read.problem], notes: [] };
   const statuses = await hookStatuses(runtime, hooks, read.approvals, context.cwd);
   const position = new Map<string, number>();
   const notes = statuses.flatMap((status) => {

@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { after } from "node:test";
 import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
 import type { ProviderApi } from "../../src/config/settings.ts";
 import { type FakeProvider, startFakeProvider } from "./fake-provider.ts";
@@ -166,4 +167,21 @@ export async function stopTurnServer(server: TurnServer): Promise<number> {
 /** The `run.finished` data of a run's events (its last event). */
 export function terminalData(events: readonly Frame[]): Record<string, unknown> {
   return events.at(-1)!.data as Record<string, unknown>;
+}
+
+/**
+ * A list to put the servers a test file starts in: after the file's tests
+ * each is closed, with its provider, so a test that failed midway cannot
+ * leave one running and keep the file from exiting.
+ */
+export function closedAfterTests(): TurnServer[] {
+  const started: TurnServer[] = [];
+  after(async () => {
+    for (const server of started) {
+      server.runtime.input.end();
+      await server.exit.catch(() => {});
+      await server.provider.close();
+    }
+  });
+  return started;
 }
