@@ -169,7 +169,9 @@ for (const name of ["node", "deno"]) {
     const loaded = await modulesAtInitialize(name);
     const budget = STARTUP_BUDGET[name];
     modules[name] = { ...loaded, forbidden: loaded.packages.filter((pkg) => FORBIDDEN.test(pkg)) };
-    const compat = name === "deno" ? `, ${loaded.compat} Node-compat modules (budget ${budget.compat})` : "";
+    const compat = name === "deno"
+      ? `, ${loaded.compat} Node-compat modules (budget ${budget.compat})`
+      : ` in ${loaded.files} bundle files (budget ${budget.files})`;
     console.log(`${name}: ${loaded.own.length} own modules (budget ${budget.own})${compat}; packages: ${loaded.packages.join(", ") || "(none)"}`);
     console.log(`  ${loaded.own.join(" ")}`);
   } catch (error) {
