@@ -64,9 +64,29 @@ export type LeaseInspection =
   | {
     readonly state: "present";
     readonly holder: LeaseHolder;
+    /** The file's identity as {@link leaseIdentity} gives it, taken before the read. */
+    readonly identity: string;
     /** Identity plus content: equal fingerprints mean nobody renewed or replaced the file in between. */
     readonly fingerprint: string;
   };
+
+/** What {@link leaseIdentity} found at a lease path. */
+export type LeaseIdentity = { readonly state: "missing" | "failed" } | { readonly state: "present"; readonly identity: string; readonly mtimeMs: number };
+
+/**
+ * The identity of the lease file at `path`, from one `lstat`: device,
+ * inode, size and modification time. Lease files are only ever published
+ * by a link or a rename and removed by an unlink, never rewritten in
+ * place, so an equal identity means the same bytes.
+ */
+export async function leaseIdentity(fs: FileSystem, path: string): Promise<LeaseIdentity> {
+  try {
+    const info = await fs.lstat(path);
+    return { state: "present", identity: `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`, mtimeMs: info.mtimeMs };
+  } catch (error) {
+    return { state: isRuntimeError(error, "not_found") ? "missing" : "failed" };
+  }
+}
 
 /** Formats wall-clock milliseconds as the RFC 3339 UTC timestamp (with milliseconds) leases store. */
 export function leaseTimestamp(ms: number): string {
@@ -119,15 +139,9 @@ function parseBody(bytes: Uint8Array): LeaseBody | null {
  * is `unparseable`, never an error: only a failing disk is `failed`.
  */
 export async function inspectLease(fs: FileSystem, path: string): Promise<LeaseInspection> {
-  let mtimeMs: number;
-  let identity: string;
-  try {
-    const info = await fs.lstat(path);
-    mtimeMs = info.mtimeMs;
-    identity = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
-  } catch (error) {
-    return { state: isRuntimeError(error, "not_found") ? "missing" : "failed" };
-  }
+  const found = await leaseIdentity(fs, path);
+  if (found.state !== "present") return found;
+  const { identity, mtimeMs } = found;
   let bytes: Uint8Array | null = null;
   try {
     bytes = await fs.readFile(path, LEASE_READ_LIMIT);
@@ -140,6 +154,7 @@ export async function inspectLease(fs: FileSystem, path: string): Promise<LeaseI
   return {
     state: "present",
     holder: body === null ? { state: "unparseable", mtimeMs } : { state: "parsed", body },
+    identity,
     fingerprint: `${identity}:${content}`,
   };
 }
