@@ -49,9 +49,10 @@ const options = {
 // parts of it (26 files for 66 modules). Each file costs Node a resolution, a module record and a
 // link; together they also made path normalisation hot enough for V8 to start its optimizing
 // compiler before the answer, which touched ~3.5 MiB more of the node binary (bench/README.md).
-// Every lazy entry of ours therefore re-exports the namespaces of the start-up modules, so all of
-// their code is reached by the same set of entries and lands in one chunk; the namespaces themselves
-// live in a lazy chunk, built on the first lazy import.
+// Every lazy entry of ours therefore re-exports every export of the start-up modules (by name: a
+// namespace object per module would be built at start-up, in the chunk of its module), so all of
+// their code is reached by the same set of entries and lands in one chunk; the re-exports live in a
+// lazy chunk.
 const ANCHOR = "magi-code:startup-anchor";
 const graph = await build({ ...options, write: false });
 const startup = staticClosure(graph.metafile.inputs, "runtime/node-main.ts");
@@ -61,12 +62,18 @@ const lazyEntries = new Set(
   ),
 );
 const anchored = [...startup].filter((path) => ownSource(path) && path !== "runtime/node-main.ts").sort();
+// Each module's own export names (a module's `export * from` names are those of a module listed too).
+const unbundled = await build({ entryPoints: anchored, outdir: "/", bundle: false, format: "esm", write: false, metafile: true, absWorkingDir: root, logLevel: "warning" });
+const exportsOf = new Map(Object.values(unbundled.metafile.outputs).map(({ entryPoint, exports }) => [entryPoint, exports]));
 const startupAnchor = {
   name: "startup-anchor",
   setup(plugin) {
     plugin.onResolve({ filter: /^magi-code:startup-anchor$/ }, () => ({ path: ANCHOR, namespace: "startup-anchor" }));
     plugin.onLoad({ filter: /.*/, namespace: "startup-anchor" }, () => ({
-      contents: anchored.map((path, index) => `export * as m${index} from ${JSON.stringify(join(root, path))};`).join("\n"),
+      contents: anchored
+        .filter((path) => exportsOf.get(path).length > 0)
+        .map((path, index) => `export { ${exportsOf.get(path).map((name) => `${name} as m${index}_${name}`).join(", ")} } from ${JSON.stringify(join(root, path))};`)
+        .join("\n"),
       resolveDir: root,
       loader: "js",
     }));
