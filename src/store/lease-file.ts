@@ -21,6 +21,16 @@ export const LEASE_HEARTBEAT_MS = 15_000;
 /** Lease files are private to the user, like session files. */
 const LEASE_MODE = 0o600;
 
+/**
+ * How long after a lease file was last written a read of it may stand for
+ * later ones by its identity (`leases.ts`). File timestamps come from the
+ * kernel's coarse clock (a tick of up to 10 ms, and whole milliseconds on
+ * Deno), so a file written within a tick of another can carry the same
+ * mtime; once the one read is older than this, anything written later
+ * carries a later one.
+ */
+export const LEASE_IDENTITY_SETTLE_MS = 20;
+
 /** The most bytes read from a lease file; ours stay well under it (about 250 bytes). */
 export const LEASE_READ_LIMIT = 1024;
 
@@ -66,6 +76,8 @@ export type LeaseInspection =
     readonly holder: LeaseHolder;
     /** The file's identity as {@link leaseIdentity} gives it, taken before the read. */
     readonly identity: string;
+    /** Its modification time, from the same `lstat`. */
+    readonly mtimeMs: number;
     /** Identity plus content: equal fingerprints mean nobody renewed or replaced the file in between. */
     readonly fingerprint: string;
   };
@@ -155,6 +167,7 @@ export async function inspectLease(fs: FileSystem, path: string): Promise<LeaseI
     state: "present",
     holder: body === null ? { state: "unparseable", mtimeMs } : { state: "parsed", body },
     identity,
+    mtimeMs,
     fingerprint: `${identity}:${content}`,
   };
 }

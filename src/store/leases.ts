@@ -23,6 +23,7 @@ import {
   type LeaseBody,
   type LeaseHolder,
   leaseHost,
+  LEASE_IDENTITY_SETTLE_MS,
   leaseIdentity,
   leaseTimestamp,
   publishLease,
@@ -268,7 +269,9 @@ export class Lease {
    * id holds the same bytes, since nobody rewrites a lease in place
    * (`leaseIdentity`): one `lstat` answers, where a read costs an open, a
    * stat, a read and a close before each append group (docs/storage.md,
-   * "Leases"). Any other identity is read again.
+   * "Leases"). Any other identity is read again, and so is a file read
+   * within {@link LEASE_IDENTITY_SETTLE_MS} of its write, whose mtime a
+   * replacement written in the same clock tick could share.
    */
   async #check(): Promise<"ours" | "other" | "failed"> {
     const fs = this.#runtime.fs;
@@ -279,8 +282,9 @@ export class Lease {
     }
     const found = await inspectLease(fs, this.path);
     if (found.state === "failed") return "failed";
-    this.#known = found.state === "present" && this.#ours(found.holder) ? found.identity : null;
-    return this.#known === null ? "other" : "ours";
+    const ours = found.state === "present" && this.#ours(found.holder);
+    this.#known = ours && this.#now() - found.mtimeMs > LEASE_IDENTITY_SETTLE_MS ? found.identity : null;
+    return ours ? "ours" : "other";
   }
 
   #ours(holder: LeaseHolder): boolean {
