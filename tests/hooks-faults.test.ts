@@ -16,13 +16,13 @@ import type { Frame } from "./support/harness.ts";
 import { eventually } from "./support/hang-guard.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
-import { closedAfterTests, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
+import { closedAfterAll, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-hooks-faults-")));
 after(() => rmSync(root, { recursive: true, force: true }));
 let counter = 0;
 
-const started = closedAfterTests();
+const started = closedAfterAll();
 
 const diagnostics = (events: readonly Frame[]) => events.filter((frame) => frame.event === "diagnostic").map((frame) => frame.data as { code: string; summary: string });
 const alive = (pid: number) => {

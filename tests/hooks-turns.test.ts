@@ -22,7 +22,7 @@ import { updateApprovals } from "../src/trust/approvals-write.ts";
 import type { Frame } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
-import { closedAfterTests, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
+import { closedAfterAll, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-hooks-turns-")));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -43,7 +43,7 @@ function scripts(files: Record<string, string>): string {
   return dir;
 }
 
-const started = closedAfterTests();
+const started = closedAfterAll();
 
 async function startWith(runtime: Runtime, cwd: string, settings: Record<string, unknown>, fs = new MemoryFileSystem()): Promise<TurnServer> {
   const server = await startTurnServer("openai-chat", { processes: runtime, fetch: runtime.fetch, cwd, fs, env: { PATH: process.env.PATH ?? "" }, settings });

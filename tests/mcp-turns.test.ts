@@ -21,7 +21,7 @@ import { eventually } from "./support/hang-guard.ts";
 import { everythingStdio, faultServer, filesystemStdio, isRunning, httpServer, startEverythingHttp } from "./support/mcp-servers.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
-import { closedAfterTests, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, type TurnServer } from "./support/turns.ts";
+import { closedAfterAll, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-mcp-turns-")));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -49,7 +49,7 @@ function diagnostics(events: readonly Frame[]): string[] {
   return events.filter((frame) => frame.event === "diagnostic").map((frame) => (frame.data as { code: string }).code);
 }
 
-const started = closedAfterTests();
+const started = closedAfterAll();
 
 async function startWith(runtime: Runtime, definitions: McpServerDefinition[], settings: Record<string, unknown> = {}): Promise<TurnServer> {
   const server = await startTurnServer("openai-chat", {

@@ -49,8 +49,8 @@ export function hookScope(io: RunIO, signal: AbortSignal): HookScope {
   };
 }
 
-/** What `PreToolUse` leaves of a call: denied (the model's result), or whether to ask and how the prompt starts. */
-export type BeforeToolCall = { readonly denied: string } | { readonly ask: boolean; readonly prefix: string };
+/** What `PreToolUse` leaves of a call: denied (the model's result), or whether to ask and whether a hook asked. */
+export type BeforeToolCall = { readonly denied: string } | { readonly ask: boolean; readonly hookAsked: boolean };
 
 /**
  * Runs the `PreToolUse` hooks of a prepared call. `asks` says whether the
@@ -64,17 +64,17 @@ export async function beforeToolCall(
   call: HookedCall,
   policy: { readonly asks: boolean; readonly mustAsk: boolean },
 ): Promise<BeforeToolCall> {
-  if (hooks === undefined) return { ask: policy.asks || policy.mustAsk, prefix: "" };
+  if (hooks === undefined) return { ask: policy.asks || policy.mustAsk, hookAsked: false };
   const verdict = await hooks.preToolUse(hookScope(io, signal), call);
   if (signal.aborted) throw new RunStop("cancelled", null);
   if (verdict.decision === "deny") return { denied: `The tool call was denied by the user's hook: ${verdict.reason}` };
-  if (verdict.decision === "ask") return { ask: true, prefix: HOOK_ASKED };
-  return { ask: policy.mustAsk || (policy.asks && verdict.decision !== "allow"), prefix: "" };
+  if (verdict.decision === "ask") return { ask: true, hookAsked: true };
+  return { ask: policy.mustAsk || (policy.asks && verdict.decision !== "allow"), hookAsked: false };
 }
 
-/** `summary` with `prefix` in front, when both fit the summary bound; the action itself always shows whole. */
-export function prefixedSummary(prefix: string, summary: string): string {
-  return prefix !== "" && utf8ByteCount(prefix) + utf8ByteCount(summary) <= MAX_SUMMARY_BYTES ? `${prefix}${summary}` : summary;
+/** The approval prompt: `summary`, after {@link HOOK_ASKED} when a hook asked and both fit the summary bound; the action itself always shows whole. */
+export function approvalPrompt(hookAsked: boolean, summary: string): string {
+  return hookAsked && utf8ByteCount(HOOK_ASKED) + utf8ByteCount(summary) <= MAX_SUMMARY_BYTES ? `${HOOK_ASKED}${summary}` : summary;
 }
 
 /** The call's output for the model, with what its `PostToolUse` hooks add. */

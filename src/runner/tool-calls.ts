@@ -13,6 +13,7 @@
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker } from "./approvals.ts";
+import { callScopeKey, reportResolved, scopeFields } from "./approval-scope.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { approvalSummary, prepareCall, prepareExternalCall } from "./tools/invoke.ts";
@@ -23,7 +24,7 @@ import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 import type { TurnHooks } from "./hooks-port.ts";
-import { afterToolCall, beforeToolCall, prefixedSummary } from "./run-hooks.ts";
+import { afterToolCall, approvalPrompt, beforeToolCall } from "./run-hooks.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {
@@ -107,18 +108,21 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await activity(io, activityId, name, "failed", `${summary} (denied by a hook)`);
     return result(before.denied, true);
   }
-  if (before.ask) {
+  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key; a hook's ask is asked.
+  const scopeKey = callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets);
+  if (before.ask && (before.hookAsked || !broker.granted(scopeKey))) {
     const shown = approvalSummary(prepared, secrets);
     if (shown === null) {
       await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
-    const approval = broker.request(prefixedSummary(before.prefix, shown));
+    const approval = broker.request(approvalPrompt(before.hookAsked, shown), scopeKey);
     await io.emit({
       event: "approval.requested",
-      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
+      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
     }, approval.delivered);
     const decision = await approval.decision;
+    await reportResolved(io, broker, approval, decision);
     if (context.tool.signal.aborted) {
       await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
@@ -129,7 +133,8 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
       return result(expired ? EXPIRED : DENIED_BY_USER, true);
     }
   }
-  await activity(io, activityId, name, "started", summary);
+  // The public record of a session grant: the key that let this call run, granted now or earlier.
+  await activity(io, activityId, name, "started", summary, broker.granted(scopeKey) ? scopeKey : null);
   const outcome = await prepared.run();
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
   // A server that stopped during the call is reported by the run that noticed.
@@ -145,7 +150,7 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
 }
 
 /** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
+async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string, grant: string | null = null): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
@@ -158,6 +163,7 @@ async function activity(io: RunIO, activityId: string, name: string, state: Acti
     name,
     state,
     summary: bounded,
+    ...(grant === null ? {} : { session_grant: grant }),
   }]);
   await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded } });
 }

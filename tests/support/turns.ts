@@ -63,6 +63,23 @@ export interface TurnServerOptions extends ServerRunOptions {
   readonly capabilities?: readonly string[];
 }
 
+/**
+ * A list for the servers a test file starts, each closed (with its MCP
+ * servers and its provider) after the file: a test that fails midway leaves
+ * its server running, and the file would never exit.
+ */
+export function closedAfterAll(): TurnServer[] {
+  const started: TurnServer[] = [];
+  after(async () => {
+    for (const server of started) {
+      server.runtime.input.end();
+      await server.exit.catch(() => {});
+      await server.provider.close();
+    }
+  });
+  return started;
+}
+
 /** Starts a fake provider and a server whose selected provider speaks `api` to it, then initializes. */
 export async function startTurnServer(api: ProviderApi, options: TurnServerOptions = {}): Promise<TurnServer> {
   const provider = options.provider ?? (await startFakeProvider());
@@ -167,21 +184,4 @@ export async function stopTurnServer(server: TurnServer): Promise<number> {
 /** The `run.finished` data of a run's events (its last event). */
 export function terminalData(events: readonly Frame[]): Record<string, unknown> {
   return events.at(-1)!.data as Record<string, unknown>;
-}
-
-/**
- * A list to put the servers a test file starts in: after the file's tests
- * each is closed, with its provider, so a test that failed midway cannot
- * leave one running and keep the file from exiting.
- */
-export function closedAfterTests(): TurnServer[] {
-  const started: TurnServer[] = [];
-  after(async () => {
-    for (const server of started) {
-      server.runtime.input.end();
-      await server.exit.catch(() => {});
-      await server.provider.close();
-    }
-  });
-  return started;
 }
