@@ -22,7 +22,7 @@ import { updateApprovals } from "../src/trust/approvals-write.ts";
 import type { Frame } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
-import { closedAfterAll, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
+import { closedAfterAll, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-hooks-turns-")));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -82,6 +82,34 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       const events = await runEvents(server, runId);
       assert.equal(finished(events).outcome, "completed");
       assert.match(toolResult(server, 1, "call_1"), /hi/);
+    });
+
+    it("with approval.scope, a session grant skips the policy's question on the next call but never the question a hook asks", async () => {
+      // Asks from its third run on: the third call is one the grant covers.
+      const cwd = scripts({ "ask.sh": 'cat >/dev/null\nn=$(($(cat runs 2>/dev/null || echo 0) + 1))\necho $n > runs\n[ $n -lt 3 ] || echo \'{"decision":"ask"}\'\n' });
+      const server = await startTurnServer("openai-chat", {
+        processes: runtime,
+        fetch: runtime.fetch,
+        cwd,
+        env: { PATH: process.env.PATH ?? "" },
+        settings: { hooks: { PreToolUse: [sh(join(cwd, "ask.sh"))] }, tools: { shell: "ask" } },
+        capabilities: [...TURN_CAPABILITIES, "approval.scope"],
+      });
+      started.push(server);
+      const calls = [{ id: "c1", command: "echo first" }, { id: "c2", command: "echo first" }, { id: "c3", command: "echo first" }];
+      server.provider.enqueue(reply("openai-chat", { calls: calls.map(({ id, command }) => ({ id, name: "shell", args: { command } })) }));
+      server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const { sessionId, runId } = await startTurn(server, "Echo");
+      const first = (await nextEvent(server, runId, "approval.requested")).data as { approval_id: string; summary: string };
+      assert.match(first.summary, /^Run "echo first"/);
+      await request(server, "grant", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: first.approval_id, allow: true, scope: "session" });
+      // c2 runs under the grant; c3, which the grant covers too, is asked for by the hook.
+      const hooked = (await nextEvent(server, runId, "approval.requested", 1)).data as { approval_id: string; summary: string };
+      assert.match(hooked.summary, /^A hook asks for approval: Run "echo first"/);
+      await request(server, "once", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: hooked.approval_id, allow: true });
+      const events = await runEvents(server, runId);
+      assert.equal(finished(events).outcome, "completed");
+      assert.equal(events.filter((frame) => frame.event === "approval.requested").length, 2);
     });
 
     it("a global PreToolUse hook answering allow skips the question of an ask policy; PostToolUse text reaches the next request", async () => {
