@@ -18,6 +18,7 @@ import { instructionNotes, instructionPathProblems } from "./instructions-proble
 import { mcpApprovalNotes, mcpMergeOf } from "./mcp-problems.ts";
 import { profileProblems } from "./profile-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
+import { codeModeEnabled, codeModeLoosenings, directDeniesOpenToCode } from "../config/code-mode-settings.ts";
 import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
 import {
   GLOBAL_SETTINGS_FILE,
@@ -84,6 +85,9 @@ function trustProblems(file: string, global: Settings, project: Settings): FileP
     if (!projectToolsTrusted(global, { tools: { [name]: policy } })) {
       out.push({ file, path: `$.tools.${name}`, message: `a project file may only make a tool's policy stricter (allow < ask < deny); ${SEE}` });
     }
+  }
+  for (const path of codeModeLoosenings(global.code_mode, project.code_mode)) {
+    out.push({ file, path: `$.code_mode.${path}`, message: `a project file may only tighten Code Mode (turn it off, make a policy stricter); ${SEE}` });
   }
   return out;
 }
@@ -160,7 +164,18 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const files = { global: globalPath, project: projectPath, globalCount: global.instructions?.paths?.length ?? 0 };
   notes.push(...await instructionNotes(runtime, { home, cwd, ...files }, merged));
   notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));
+  notes.push(...codeModeNotes(globalPath, merged));
   return { checked, problems, notes };
+}
+
+/** With Code Mode on, each direct `deny` whose Code Mode policy would still run the tool (they are independent). */
+function codeModeNotes(file: string, merged: Settings): FileProblem[] {
+  if (!codeModeEnabled(merged.code_mode)) return [];
+  return directDeniesOpenToCode(merged.tools, merged.code_mode).map((name) => ({
+    file,
+    path: `$.code_mode.tools.${name}`,
+    message: `tools.${name} is deny, but Code Mode programs may still call ${name}: the two policies are independent; add "${name}": "deny" under code_mode.tools to refuse it there too`,
+  }));
 }
 
 function selectionProblem(code: ErrorCode, merged: Settings, file: string): FileProblem {

@@ -24,6 +24,7 @@ import { AgentSchema, type AgentSettings, mergeAgentSettings } from "./agent-set
 import { type InstructionsSettings, InstructionsSettingsSchema } from "./instructions-settings.ts";
 import type { SkillsSettings } from "./skills-settings.ts";
 import { ContextWindowSchema } from "./compaction-settings.ts";
+import { type CodeModeSettings, CodeModeSettingsSchema, mergeCodeModeSettings } from "./code-mode-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -159,6 +160,7 @@ const SECTIONS = {
   tools: v.exactOptional(ToolsSchema),
   agent: v.exactOptional(AgentSchema),
   instructions: v.exactOptional(InstructionsSettingsSchema),
+  code_mode: v.exactOptional(CodeModeSettingsSchema),
 } as const;
 
 /**
@@ -216,6 +218,8 @@ export interface Settings {
   readonly instructions?: InstructionsSettings;
   /** Which skills are not offered (`skills-settings.ts`). */
   readonly skills?: SkillsSettings;
+  /** Code Mode and its nested calls' policies (`code-mode-settings.ts`). */
+  readonly code_mode?: CodeModeSettings;
 }
 
 /** Outcome of parsing one settings text; `mcp` and `skills` are the file's sections of those names, present and still unchecked. */
@@ -246,7 +250,7 @@ export function parseSettingsText(text: string): ParseSettingsResult {
  * merge field by field (but a project's `agent.disabled_subagents` adds to
  * the global list), `tools` per tool name, `providers.endpoints` per name
  * and, within a name, field by field; `instructions.paths` is the global
- * list then the project's; `skills.disabled` is the union of both lists. A
+ * list then the project's; `code_mode` as `code-mode-settings.ts` says; `skills.disabled` is the union of both lists. A
  * section present on either side is present in the result. Whether the
  * project may win is decided before this, in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
  * definition keeps the file it came from, which its approval binds to.
@@ -281,5 +285,6 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
     // A project list adds to the global one: a repository can disable more skills, never re-enable one.
     out.skills = { disabled: [...new Set([...global.skills?.disabled ?? [], ...project.skills?.disabled ?? []])] };
   }
+  if (global.code_mode !== undefined || project.code_mode !== undefined) out.code_mode = mergeCodeModeSettings(global.code_mode, project.code_mode);
   return out;
 }

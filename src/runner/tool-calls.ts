@@ -22,6 +22,8 @@ import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/to
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import { type CodeModeSettings, codeModePolicy } from "../config/code-mode-settings.ts";
+import { type CallSource, codeCall, fromCodeMode, promptFrom } from "./code-mode/code-call.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {
@@ -37,6 +39,8 @@ export interface ToolStepContext {
   readonly profile: ProfilePolicies;
   /** Tools from outside the runner, or null. */
   readonly external: ExternalTools | null;
+  /** The merged `code_mode` section when Code Mode is on; absent or null when it is off. */
+  readonly codeMode?: CodeModeSettings | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
 }
@@ -60,7 +64,12 @@ export async function runToolCalls(calls: readonly ModelToolCall[], context: Too
   return results;
 }
 
-async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<ToolResultMessage> {
+/**
+ * Runs one call; `source` says whether the model made it or a Code Mode
+ * program did, which picks its policy (`tools` or `code_mode.tools`, never
+ * both) and marks its approval prompt and activity.
+ */
+async function runOne(call: ModelToolCall, context: ToolStepContext, source: CallSource = "direct"): Promise<ToolResultMessage> {
   const { io, broker } = context;
   const secrets = context.tool.secrets;
   const result = (output: string, isError: boolean): ToolResultMessage => ({ role: "tool", callId: call.id, name: call.name, output, isError });
@@ -69,7 +78,9 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await io.diagnostic(DiagnosticCode.activityLimit);
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
-  const builtin = findBuiltinTool(call.name, (context.tool.skills ?? []).length > 0);
+  const skills = (context.tool.skills ?? []).length > 0;
+  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal) => runOne(nested, { ...context, tool: { ...context.tool, signal } }, "code_mode"));
+  const builtin = code?.tool ?? findBuiltinTool(call.name, skills);
   const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
   if (builtin === undefined && external === undefined) {
@@ -83,7 +94,10 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await activity(io, activityId, name, "failed", `${name}: arguments were not valid JSON`);
     return result("The arguments were not valid JSON.", true);
   }
-  const { policy, byProfile } = profilePolicy(builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy, call.name, context.profile);
+  const base = source === "code_mode"
+    ? codeModePolicy(call.name, context.codeMode ?? undefined)
+    : builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy;
+  const { policy, byProfile } = profilePolicy(base, call.name, context.profile);
   if (policy === "deny") {
     // Nothing is prepared: a denied tool does not even look at the filesystem.
     const profile = context.profile.name;
@@ -96,9 +110,9 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await activity(io, activityId, name, "failed", prepared.summary);
     return result(prepared.output, true);
   }
-  const summary = prepared.activity ?? prepared.action;
+  const summary = fromCodeMode(prepared.activity ?? prepared.action, source);
   if (policy === "ask" || prepared.mustAsk) {
-    const shown = approvalSummary(prepared, secrets);
+    const shown = promptFrom(approvalSummary(prepared, secrets), source);
     if (shown === null) {
       await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
@@ -122,6 +136,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   await activity(io, activityId, name, "started", summary);
   const outcome = await prepared.run();
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
+  code?.finish();
   // A server that stopped during the call is reported by the run that noticed.
   if (context.external !== null) await reportNotices(io, context.external);
   if (context.tool.signal.aborted) throw new RunStop("cancelled", null);

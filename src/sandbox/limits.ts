@@ -9,8 +9,6 @@
 
 /** The bounds a program runs under. */
 export interface SandboxLimits {
-  /** Largest program source, in UTF-8 bytes. */
-  readonly sourceBytes: number;
   /** The guest heap (QuickJS's allocator limit), in bytes. */
   readonly memoryBytes: number;
   /** The guest's native stack, in bytes: deep recursion throws a RangeError-like error. */
@@ -46,7 +44,6 @@ export const FRAME_BYTES = 1_048_576;
 
 /** The limits of the `code` tool. */
 export const SANDBOX_LIMITS: SandboxLimits = Object.freeze({
-  sourceBytes: 32_768,
   memoryBytes: 32 * 1_048_576,
   stackBytes: 256 * 1024,
   cpuMs: 5_000,

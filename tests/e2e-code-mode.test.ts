@@ -1,0 +1,173 @@
+/**
+ * Code Mode through the real entry points (the Node bundle, the Deno entry
+ * and, where built, the Node single executable) over real pipes, against a
+ * loopback provider: a program that reads three files and writes one asks
+ * exactly once, for the write, and each nested call is its own activity in
+ * the events and in history; a denied nested call throws inside the
+ * program; the direct and the Code Mode policies are independent both
+ * ways; cancelling the turn while the program waits on a tool and while it
+ * spins ends the turn cancelled and leaves no host process behind.
+ */
+
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
+import { launchers } from "./support/processes.ts";
+import { pagedHistory } from "./support/kill-turns.ts";
+import { reply } from "./support/provider-scripts.ts";
+import { TURN_CAPABILITIES } from "./support/turns.ts";
+import { WireClient, type WireFrame, workspace } from "./support/wire-client.ts";
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-e2e-code-")));
+after(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+
+/** A started child in a workspace with Code Mode on and `settings` added, a session open. */
+async function start(provider: FakeProvider, settings: Record<string, unknown> = {}, launcherIndex = 0) {
+  const { code_mode, ...rest } = settings as { code_mode?: Record<string, unknown> };
+  const ws = workspace(root, `ws${counter++}`, provider, { ...rest, code_mode: { enabled: true, ...code_mode } });
+  for (const name of ["a", "b", "c"]) writeFileSync(join(ws.cwd, `${name}.txt`), `${name.toUpperCase()}\n`);
+  const client = new WireClient(launchers()[launcherIndex]!, ws.cwd, ws.env);
+  await client.ok("initialize", { required_capabilities: TURN_CAPABILITIES });
+  const session = (await client.ok("session.create")).session_id as string;
+  return { ws, client, session };
+}
+
+/** The provider asks for one `code` call with `source`, then answers `text`. */
+function scriptProgram(provider: FakeProvider, source: string, text = "Done."): void {
+  provider.enqueue(reply("openai-chat", { calls: [{ id: "c1", name: "code", args: { source } }] }));
+  provider.enqueue(reply("openai-chat", { text: [text] }));
+}
+
+const activities = (events: WireFrame[]) =>
+  events.filter((frame) => frame.event === "activity").map((frame) => [frame.data!.name, frame.data!.state, frame.data!.summary] as [string, string, string]);
+
+/** What the second request carried back as the `code` call's result. */
+function codeResult(provider: FakeProvider): string {
+  const messages = (provider.log[1]!.body as { messages: { role: string; content: string | null }[] }).messages;
+  return String(messages.find((message) => message.role === "tool")!.content);
+}
+
+const READ_THREE_WRITE_ONE = [
+  "// gather and write",
+  "const parts = [];",
+  "for (const name of ['a.txt', 'b.txt', 'c.txt']) parts.push(await tools.read_file({ path: name }));",
+  "console.log('read', parts.length);",
+  "await tools.write_file({ path: 'out.txt', content: parts.map((part) => part.includes('A') ? 'A' : part.includes('B') ? 'B' : 'C').join('') });",
+  "return { wrote: 'out.txt' };",
+].join("\n");
+
+for (const [index, launcher] of launchers().entries()) {
+  describe(`${launcher.name}: Code Mode end to end`, () => {
+    it("a program that reads three files and writes one asks exactly once, for the write; every nested call is its own activity, in history too", async () => {
+      const provider = await startFakeProvider();
+      const { ws, client, session } = await start(provider, {}, index);
+      try {
+        scriptProgram(provider, READ_THREE_WRITE_ONE);
+        const run = (await client.ok("turn.start", { session_id: session, prompt: "Gather" })).run_id as string;
+        const approval = (await client.event(run, "approval.requested")).data!;
+        assert.match(String(approval.summary), /^Code Mode: /, "the prompt says the call comes from Code Mode");
+        assert.match(String(approval.summary), /out\.txt/);
+        await client.ok("approval.answer", { session_id: session, run_id: run, approval_id: approval.approval_id, allow: true });
+        const events = await client.runEvents(run);
+        assert.equal(events.at(-1)!.data!.outcome, "completed");
+        assert.equal(events.filter((frame) => frame.event === "approval.requested").length, 1, "one approval: the write");
+        const seen = activities(events);
+        assert.deepEqual(seen.map(([name, state]) => `${name}:${state}`), [
+          "code:started",
+          ...["read_file", "read_file", "read_file", "write_file"].flatMap((name) => [`${name}:started`, `${name}:completed`]),
+          "code:completed",
+        ]);
+        assert.match(seen[0]![2], /^code: \d+ bytes program, first line "\/\/ gather and write"/);
+        assert.ok(seen.slice(1, -1).every(([, , summary]) => summary.startsWith("Code Mode: ") || !summary.includes("Code Mode")));
+        assert.equal(readFileSync(join(ws.cwd, "out.txt"), "utf8"), "ABC");
+        assert.match(codeResult(provider), /console\.log output:\nread 3\n/);
+        assert.match(codeResult(provider), /The program returned:\n\{"wrote":"out\.txt"\}/);
+        const finished = events.at(-1)!.data!;
+        const history = await pagedHistory(client, session, finished.revision as string);
+        assert.equal(history.entries.filter(([kind]) => kind === "activity").length, 5, "history shows the code call and each of its four nested calls");
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+        await provider.close();
+      }
+    });
+
+    it("a denied nested call throws inside the program, which can catch it; nothing is written", async () => {
+      const provider = await startFakeProvider();
+      const { ws, client, session } = await start(provider, {}, index);
+      try {
+        scriptProgram(provider, "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote'; } catch (error) { return 'refused: ' + error.message; }");
+        const run = (await client.ok("turn.start", { session_id: session, prompt: "Write" })).run_id as string;
+        const approval = (await client.event(run, "approval.requested")).data!;
+        await client.ok("approval.answer", { session_id: session, run_id: run, approval_id: approval.approval_id, allow: false });
+        const events = await client.runEvents(run);
+        assert.equal(events.at(-1)!.data!.outcome, "completed");
+        assert.match(codeResult(provider), /The program returned:\nrefused: The user denied this tool call\./);
+        assert.equal(existsSync(join(ws.cwd, "x.txt")), false);
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+        await provider.close();
+      }
+    });
+
+    it("permissions are independent both ways: a Code Mode deny blocks a directly allowed tool, a direct deny does not block a Code Mode allow", async () => {
+      const provider = await startFakeProvider();
+      const { ws, client, session } = await start(provider, { tools: { read_file: "allow", write_file: "deny" }, code_mode: { tools: { read_file: "deny", write_file: "allow" } } }, index);
+      try {
+        scriptProgram(provider, [
+          "let read; try { read = await tools.read_file({ path: 'a.txt' }); } catch (error) { read = 'refused: ' + error.message; }",
+          "await tools.write_file({ path: 'w.txt', content: 'w' });",
+          "return read;",
+        ].join("\n"));
+        const run = (await client.ok("turn.start", { session_id: session, prompt: "Both" })).run_id as string;
+        const events = await client.runEvents(run);
+        assert.equal(events.at(-1)!.data!.outcome, "completed");
+        assert.equal(events.filter((frame) => frame.event === "approval.requested").length, 0);
+        assert.deepEqual(activities(events).map(([name, state]) => `${name}:${state}`), [
+          "code:started",
+          "read_file:failed",
+          "write_file:started",
+          "write_file:completed",
+          "code:completed",
+        ]);
+        assert.match(codeResult(provider), /refused: The tool call was denied by the user's settings/);
+        assert.equal(readFileSync(join(ws.cwd, "w.txt"), "utf8"), "w");
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+        await provider.close();
+      }
+    });
+
+    for (const [what, source] of [
+      ["waits on a tool's approval", "await tools.write_file({ path: 'never.txt', content: 'x' }); return 1;"],
+      ["spins", "await tools.read_file({ path: 'a.txt' }); while (true) {}"],
+    ] as const) {
+      it(`cancelling the turn while the program ${what} ends it cancelled, with nothing written`, async () => {
+        const provider = await startFakeProvider();
+        const { ws, client, session } = await start(provider, {}, index);
+        try {
+          scriptProgram(provider, source);
+          const run = (await client.ok("turn.start", { session_id: session, prompt: "Go" })).run_id as string;
+          if (what.startsWith("waits")) await client.event(run, "approval.requested");
+          else await client.waitFor((frame) => frame.event === "activity" && frame.data?.name === "read_file" && frame.data?.state === "completed", "the read");
+          await client.ok("turn.cancel", { session_id: session, run_id: run });
+          const events = await client.runEvents(run);
+          assert.equal(events.at(-1)!.data!.outcome, "cancelled");
+          assert.equal(activities(events).at(-1)![0], "code");
+          assert.equal(activities(events).at(-1)![1], "failed");
+          assert.equal(existsSync(join(ws.cwd, "never.txt")), false);
+          assert.equal((await client.shutdown()).code, 0);
+        } finally {
+          client.abandon();
+          await provider.close();
+        }
+      });
+    }
+  });
+}
