@@ -18,7 +18,7 @@ import { instructionNotes, instructionPathProblems } from "./instructions-proble
 import { mcpApprovalNotes, mcpMergeOf } from "./mcp-problems.ts";
 import { profileProblems } from "./profile-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
-import { codeModeEnabled, codeModeLoosenings, directDeniesOpenToCode } from "../config/code-mode-settings.ts";
+import { type CodeModeSettings, codeModeEnabled, codeModeLoosenings, directDeniesOpenToCode, mergeCodeModeSettings, parseCodeModeSettings } from "../config/code-mode-settings.ts";
 import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
 import {
   GLOBAL_SETTINGS_FILE,
@@ -134,7 +134,11 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
     problems.push(...found.map((problem) => ({ file, ...problem })));
     const parsed = parseSettingsText(read.text);
     const settings = found.length === 0 && parsed.ok
-      ? { ...parsed.settings, ...(parsed.skills === undefined ? {} : { skills: parseSkillsSettings(parsed.skills) ?? {} }) }
+      ? {
+        ...parsed.settings,
+        ...(parsed.skills === undefined ? {} : { skills: parseSkillsSettings(parsed.skills) ?? {} }),
+        ...(parsed.codeMode === undefined ? {} : { code_mode: parseCodeModeSettings(parsed.codeMode) ?? {} }),
+      }
       : null;
     layers.push({ file, settings, mcp: parsed.ok ? parsed.mcp : undefined });
   }
@@ -164,14 +168,14 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const files = { global: globalPath, project: projectPath, globalCount: global.instructions?.paths?.length ?? 0 };
   notes.push(...await instructionNotes(runtime, { home, cwd, ...files }, merged));
   notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));
-  notes.push(...codeModeNotes(globalPath, merged));
+  notes.push(...codeModeNotes(globalPath, merged, mergeCodeModeSettings(global.code_mode, project.code_mode)));
   return { checked, problems, notes };
 }
 
 /** With Code Mode on, each direct `deny` whose Code Mode policy would still run the tool (they are independent). */
-function codeModeNotes(file: string, merged: Settings): FileProblem[] {
-  if (!codeModeEnabled(merged.code_mode)) return [];
-  return directDeniesOpenToCode(merged.tools, merged.code_mode).map((name) => ({
+function codeModeNotes(file: string, merged: Settings, codeMode: CodeModeSettings): FileProblem[] {
+  if (!codeModeEnabled(codeMode)) return [];
+  return directDeniesOpenToCode(merged.tools, codeMode).map((name) => ({
     file,
     path: `$.code_mode.tools.${name}`,
     message: `tools.${name} is deny, but Code Mode programs may still call ${name}: the two policies are independent; add "${name}": "deny" under code_mode.tools to refuse it there too`,

@@ -8,7 +8,8 @@
  * else `ask`), never its direct setting. Off by default: a new way to run
  * tools is opt-in. A project file may only tighten: turn Code Mode off, or
  * make a nested policy stricter than the user's (or the default); it may
- * not turn Code Mode on where the global file does not.
+ * not turn Code Mode on where the global file does not. Startup loads this
+ * module only when a settings file has a `code_mode` key.
  *
  * @module
  */
@@ -43,6 +44,12 @@ export const CodeModeSettingsSchema = v.pipe(
   }),
   v.description("Code Mode: the `code` tool and the policies of the tool calls its programs make. A project file may only tighten it."),
 );
+
+/** A file's `code_mode` section checked; null when it is invalid. */
+export function parseCodeModeSettings(section: unknown): CodeModeSettings | null {
+  const parsed = v.safeParse(CodeModeSettingsSchema, section);
+  return parsed.success ? parsed.output : null;
+}
 
 /** The `code_mode` section, validated. */
 export interface CodeModeSettings {

@@ -16,7 +16,6 @@
  */
 
 import { isAtLeastAsStrict, resolvePolicy } from "../policy/tool-policies.ts";
-import { codeModeLoosenings } from "./code-mode-settings.ts";
 import type { Settings } from "./settings.ts";
 
 /**
@@ -32,12 +31,11 @@ export function projectEndpointsTrusted(project: Settings): boolean {
  * the policy the user would otherwise get: the global file's entry, else the
  * built-in default (reads `allow`, writes and `shell` `ask`, any other name
  * `ask`). Restating the same policy is allowed; loosening is not. The same
- * holds for `code_mode` (`code-mode-settings.ts`): its policies, and turning
- * Code Mode on.
+ * holds for `code_mode`, checked where it is loaded (`code-mode-settings.ts`).
  */
 export function projectToolsTrusted(global: Settings, project: Settings): boolean {
   for (const [name, policy] of Object.entries(project.tools ?? {})) {
     if (!isAtLeastAsStrict(policy, resolvePolicy(name, global.tools))) return false;
   }
-  return codeModeLoosenings(global.code_mode, project.code_mode).length === 0;
+  return true;
 }

@@ -27,7 +27,7 @@ export function encodeFrame(message: Readonly<Record<string, unknown>>, maxBytes
 /** What {@link FrameReader.push} found: the whole frames so far, or the stream's fault. */
 export type FramePush =
   | { readonly ok: true; readonly frames: readonly Record<string, unknown>[] }
-  | { readonly ok: false; readonly fault: "frame_too_large" | "malformed_frame" };
+  | { readonly ok: false; readonly fault: "oversized" | "malformed" };
 
 /** Reassembles frames from a byte stream in arbitrary chunks, holding at most one bounded frame. */
 export class FrameReader {
@@ -47,7 +47,7 @@ export class FrameReader {
 
   /** Feeds `chunk`; after a fault every later push reports it again. */
   push(chunk: Uint8Array): FramePush {
-    if (this.#failed) return { ok: false, fault: "malformed_frame" };
+    if (this.#failed) return { ok: false, fault: "malformed" };
     const joined = new Uint8Array(this.#buffer.length + chunk.length);
     joined.set(this.#buffer);
     joined.set(chunk, this.#buffer.length);
@@ -55,10 +55,10 @@ export class FrameReader {
     let offset = 0;
     while (joined.length - offset >= HEADER_BYTES) {
       const length = new DataView(joined.buffer, offset).getUint32(0);
-      if (length > this.#maxBytes) return this.#fail("frame_too_large");
+      if (length > this.#maxBytes) return this.#fail("oversized");
       if (joined.length - offset - HEADER_BYTES < length) break;
       const message = parseObject(joined.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + length));
-      if (message === null) return this.#fail("malformed_frame");
+      if (message === null) return this.#fail("malformed");
       frames.push(message);
       offset += HEADER_BYTES + length;
     }
@@ -66,7 +66,7 @@ export class FrameReader {
     return { ok: true, frames };
   }
 
-  #fail(fault: "frame_too_large" | "malformed_frame"): FramePush {
+  #fail(fault: "oversized" | "malformed"): FramePush {
     this.#failed = true;
     this.#buffer = new Uint8Array(0);
     return { ok: false, fault };
