@@ -82,7 +82,7 @@ for (const [index, launcher] of launchers().entries()) {
           "code:completed",
         ]);
         assert.match(seen[0]![2], /^code: \d+ bytes program, first line "\/\/ gather and write"/);
-        assert.ok(seen.slice(1, -1).every(([, , summary]) => summary.startsWith("Code Mode: ") || !summary.includes("Code Mode")));
+        assert.ok(seen.slice(1, -1).every(([, , summary]) => summary.startsWith("Code Mode: ")), "each nested activity says it comes from Code Mode");
         assert.equal(readFileSync(join(ws.cwd, "out.txt"), "utf8"), "ABC");
         assert.match(codeResult(provider), /console\.log output:\nread 3\n/);
         assert.match(codeResult(provider), /The program returned:\n\{"wrote":"out\.txt"\}/);

@@ -73,6 +73,9 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
   const { io, broker } = context;
   const secrets = context.tool.secrets;
   const result = (output: string, isError: boolean): ToolResultMessage => ({ role: "tool", callId: call.id, name: call.name, output, isError });
+  // Every activity of a nested call says it comes from Code Mode, whatever the state.
+  const activity = (runIO: RunIO, id: string, tool: string, state: ActivityState, summary: string) =>
+    recordActivity(runIO, id, tool, state, fromCodeMode(summary, source));
   const activityId = context.nextActivityId();
   if (activityId === null) {
     await io.diagnostic(DiagnosticCode.activityLimit);
@@ -110,7 +113,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
     await activity(io, activityId, name, "failed", prepared.summary);
     return result(prepared.output, true);
   }
-  const summary = fromCodeMode(prepared.activity ?? prepared.action, source);
+  const summary = prepared.activity ?? prepared.action;
   if (policy === "ask" || prepared.mustAsk) {
     const shown = promptFrom(approvalSummary(prepared, secrets), source);
     if (shown === null) {
@@ -149,7 +152,7 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
 }
 
 /** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
+async function recordActivity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
