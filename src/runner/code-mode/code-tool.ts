@@ -25,8 +25,10 @@ export const CODE_TOOL_NAME = "code";
 /** Largest program, in UTF-8 bytes. */
 export const MAX_SOURCE_BYTES = 32_768;
 
+const SOURCE_TEXT = "The program: the body of an async function.";
+
 const PARAMS = exactObject({
-  source: v.pipe(v.string(), v.minLength(1), v.maxBytes(MAX_SOURCE_BYTES)),
+  source: v.pipe(v.string(), v.minLength(1), v.maxBytes(MAX_SOURCE_BYTES), v.description(SOURCE_TEXT)),
 });
 
 const DESCRIPTION = `Run a short JavaScript program that calls other tools, so that many calls, and filtering their results, take one step.
@@ -41,7 +43,7 @@ export function codeToolSpec(offered: readonly ToolSpec[]): ToolSpec {
     description: `${DESCRIPTION}\n\n${toolDeclarations(offered)}`,
     parameters: {
       type: "object",
-      properties: { source: { type: "string", minLength: 1, description: "The program: the body of an async function." } },
+      properties: { source: { type: "string", minLength: 1, description: SOURCE_TEXT } },
       required: ["source"],
       additionalProperties: false,
     },
