@@ -12,6 +12,7 @@ import { codeCall } from "../src/runner/code-mode/code-call.ts";
 import { CODE_TOOL_NAME, codeTool, codeToolSpec, MAX_SOURCE_BYTES } from "../src/runner/code-mode/code-tool.ts";
 import { MAX_DECLARATION_BYTES, toolDeclarations } from "../src/runner/code-mode/declarations.ts";
 import { builtinTools } from "../src/runner/tools/registry.ts";
+import { SANDBOX_LIMITS } from "../src/sandbox/limits.ts";
 import { createMemoryRuntime } from "../runtime/memory.ts";
 
 const specs = builtinTools().map(({ name, description, parameters }) => ({ name, description, parameters }));
@@ -30,6 +31,9 @@ describe("the code tool's spec", () => {
     for (const spec of specs) assert.match(description, new RegExp(`\\n  ${spec.name}\\(args: `));
     assert.match(description, /read_file\(args: \{ path: string; start_line\?: number; end_line\?: number \}\): Promise<string>;/);
     assert.doesNotMatch(description, /\bcode\(args/);
+    // The description is written out (the runner must not load src/sandbox/ to build it): it must say what the sandbox enforces.
+    const { memoryBytes, cpuMs, maxCalls } = SANDBOX_LIMITS;
+    assert.match(description, new RegExp(`${MAX_SOURCE_BYTES} bytes of source, a ${memoryBytes / 1_048_576} MiB heap, ${cpuMs / 1000} s of CPU, ${maxCalls} tool calls\\.`));
   });
 
   it("toolDeclarations() quotes names that are not identifiers, defuses comment terminators and maps enums, unions and arrays", () => {
