@@ -149,6 +149,23 @@ describe("the child's side of the host protocol", () => {
     assert.equal(outcome.kind, "protocol");
   });
 
+  it("a stale wait (written before the latest result arrived) does not stop the child's clock: the host is killed at the deadline", async () => {
+    // Says call 1 and "waiting, 0 results", then, once the result arrives, repeats the stale wait and runs on forever.
+    const script = [
+      "const frame = (m) => { const b = Buffer.from(JSON.stringify(m)); const h = Buffer.alloc(4); h.writeUInt32BE(b.length); return Buffer.concat([h, b]); };",
+      "let input = Buffer.alloc(0), frames = 0;",
+      "process.stdin.on('data', (chunk) => {",
+      "  input = Buffer.concat([input, chunk]);",
+      "  while (input.length >= 4 && input.length >= 4 + input.readUInt32BE(0)) { input = input.subarray(4 + input.readUInt32BE(0)); if (++frames === 2) process.stdout.write(frame({ type: 'wait', results: 0 })); }",
+      "});",
+      "process.stdout.write(Buffer.concat([frame({ type: 'call', id: 1, name: 'read_file', args: '{}' }), frame({ type: 'wait', results: 0 })]));",
+      "setInterval(() => {}, 1000);",
+    ].join("\n");
+    const { outcome, calls } = await run({ command: nodeBinary(), args: ["-e", script] }, "return 1", { limits: { wallMs: 2_000 } });
+    assert.equal(outcome.kind, "deadline");
+    assert.equal(calls.length, 1);
+  });
+
   it("a host that names a tool it was not offered is killed before the call runs", async () => {
     const frame = JSON.stringify({ type: "call", id: 1, name: "shell", args: "{}" });
     const script = `const b = Buffer.from(${JSON.stringify(frame)}); const h = Buffer.alloc(4); h.writeUInt32BE(b.length); process.stdout.write(Buffer.concat([h, b])); setInterval(() => {}, 1000);`;

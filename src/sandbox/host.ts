@@ -49,6 +49,7 @@ export async function sandboxHost(runtime: Runtime): Promise<number> {
   if (start === null) return PROTOCOL_EXIT;
   const guest = await Guest.create(start.limits, () => runtime.monotonicNow());
   let done = guest.start(start.source, start.tools);
+  let results = 0;
   for (;;) {
     for (const call of guest.takeCalls()) {
       // Arguments too large for a frame: the call fails inside the guest, as any refused call does.
@@ -61,10 +62,11 @@ export async function sandboxHost(runtime: Runtime): Promise<number> {
       await send(done);
       return 0;
     }
-    await send({ type: "wait" });
+    await send({ type: "wait", results });
     const message = await next();
     const result = message === null ? null : resultMessage(message);
     if (result === null || !guest.settle(result)) return PROTOCOL_EXIT;
+    results += 1;
     done = guest.run();
   }
 }

@@ -40,9 +40,15 @@ export interface CallMessage {
   readonly args: string;
 }
 
-/** Host → child: the guest has nothing to run until a call's result arrives (the child's clock pauses). */
+/**
+ * Host → child: the guest has nothing to run until a call's result arrives
+ * (the child's clock pauses). `results` counts the results the host had
+ * received when it said so: a wait written before the latest result
+ * arrived is stale, and the clock runs on.
+ */
 export interface WaitMessage {
   readonly type: "wait";
+  readonly results: number;
 }
 
 /**
@@ -75,7 +81,7 @@ export function hostMessage(message: Record<string, unknown>): HostMessage | nul
         ? message as unknown as CallMessage
         : null;
     case "wait":
-      return keysAre(message, ["type"]) ? { type: "wait" } : null;
+      return keysAre(message, ["type", "results"]) && isInt(message.results) ? message as unknown as WaitMessage : null;
     case "done":
       return keysAre(message, ["type", "status", "text", "logs"]) && (message.status === "returned" || message.status === "threw") &&
           isString(message.text) && isString(message.logs)

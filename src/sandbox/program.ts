@@ -88,6 +88,7 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramOutcom
   const ended = new AbortController();
   let answering = Promise.resolve();
   let calls = 0;
+  let answered = 0;
   try {
     const start: StartMessage = {
       type: "start",
@@ -123,6 +124,7 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramOutcom
       if (ended.signal.aborted) return;
       const result = await request.call(call.name, call.args, ended.signal);
       if (ended.signal.aborted) return;
+      answered += 1;
       clock.resume();
       if (!await send({ type: "result", id: call.id, ok: result.ok, output: result.output })) stop("protocol");
     };
@@ -136,7 +138,7 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramOutcom
         }
         for (const frame of pushed.frames) {
           const message = hostMessage(frame);
-          if (message === null || message.type === "call" && !isNextCall(message, calls, request)) {
+          if (message === null || message.type === "call" && !isNextCall(message, calls, request) || message.type === "wait" && message.results > answered) {
             stop("protocol");
             return { kind: stopped ?? "protocol", calls };
           }
@@ -144,7 +146,10 @@ export async function runProgram(request: ProgramRequest): Promise<ProgramOutcom
             if (stopped !== null) return { kind: stopped, calls };
             return { kind: message.status, text: message.text, logs: message.logs, calls };
           }
-          if (message.type === "wait") clock.pause();
+          // Only a wait written after the latest result, with a call unanswered, is the guest waiting now.
+          if (message.type === "wait") {
+            if (message.results === answered && answered < calls) clock.pause();
+          }
           else {
             calls += 1;
             answering = answering.then(() => answer(message));
