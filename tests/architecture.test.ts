@@ -36,6 +36,7 @@ const LAYERS = [
   "transport",
   "config",
   "trust",
+  "grants",
   "store",
   "catalog",
   "runner",
