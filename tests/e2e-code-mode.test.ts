@@ -144,6 +144,42 @@ for (const [index, launcher] of launchers().entries()) {
       }
     });
 
+    it("approval.scope: a session grant covers only calls from where it was given, a program's or the model's own", async () => {
+      const provider = await startFakeProvider();
+      const ws = workspace(root, `ws${counter++}`, provider, { code_mode: { enabled: true } });
+      const client = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        await client.ok("initialize", { required_capabilities: [...TURN_CAPABILITIES, "approval.scope"] });
+        const session = (await client.ok("session.create")).session_id as string;
+        /** One turn writing `path` directly or from a program; answers an approval with a session grant; says whether one was asked. */
+        const write = async (from: "direct" | "program", path: string): Promise<string | null> => {
+          const args = { path, content: `${from}\n` };
+          const call = from === "direct" ? { id: "w", name: "write_file", args } : { id: "c", name: "code", args: { source: `await tools.write_file(${JSON.stringify(args)});` } };
+          provider.enqueue(reply("openai-chat", { calls: [call] }));
+          provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+          const run = (await client.ok("turn.start", { session_id: session, prompt: "Write" })).run_id as string;
+          const asked = await client.waitFor((f) => f.data?.run_id === run && (f.event === "approval.requested" || f.event === "run.finished"), "an approval or the end");
+          if (asked.event === "approval.requested") {
+            await client.ok("approval.answer", { session_id: session, run_id: run, approval_id: asked.data!.approval_id, allow: true, scope: "session" });
+          }
+          const events = await client.runEvents(run);
+          assert.equal(events.at(-1)!.data!.outcome, "completed");
+          assert.equal(readFileSync(join(ws.cwd, path), "utf8"), `${from}\n`);
+          return asked.event === "approval.requested" ? String(asked.data!.scope_key) : null;
+        };
+        assert.equal(await write("program", "a.txt"), 'Code Mode: write_file "a.txt"');
+        assert.equal(await write("direct", "a.txt"), 'write_file "a.txt"', "a program's grant does not cover the model's own call");
+        assert.equal(await write("program", "a.txt"), null);
+        assert.equal(await write("direct", "a.txt"), null);
+        assert.equal(await write("direct", "b.txt"), 'write_file "b.txt"');
+        assert.equal(await write("program", "b.txt"), 'Code Mode: write_file "b.txt"', "the model's grant does not cover a program's call");
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+        await provider.close();
+      }
+    });
+
     for (const [what, source] of [
       ["waits on a tool's approval", "await tools.write_file({ path: 'never.txt', content: 'x' }); return 1;"],
       ["spins", "await tools.read_file({ path: 'a.txt' }); while (true) {}"],
