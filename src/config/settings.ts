@@ -165,14 +165,9 @@ const SECTIONS = {
 /**
  * The valibot schema of one `settings.jsonc` file, its `mcp` section checked
  * by `mcp`, its `skills` section by `skills` and its `code_mode` section by
- * `codeMode`. Unknown keys are errors at
- * every level.
+ * `codeMode`. Unknown keys are errors at every level.
  */
-export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills extends v.GenericSchema, const TCode extends v.GenericSchema>(
-  mcp: TMcp,
-  skills: TSkills,
-  codeMode: TCode,
-) {
+export function settingsSchema<const M extends v.GenericSchema, const S extends v.GenericSchema, const C extends v.GenericSchema>(mcp: M, skills: S, codeMode: C) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
@@ -248,13 +243,8 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   const parsed = v.safeParse(SettingsSchema, value);
   if (!parsed.success) return INVALID;
   const { mcp, skills, code_mode: codeMode, ...settings } = parsed.output;
-  return {
-    ok: true,
-    settings: settings satisfies Settings,
-    ...(mcp === undefined ? {} : { mcp }),
-    ...(skills === undefined ? {} : { skills }),
-    ...(codeMode === undefined ? {} : { codeMode }),
-  };
+  const sections = { ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }), ...(codeMode === undefined ? {} : { codeMode }) };
+  return { ok: true, settings: settings satisfies Settings, ...sections };
 }
 
 /**
