@@ -11,13 +11,14 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { createNodeRuntime } from "../runtime/node-runtime.ts";
 import type { Runtime, Subprocess } from "../src/host/runtime.ts";
 import { SANDBOX_LIMITS, type SandboxLimits } from "../src/sandbox/limits.ts";
-import { type HostCommand, type ProgramOutcome, runProgram } from "../src/sandbox/program.ts";
+import { type HostCommand, type ProgramOutcome, type ProgramRequest, runProgram } from "../src/sandbox/program.ts";
 import { guarded } from "./support/hang-guard.ts";
 import { denoBinary, nodeBinary, repoRoot, seaBinary, seaHost } from "./support/processes.ts";
 
@@ -34,7 +35,7 @@ const hosts: [string, HostCommand][] = [
 if (!isDeno && seaHost && existsSync(seaBinary())) hosts.push(["sea", { command: seaBinary(), args: [] }]);
 
 /** Runs `source` in a host started by `host`; returns the outcome, the nested calls and the host's pid. */
-async function run(host: HostCommand, source: string, options: { limits?: Partial<SandboxLimits>; tools?: string[]; signal?: AbortSignal } = {}) {
+async function run(host: HostCommand, source: string, options: { limits?: Partial<SandboxLimits>; tools?: string[]; signal?: AbortSignal; call?: ProgramRequest["call"] } = {}) {
   const spawned: Subprocess[] = [];
   // The real adapter, only watched: the test needs the host's pid to look for it afterwards.
   const runtime: Runtime = { ...base, spawn: (command, spawnOptions) => {
@@ -51,8 +52,9 @@ async function run(host: HostCommand, source: string, options: { limits?: Partia
     tools: options.tools ?? ["read_file"],
     limits: { ...SANDBOX_LIMITS, ...options.limits },
     signal: options.signal ?? new AbortController().signal,
-    call: (name, args) => {
+    call: (name, args, ended) => {
       calls.push([name, args]);
+      if (options.call !== undefined) return options.call(name, args, ended);
       return Promise.resolve(name === "read_file" ? { ok: true, output: `contents of ${JSON.parse(args).path}` } : { ok: false, output: "denied" });
     },
   }), "the program");
@@ -164,6 +166,32 @@ describe("the child's side of the host protocol", () => {
     const { outcome, calls } = await run({ command: nodeBinary(), args: ["-e", script] }, "return 1", { limits: { wallMs: 2_000 } });
     assert.equal(outcome.kind, "deadline");
     assert.equal(calls.length, 1);
+  });
+
+  it("a nested call still running when the program ends is told so through its signal, and the program's end waits for it", async () => {
+    // The host makes call 1, waits until the child has started it (the marker file), then ends the program.
+    const marker = join(mkdtempSync(join(tmpdir(), "magi-sandbox-")), "started");
+    const script = [
+      "const fs = require('fs');",
+      "const frame = (m) => { const b = Buffer.from(JSON.stringify(m)); const h = Buffer.alloc(4); h.writeUInt32BE(b.length); return Buffer.concat([h, b]); };",
+      "process.stdout.write(frame({ type: 'call', id: 1, name: 'shell', args: '{}' }));",
+      `const poll = setInterval(() => { if (fs.existsSync(${JSON.stringify(marker)})) { clearInterval(poll); process.stdout.write(frame({ type: 'done', status: 'returned', text: 'left it running', logs: '' })); } }, 10);`,
+      "setInterval(() => {}, 1000);",
+    ].join("\n");
+    let cancelled = false;
+    const { outcome } = await run({ command: nodeBinary(), args: ["-e", script] }, "return 1", {
+      tools: ["shell"],
+      call: (_name, _args, ended) => {
+        writeFileSync(marker, "");
+        return new Promise((resolve) => ended.addEventListener("abort", () => {
+          cancelled = true;
+          resolve({ ok: false, output: "cancelled" });
+        }, { once: true }));
+      },
+    });
+    assert.deepEqual(outcome, { kind: "returned", text: "left it running", logs: "", calls: 1 });
+    assert.equal(cancelled, true);
+    rmSync(dirname(marker), { recursive: true, force: true });
   });
 
   it("a host that names a tool it was not offered is killed before the call runs", async () => {
