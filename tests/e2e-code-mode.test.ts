@@ -15,25 +15,43 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { type FakeProvider, startFakeProvider } from "./support/fake-provider.ts";
-import { launchers } from "./support/processes.ts";
+import { type Launcher, launchers } from "./support/processes.ts";
 import { pagedHistory } from "./support/kill-turns.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { TURN_CAPABILITIES } from "./support/turns.ts";
-import { WireClient, type WireFrame, workspace } from "./support/wire-client.ts";
+import { WireClient, type WireFrame, type Workspace, workspace } from "./support/wire-client.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-e2e-code-")));
 after(() => rmSync(root, { recursive: true, force: true }));
 let counter = 0;
 
-/** A started child in a workspace with Code Mode on and `settings` added, a session open. */
-async function start(provider: FakeProvider, settings: Record<string, unknown> = {}, launcherIndex = 0) {
+/** The parts of a started child a test drives. */
+interface Child {
+  readonly provider: FakeProvider;
+  readonly ws: Workspace;
+  readonly client: WireClient;
+  readonly session: string;
+}
+
+/**
+ * Runs `body` against a child started by `launcher` in a workspace with Code Mode on, `settings` added, three
+ * small files and `approval.scope` negotiated, a session open; then shuts the child down (exit 0) and stops the provider.
+ */
+async function withChild(launcher: Launcher, settings: Record<string, unknown>, body: (child: Child) => Promise<void>): Promise<void> {
+  const provider = await startFakeProvider();
   const { code_mode, ...rest } = settings as { code_mode?: Record<string, unknown> };
   const ws = workspace(root, `ws${counter++}`, provider, { ...rest, code_mode: { enabled: true, ...code_mode } });
   for (const name of ["a", "b", "c"]) writeFileSync(join(ws.cwd, `${name}.txt`), `${name.toUpperCase()}\n`);
-  const client = new WireClient(launchers()[launcherIndex]!, ws.cwd, ws.env);
-  await client.ok("initialize", { required_capabilities: TURN_CAPABILITIES });
-  const session = (await client.ok("session.create")).session_id as string;
-  return { ws, client, session };
+  const client = new WireClient(launcher, ws.cwd, ws.env);
+  try {
+    await client.ok("initialize", { required_capabilities: [...TURN_CAPABILITIES, "approval.scope"] });
+    const session = (await client.ok("session.create")).session_id as string;
+    await body({ provider, ws, client, session });
+    assert.equal((await client.shutdown()).code, 0);
+  } finally {
+    client.abandon();
+    await provider.close();
+  }
 }
 
 /** The provider asks for one `code` call with `source`, then answers `text`. */
@@ -60,12 +78,10 @@ const READ_THREE_WRITE_ONE = [
   "return { wrote: 'out.txt' };",
 ].join("\n");
 
-for (const [index, launcher] of launchers().entries()) {
+for (const launcher of launchers()) {
   describe(`${launcher.name}: Code Mode end to end`, () => {
     it("a program that reads three files and writes one asks exactly once, for the write; every nested call is its own activity, in history too", async () => {
-      const provider = await startFakeProvider();
-      const { ws, client, session } = await start(provider, {}, index);
-      try {
+      await withChild(launcher, {}, async ({ provider, ws, client, session }) => {
         scriptProgram(provider, READ_THREE_WRITE_ONE);
         const run = (await client.ok("turn.start", { session_id: session, prompt: "Gather" })).run_id as string;
         const approval = (await client.event(run, "approval.requested")).data!;
@@ -89,17 +105,11 @@ for (const [index, launcher] of launchers().entries()) {
         const finished = events.at(-1)!.data!;
         const history = await pagedHistory(client, session, finished.revision as string);
         assert.equal(history.entries.filter(([kind]) => kind === "activity").length, 5, "history shows the code call and each of its four nested calls");
-        assert.equal((await client.shutdown()).code, 0);
-      } finally {
-        client.abandon();
-        await provider.close();
-      }
+      });
     });
 
     it("a denied nested call throws inside the program, which can catch it; nothing is written", async () => {
-      const provider = await startFakeProvider();
-      const { ws, client, session } = await start(provider, {}, index);
-      try {
+      await withChild(launcher, {}, async ({ provider, ws, client, session }) => {
         scriptProgram(provider, "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote'; } catch (error) { return 'refused: ' + error.message; }");
         const run = (await client.ok("turn.start", { session_id: session, prompt: "Write" })).run_id as string;
         const approval = (await client.event(run, "approval.requested")).data!;
@@ -108,17 +118,11 @@ for (const [index, launcher] of launchers().entries()) {
         assert.equal(events.at(-1)!.data!.outcome, "completed");
         assert.match(codeResult(provider), /The program returned:\nrefused: The user denied this tool call\./);
         assert.equal(existsSync(join(ws.cwd, "x.txt")), false);
-        assert.equal((await client.shutdown()).code, 0);
-      } finally {
-        client.abandon();
-        await provider.close();
-      }
+      });
     });
 
     it("permissions are independent both ways: a Code Mode deny blocks a directly allowed tool, a direct deny does not block a Code Mode allow", async () => {
-      const provider = await startFakeProvider();
-      const { ws, client, session } = await start(provider, { tools: { read_file: "allow", write_file: "deny" }, code_mode: { tools: { read_file: "deny", write_file: "allow" } } }, index);
-      try {
+      await withChild(launcher, { tools: { read_file: "allow", write_file: "deny" }, code_mode: { tools: { read_file: "deny", write_file: "allow" } } }, async ({ provider, ws, client, session }) => {
         scriptProgram(provider, [
           "let read; try { read = await tools.read_file({ path: 'a.txt' }); } catch (error) { read = 'refused: ' + error.message; }",
           "await tools.write_file({ path: 'w.txt', content: 'w' });",
@@ -137,20 +141,11 @@ for (const [index, launcher] of launchers().entries()) {
         ]);
         assert.match(codeResult(provider), /refused: The tool call was denied by the user's settings/);
         assert.equal(readFileSync(join(ws.cwd, "w.txt"), "utf8"), "w");
-        assert.equal((await client.shutdown()).code, 0);
-      } finally {
-        client.abandon();
-        await provider.close();
-      }
+      });
     });
 
     it("approval.scope: a session grant covers only calls from where it was given, a program's or the model's own", async () => {
-      const provider = await startFakeProvider();
-      const ws = workspace(root, `ws${counter++}`, provider, { code_mode: { enabled: true } });
-      const client = new WireClient(launcher, ws.cwd, ws.env);
-      try {
-        await client.ok("initialize", { required_capabilities: [...TURN_CAPABILITIES, "approval.scope"] });
-        const session = (await client.ok("session.create")).session_id as string;
+      await withChild(launcher, {}, async ({ provider, ws, client, session }) => {
         /** One turn writing `path` directly or from a program; answers an approval with a session grant; says whether one was asked. */
         const write = async (from: "direct" | "program", path: string): Promise<string | null> => {
           const args = { path, content: `${from}\n` };
@@ -173,11 +168,7 @@ for (const [index, launcher] of launchers().entries()) {
         assert.equal(await write("direct", "a.txt"), null);
         assert.equal(await write("direct", "b.txt"), 'write_file "b.txt"');
         assert.equal(await write("program", "b.txt"), 'Code Mode: write_file "b.txt"', "the model's grant does not cover a program's call");
-        assert.equal((await client.shutdown()).code, 0);
-      } finally {
-        client.abandon();
-        await provider.close();
-      }
+      });
     });
 
     for (const [what, source] of [
@@ -185,9 +176,7 @@ for (const [index, launcher] of launchers().entries()) {
       ["spins", "await tools.read_file({ path: 'a.txt' }); while (true) {}"],
     ] as const) {
       it(`cancelling the turn while the program ${what} ends it cancelled, with nothing written`, async () => {
-        const provider = await startFakeProvider();
-        const { ws, client, session } = await start(provider, {}, index);
-        try {
+        await withChild(launcher, {}, async ({ provider, ws, client, session }) => {
           scriptProgram(provider, source);
           const run = (await client.ok("turn.start", { session_id: session, prompt: "Go" })).run_id as string;
           if (what.startsWith("waits")) await client.event(run, "approval.requested");
@@ -198,11 +187,7 @@ for (const [index, launcher] of launchers().entries()) {
           assert.equal(activities(events).at(-1)![0], "code");
           assert.equal(activities(events).at(-1)![1], "failed");
           assert.equal(existsSync(join(ws.cwd, "never.txt")), false);
-          assert.equal((await client.shutdown()).code, 0);
-        } finally {
-          client.abandon();
-          await provider.close();
-        }
+        });
       });
     }
   });
