@@ -33,7 +33,7 @@ import { type RunIO, RunStop } from "./run-output.ts";
 import { boundSummary, groupDigits } from "./tools/tool-text.ts";
 import { SKILL_TOOL } from "./tools/skill.ts";
 import type { Skill } from "../config/skills.ts";
-import { ContextMeter, estimateTokens, inputTokens, tokensOfBytes } from "./context-meter.ts";
+import { ContextMeter, estimateTokens, inputTokens, outputRoom, tokensOfBytes } from "./context-meter.ts";
 import { requestSummary, SUMMARY_MAX_BYTES, type SummaryOutcome, summaryTokens } from "./summary-request.ts";
 
 /** Failed compactions in a row after which a run stops trying. */
@@ -102,6 +102,11 @@ export class Compactor {
     if (tokens === null) return;
     this.meter.measure(tokens, sent);
     this.#armed = true;
+  }
+
+  /** The output room of a request of `messages`: what the window leaves beside their estimate (docs/features/runner.md, "Output room"). */
+  outputRoom(messages: readonly ModelMessage[]): number {
+    return outputRoom(this.#config.contextWindow, this.meter.estimate(messages));
   }
 
   /**

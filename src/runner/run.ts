@@ -144,6 +144,7 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
         if (reported !== null) compactor.measured(reported, sent);
       },
       nextActivityId,
+      maxOutputTokens: compactor.outputRoom(messages),
     });
   };
   for (let step = 1; step <= config.maxSteps; step++) {
