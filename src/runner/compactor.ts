@@ -47,8 +47,8 @@ const PRUNE_MIN_BYTES = 1_024;
 export interface CompactorDeps {
   readonly io: RunIO;
   readonly signal: AbortSignal;
-  /** Receives the summary request's usage, which counts toward the turn. */
-  usage(usage: Usage): void;
+  /** Receives the summary request's usage (null: none reported) once a provider answered it; it counts toward the turn. */
+  usage(usage: Usage | null): void;
   nextActivityId(): string | null;
   /** The turn of the last record the replay holds: what a compaction keeping this turn replaces through; null when none. */
   readonly previousTurn: string | null;

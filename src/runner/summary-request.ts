@@ -95,13 +95,15 @@ export type SummaryOutcome =
 /**
  * Asks the selected model to summarise `messages` and reads its answer,
  * keeping at most {@link SUMMARY_MAX_BYTES} of it (the stream stops there).
- * `usage` receives what the provider reported. Never throws.
+ * `usage` receives what the provider reported (null: nothing) once the
+ * provider answered the request with any status, so a turn whose only
+ * request was this one still reached a provider (`run.usage`). Never throws.
  */
 export async function requestSummary(
   config: RunConfig,
   messages: readonly ModelMessage[],
   signal: AbortSignal,
-  usage: (usage: Usage) => void,
+  usage: (usage: Usage | null) => void,
 ): Promise<SummaryOutcome> {
   const budget = summaryTokens(config.contextWindow);
   const bytes = messages.reduce((total, message) => total + messageBytes(message), 0);
@@ -126,8 +128,10 @@ export async function requestSummary(
   let cut = false;
   let failure: DiagnosticCode | null = null;
   let overflow = false;
+  let answered = false;
   try {
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
+    answered = opened.ok || opened.status !== null;
     if (!opened.ok) [failure, overflow] = [opened.code, opened.overflow];
     else {
       for await (const event of opened.events) {
@@ -150,7 +154,7 @@ export async function requestSummary(
     signal.removeEventListener("abort", stop);
   }
   const folded = accumulate(kept);
-  if (folded.usage !== null) usage(folded.usage);
+  if (answered) usage(folded.usage);
   if (signal.aborted) return { ok: false, reason: "cancelled", code: null };
   if (overflow) return { ok: false, reason: "too_long", code: failure };
   if (failure !== null && !cut) return { ok: false, reason: "failed", code: failure };
