@@ -214,9 +214,11 @@ export class Compactor {
       io.secrets,
     );
     const base = { session_id: io.scope.session_id, at: io.at(), turn_id: io.turnId };
+    // The summary's title is the session's latest title metadata (docs/storage.md), unless titles are off.
+    const title = outcome.title === null ? null : this.#config.compactionTitle?.(outcome.title) ?? null;
     await io.persist([
       { v: 1, type: "activity", ...base, activity_id: id, kind: "compaction", name: "compaction", state: "completed", summary: text },
-      { v: 2, type: "compaction", ...base, summary, through_turn: plan.through },
+      { v: 2, type: "compaction", ...base, summary, ...(title === null ? {} : { title }), through_turn: plan.through },
     ]);
     await io.emit({ event: "activity", data: { ...io.scope, activity_id: id, kind: "compaction", state: "completed", name: "compaction", summary: text } });
     messages.splice(1, plan.count, withSkills(summaryMessage(summary), loadedSkills(messages.slice(1, 1 + plan.count), this.#config.skills)));

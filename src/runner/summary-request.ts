@@ -32,7 +32,7 @@ const OUTPUT_BYTES = 2_048;
 /** The system text of the request. */
 export const SUMMARY_PROMPT = `You are compacting the conversation between a user and magi-code, a coding agent, because it no longer fits the model's context. The conversation so far follows as a transcript. Write a summary that replaces it: the agent will continue the work from your summary alone, with the same tools and instructions.
 
-Write plain text with these headings:
+Begin with one line "Title: " and a title of at most 50 characters that says what the user is working on. Then write plain text with these headings:
 Goal: what the user asked for, in their own words where it matters, and any later changes of mind.
 Decisions: what was decided or agreed, and why.
 Files: every file read, created or changed, with what matters about each.
@@ -87,9 +87,20 @@ export function transcript(messages: readonly ModelMessage[], window: number | n
   return [...head, ...(omitted > 0 ? [`[${omitted} earlier messages left out: they did not fit the model's context.]`] : []), ...tail].join("\n\n");
 }
 
-/** What the request came to. */
+/** A title line as the prompt asks for it, tolerating Markdown emphasis: `Title: …`, `**Title:** …`. */
+const TITLE_LINE = /^[\s*_#]*title[*_]*\s*:[*_]*\s*(.*)$/iu;
+
+/** `text` without the title line it begins with, and that title (null when it begins with none). */
+export function splitTitle(text: string): { readonly title: string | null; readonly summary: string } {
+  const lines = text.trimStart().split("\n");
+  const match = TITLE_LINE.exec(lines[0]!);
+  if (match === null) return { title: null, summary: text };
+  return { title: match[1]!.trim(), summary: lines.slice(1).join("\n").trim() };
+}
+
+/** What the request came to; `title` is the title line's text, unjudged (null: none). */
 export type SummaryOutcome =
-  | { readonly ok: true; readonly summary: string; readonly cut: boolean }
+  | { readonly ok: true; readonly summary: string; readonly title: string | null; readonly cut: boolean }
   | { readonly ok: false; readonly reason: "cancelled" | "failed" | "empty" | "too_long"; readonly code: DiagnosticCode | null };
 
 /**
@@ -158,7 +169,7 @@ export async function requestSummary(
   if (signal.aborted) return { ok: false, reason: "cancelled", code: null };
   if (overflow) return { ok: false, reason: "too_long", code: failure };
   if (failure !== null && !cut) return { ok: false, reason: "failed", code: failure };
-  const summary = cut ? clampUtf8(text, SUMMARY_MAX_BYTES, SUMMARY_CUT_NOTE) : text.trim();
+  const { title, summary } = splitTitle(cut ? clampUtf8(text, SUMMARY_MAX_BYTES, SUMMARY_CUT_NOTE) : text.trim());
   if (summary.trim() === "") return { ok: false, reason: "empty", code: null };
-  return { ok: true, summary, cut };
+  return { ok: true, summary, title, cut };
 }
