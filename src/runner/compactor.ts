@@ -106,7 +106,7 @@ export class Compactor {
 
   /** The output room of a request of `messages`: what the window leaves beside their estimate (docs/features/runner.md, "Output room"). */
   outputRoom(messages: readonly ModelMessage[]): number {
-    return outputRoom(this.#config.contextWindow, this.meter.estimate(messages));
+    return outputRoom(this.#config.contextWindow, this.meter.estimate(messages), this.meter.unmeasured(messages));
   }
 
   /**

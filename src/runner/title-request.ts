@@ -63,7 +63,7 @@ export async function requestTitle(config: RunConfig, excerpt: TitleExcerpt, sig
       tools: [],
       apiKey: config.apiKey,
       // A small window would otherwise refuse the request outright (context-meter.ts, outputRoom).
-      maxOutputTokens: outputRoom(config.contextWindow, estimateTokens(messages), TITLE_OUTPUT_TOKENS),
+      maxOutputTokens: outputRoom(config.contextWindow, estimateTokens(messages), estimateTokens(messages), TITLE_OUTPUT_TOKENS),
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stop.signal);
     if (!opened.ok) return null;
