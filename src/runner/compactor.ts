@@ -84,7 +84,11 @@ export class Compactor {
   #turnStart: number;
   #failures = 0;
   #stopped = false;
-  /** False from a compaction until the provider measured a request again, so it cannot fire twice on one estimate. */
+  /**
+   * False from a compaction until the provider answered a request again, so
+   * it cannot fire twice on one estimate; a provider that reports no usage
+   * re-arms it too, or a run could compact only once.
+   */
   #armed = true;
   #compacted = false;
 
@@ -96,12 +100,11 @@ export class Compactor {
     this.meter = new ContextMeter(deps.overheadBytes);
   }
 
-  /** Records the provider's count for a request of the first `sent` messages. */
-  measured(usage: Usage, sent: number): void {
-    const tokens = inputTokens(this.#config.endpoint.api, usage);
-    if (tokens === null) return;
-    this.meter.measure(tokens, sent);
+  /** Records that the provider answered a request of the first `sent` messages, and its count when `usage` has one. */
+  measured(usage: Usage | null, sent: number): void {
     this.#armed = true;
+    const tokens = usage === null ? null : inputTokens(this.#config.endpoint.api, usage);
+    if (tokens !== null) this.meter.measure(tokens, sent);
   }
 
   /** The output room of a request of `messages`: what the window leaves beside their estimate (docs/features/runner.md, "Output room"). */
