@@ -20,7 +20,7 @@ import { runConfig } from "./turns/configure-run.ts";
 import type { RunEventSink } from "../runner/event-channel.ts";
 import { TurnWorker } from "./turns/turn-worker.ts";
 import type { Runtime } from "../host/runtime.ts";
-import { configuredSecrets } from "../config/providers.ts";
+import { addSecrets, configuredSecrets } from "../config/providers.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
 import { SessionWorker } from "./sessions/session-worker.ts";
 import { CatalogOperations } from "./catalog-operations.ts";
@@ -69,7 +69,9 @@ export interface WorkerParts {
 export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
+  // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
+  snapshot.mcp?.onSecretsChanged((more) => addSecrets(secrets, more));
   const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
