@@ -74,6 +74,9 @@ export type RunFinished = EventData<"run.finished">;
 /** The data of `run.usage` (negotiated). */
 export type RunUsage = EventData<"run.usage">;
 
+/** The latest snapshot of one tool call's card (`tool.cards`, negotiated). */
+export type RunCard = EventData<"tool.card">;
+
 /** One admitted run. Created by the client when `turn.start` is answered, before its first event is read. */
 export class Run {
   readonly sessionId: string;
@@ -89,6 +92,7 @@ export class Run {
   #result: RunFinished | null = null;
   #persisted: EventData<"input.persisted"> | null = null;
   #usage: RunUsage | null = null;
+  readonly #cards = new Map<string, RunCard>();
 
   /** Creates the run `runId` of `sessionId`; `port` sends its answers and cancellation. */
   constructor(sessionId: string, runId: string, port: RunPort, handlers: RunHandlers = {}) {
@@ -127,6 +131,14 @@ export class Run {
    */
   get usage(): RunUsage | null {
     return this.#usage;
+  }
+
+  /**
+   * Each tool call's card as of its latest snapshot, by `card_id`, in order
+   * of first snapshot: only a client that required `tool.cards` gets any.
+   */
+  get cards(): ReadonlyMap<string, RunCard> {
+    return this.#cards;
   }
 
   /** `run.finished`'s data once it arrived, else null. */
@@ -188,11 +200,26 @@ export class Run {
         if (this.#usage !== null) return "run.usage repeated";
         this.#usage = event.data;
         return null;
+      case "tool.card":
+        return this.#card(event.data);
       case "run.finished":
         this.#result = event.data;
         this.#approvals.clear();
         return null;
     }
+  }
+
+  /** Keeps a newer snapshot; a card's revisions rise (gaps allowed) and nothing follows its terminal one. */
+  #card(data: RunCard): string | null {
+    const known = this.#cards.get(data.card_id);
+    if (known === undefined) {
+      this.#cards.set(data.card_id, data);
+      return null;
+    }
+    if (known.stage === "terminal") return "tool.card after its terminal snapshot";
+    if (data.revision <= known.revision || data.activity_id !== known.activity_id) return "tool.card out of order";
+    this.#cards.set(data.card_id, data);
+    return null;
   }
 
   #message(messageId: string): MessageState {

@@ -58,6 +58,7 @@ export const RESULT_DESCRIPTIONS: Descriptions = new Map([
     capabilities: "Every method this child serves, sorted; a negotiated extension among them works only when `initialize` required it. `run.usage` is listed only when `initialize` required it.",
     limits: "The published bounds.",
     status: "The status once startup ended, as `status` returns it.",
+    extensions: "Only for a client that negotiated an extension with a descriptor: each such extension's descriptor, by capability name.",
   }),
   describe(ShutdownResultSchema, "`shutdown` result: no later input is admitted; the child cancels its work, drains its output and exits.", {
     state: "Always `stopping`.",
