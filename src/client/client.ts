@@ -254,9 +254,8 @@ export class AgentClient {
     if (run === undefined || run.sessionId !== event.data.session_id) return this.#violation(`${event.event} outside an active run`);
     // A negotiated event is no part of the base contract: unrequired, it is as unknown as any other.
     if (event.event === "run.usage" && !this.#required.has("run.usage")) return this.#violation("run.usage was not required in initialize");
-    if (!this.#required.has("tool.cards") && (event.event === "tool.card" || (event.event === "activity" && event.data.card_id !== undefined))) {
-      return this.#violation("tool.cards was not required in initialize");
-    }
+    const carded = event.event === "tool.card" || (event.event === "activity" && event.data.card_id !== undefined);
+    if (carded && !this.#required.has("tool.cards")) return this.#violation("tool.cards was not required in initialize");
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {

@@ -133,10 +133,7 @@ export class Run {
     return this.#usage;
   }
 
-  /**
-   * Each tool call's card as of its latest snapshot, by `card_id`, in order
-   * of first snapshot: only a client that required `tool.cards` gets any.
-   */
+  /** Each tool call's card as of its latest snapshot, by `card_id` (only a client that required `tool.cards` gets any). */
   get cards(): ReadonlyMap<string, RunCard> {
     return this.#cards;
   }
@@ -212,12 +209,8 @@ export class Run {
   /** Keeps a newer snapshot; a card's revisions rise (gaps allowed) and nothing follows its terminal one. */
   #card(data: RunCard): string | null {
     const known = this.#cards.get(data.card_id);
-    if (known === undefined) {
-      this.#cards.set(data.card_id, data);
-      return null;
-    }
-    if (known.stage === "terminal") return "tool.card after its terminal snapshot";
-    if (data.revision <= known.revision || data.activity_id !== known.activity_id) return "tool.card out of order";
+    if (known?.stage === "terminal") return "tool.card after its terminal snapshot";
+    if (known !== undefined && (data.revision <= known.revision || data.activity_id !== known.activity_id)) return "tool.card out of order";
     this.#cards.set(data.card_id, data);
     return null;
   }
