@@ -37,6 +37,7 @@ const LAYERS = [
   "trust",
   "store",
   "catalog",
+  "cards",
   "runner",
   "mcp",
   "admission",

@@ -60,10 +60,12 @@ export interface WorkerParts {
   readonly outputFailed: () => void;
   /** Whether the admitted `initialize` required `run.usage`. */
   readonly reportUsage: boolean;
+  /** Whether the admitted `initialize` required `tool.cards`. */
+  readonly toolCards: boolean;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, toolCards }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
@@ -102,6 +104,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     beforeRun: (signal) => catalog.beforeRun(signal),
     outputFailed,
     reportUsage,
+    toolCards,
     titles,
   });
   return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };

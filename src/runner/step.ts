@@ -24,6 +24,7 @@ import { reportNotices, runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
+import type { ToolCardsPort } from "./card-port.ts";
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -45,6 +46,8 @@ export interface StepContext {
   usage(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
+  /** The run's tool cards, or null when the client did not negotiate them. */
+  readonly cards: ToolCardsPort | null;
 }
 
 /** How a step ended when it did not stop the run. */
@@ -196,6 +199,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     profile: config.profile,
     external: config.external,
     nextActivityId: context.nextActivityId,
+    cards: context.cards,
     tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);

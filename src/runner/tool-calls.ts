@@ -22,6 +22,7 @@ import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/to
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import type { CallCard, ToolCardsPort } from "./card-port.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {
@@ -39,6 +40,8 @@ export interface ToolStepContext {
   readonly external: ExternalTools | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
+  /** The run's tool cards, or null when the client did not negotiate `tool.cards`. */
+  readonly cards: ToolCardsPort | null;
 }
 
 type ActivityState = "started" | "completed" | "failed";
@@ -72,56 +75,61 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   const builtin = findBuiltinTool(call.name, (context.tool.skills ?? []).length > 0);
   const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
+  const card = context.cards?.open(activityId, name) ?? null;
   if (builtin === undefined && external === undefined) {
-    await activity(io, activityId, name, "failed", `${name}: no such tool`);
+    await activity(io, card, activityId, name, "failed", `${name}: no such tool`);
     return result(`There is no tool named ${JSON.stringify(name)}.`, true);
   }
   let args: unknown;
   try {
     args = call.argumentsJson.trim() === "" ? {} : JSON.parse(call.argumentsJson);
   } catch {
-    await activity(io, activityId, name, "failed", `${name}: arguments were not valid JSON`);
+    await activity(io, card, activityId, name, "failed", `${name}: arguments were not valid JSON`);
     return result("The arguments were not valid JSON.", true);
   }
   const { policy, byProfile } = profilePolicy(builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy, call.name, context.profile);
   if (policy === "deny") {
+    card?.deniedByPolicy();
     // Nothing is prepared: a denied tool does not even look at the filesystem.
     const profile = context.profile.name;
-    await activity(io, activityId, name, "failed", byProfile ? `${name} (denied by the ${profile} profile)` : `${name} (denied by settings)`);
+    await activity(io, card, activityId, name, "failed", byProfile ? `${name} (denied by the ${profile} profile)` : `${name} (denied by settings)`);
     return result(byProfile ? deniedByProfile(profile, name) : DENIED_BY_SETTINGS, true);
   }
   const prepared = builtin !== undefined ? await prepareCall(builtin, args, context.tool) : await prepareExternalCall(external!, args, context.tool);
   if (!isPrepared(prepared)) {
     // Refused before anyone is asked: a protected path, a missing file, an edit that matches nothing.
-    await activity(io, activityId, name, "failed", prepared.summary);
+    await activity(io, card, activityId, name, "failed", prepared.summary);
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
   if (policy === "ask" || prepared.mustAsk) {
     const shown = approvalSummary(prepared, secrets);
     if (shown === null) {
-      await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
+      await activity(io, card, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
+    await card?.prepared(prepared, null, policy !== "ask");
     const approval = broker.request(shown);
     await io.emit({
       event: "approval.requested",
       data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
     }, approval.delivered);
     const decision = await approval.decision;
+    await card?.decided(context.tool.signal.aborted ? "cancelled" : decision);
     if (context.tool.signal.aborted) {
-      await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
+      await activity(io, card, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
     }
     if (decision !== "allowed") {
       const expired = decision === "expired";
-      await activity(io, activityId, name, "failed", `${summary} (${expired ? "approval expired" : "denied"})`);
+      await activity(io, card, activityId, name, "failed", `${summary} (${expired ? "approval expired" : "denied"})`);
       return result(expired ? EXPIRED : DENIED_BY_USER, true);
     }
-  }
-  await activity(io, activityId, name, "started", summary);
+  } else await card?.prepared(prepared, "not_asked", false);
+  await activity(io, card, activityId, name, "started", summary);
   const outcome = await prepared.run();
-  await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
+  card?.ran(outcome);
+  await activity(io, card, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
   // A server that stopped during the call is reported by the run that noticed.
   if (context.external !== null) await reportNotices(io, context.external);
   if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
@@ -133,8 +141,12 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
   for (const notice of external.takeNotices()) await io.diagnostic(notice.code, boundSummary(notice.summary, io.secrets));
 }
 
-/** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
+/**
+ * Records and emits one activity state, its summary redacted and bounded to
+ * `summary_bytes`; tells the call's card, if any (the first state carries
+ * its id, the last one is followed by its terminal snapshot).
+ */
+async function activity(io: RunIO, card: CallCard | null, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
@@ -148,5 +160,6 @@ async function activity(io: RunIO, activityId: string, name: string, state: Acti
     state,
     summary: bounded,
   }]);
-  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded } });
+  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded, ...card?.activityField() } });
+  if (card !== null && state !== "started") await card.finished(bounded);
 }

@@ -57,6 +57,8 @@ export interface TurnHost {
   outputFailed(): void;
   /** Whether the client negotiated `run.usage` (runs then report their usage); default false. */
   readonly reportUsage?: boolean;
+  /** Whether the client negotiated `tool.cards` (runs then send and keep cards); default false. */
+  readonly toolCards?: boolean;
   /** Session titling, told about each run once its terminal event is on its way; cancelled and awaited on close. */
   readonly titles?: SessionTitles;
 }
@@ -163,6 +165,7 @@ export class TurnWorker {
           broker,
           signal: abort.signal,
           reportUsage: this.#host.reportUsage ?? false,
+          toolCards: this.#host.toolCards ?? false,
         });
       },
       // The run module could not load: nothing was appended and no lease taken.

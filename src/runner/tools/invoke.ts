@@ -93,9 +93,11 @@ async function guardPrepared(
       return thrown(name, error, context.secrets);
     }
     const summary = hidesSecret ? `${prepared.activity ?? action}: ${result.ok ? "done" : "failed"}` : result.summary;
-    return finishResult(result.ok, result.output, summary, context.secrets);
+    const finished = finishResult(result.ok, result.output, summary, context.secrets);
+    return result.facts === undefined ? finished : { ...finished, facts: result.facts };
   };
-  return { action, tooLongToShow, mustAsk, run, ...(prepared.activity === undefined ? {} : { activity: prepared.activity }) };
+  const facts = prepared.facts === undefined ? {} : { facts: prepared.facts };
+  return { action, tooLongToShow, mustAsk, run, ...(prepared.activity === undefined ? {} : { activity: prepared.activity }), ...facts };
 }
 
 /**

@@ -112,6 +112,7 @@ async function prepare(params: ReadFileParams, context: ToolContext): Promise<Pr
     action: `Read ${target.shown}${range(params)}${links > 1 ? ` (a file with ${count(links, "hard link")}: its other names can be outside the workspace)` : ""}`,
     tooLongToShow: PATH_TOO_LONG,
     mustAsk: links > 1,
+    facts: { kind: "read", path: shownPath(context, target.path) },
     run: () => run(params, context, target),
   };
 }
@@ -167,7 +168,8 @@ async function run(params: ReadFileParams, context: ToolContext, target: CallTar
   }
   const output = notes.length === 0 ? text : `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${notes.join("\n")}`;
   const summary = `${label}: ${count(shown, "line")} (${formatBytes(utf8ByteCount(text))})${context.signal.aborted ? ", cancelled" : result.cut === null ? "" : ", truncated"}`;
-  return finishResult(!context.signal.aborted, output, summary, context.secrets);
+  const facts = { kind: "read" as const, lines: shown, bytes: utf8ByteCount(text), truncated: result.cut !== null };
+  return { ...finishResult(!context.signal.aborted, output, summary, context.secrets), facts };
 }
 
 /** The `read_file` tool. */

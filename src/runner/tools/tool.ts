@@ -22,6 +22,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { Runtime } from "../../host/runtime.ts";
 import type { PathScope } from "../../policy/workspace-paths.ts";
 import type { Skill } from "../../config/skills.ts";
+import type { CallFacts, ResultFacts } from "../../cards/facts.ts";
 
 /** Largest `output` a tool hands the model, in UTF-8 bytes. */
 export const MAX_OUTPUT_BYTES = 65_536;
@@ -56,6 +57,8 @@ export interface ToolResult {
    * says what ran and how it ended, never raw output or file content.
    */
   readonly summary: string;
+  /** How it ended, for its card (`tool.cards`); absent for tools without one. */
+  readonly facts?: ResultFacts;
 }
 
 /** A JSON Schema object, as providers take it for a function's parameters. */
@@ -98,6 +101,8 @@ export interface PreparedCall {
   readonly tooLongToShow: string;
   /** Whether the call needs the user's approval even where its policy is `allow` (a hard-linked file). */
   readonly mustAsk: boolean;
+  /** What the call resolved, for its card (`tool.cards`); absent for tools without one. */
+  readonly facts?: CallFacts;
   /** Acts on exactly the prepared target, failing if it changed since; never throws for failed operations. */
   run(): Promise<ToolResult>;
 }

@@ -1,0 +1,100 @@
+/**
+ * The live tool cards of one run, for a client that negotiated `tool.cards`
+ * (`docs/features/local-agent-tool-cards.md`): implements the seam of
+ * `card-port.ts` over the builders of `src/cards/`, and sends each card's
+ * snapshots as critical `tool.card` events. Loaded by `run.ts` with a
+ * dynamic `import()` only for such a client.
+ *
+ * @module
+ */
+
+import type { Runtime } from "../host/runtime.ts";
+import type { ApprovalOutcome } from "../protocol/approval-outcomes.ts";
+import { CARD_LIMITS, type Card, type CardStage } from "../protocol/tool-cards.ts";
+import { DetailBudget } from "../cards/bounds.ts";
+import { cardKind, effectOf, emptyCard, type Ending, finishedCard, fitCard, outcomeOf, preparedCard } from "../cards/card.ts";
+import type { CallCard, ToolCardsPort } from "./card-port.ts";
+import type { RunIO } from "./run-output.ts";
+import type { PreparedCall, ToolResult } from "./tools/tool.ts";
+import { boundSummary } from "./tools/tool-text.ts";
+
+/** The cards of the run whose events and records go through `io`. */
+export function createToolCards(io: RunIO, runtime: Runtime, signal: AbortSignal): ToolCardsPort {
+  const budget = new DetailBudget(CARD_LIMITS.run_detail_bytes);
+  return { open: (activityId, tool) => new LiveCard(io, runtime, signal, budget, activityId, tool) };
+}
+
+/** One call's card: its state so far, and the snapshots it sent. */
+class LiveCard implements CallCard {
+  readonly #io: RunIO;
+  readonly #runtime: Runtime;
+  readonly #signal: AbortSignal;
+  readonly #budget: DetailBudget;
+  readonly #activityId: string;
+  readonly #cardId: string;
+  #card: Card;
+  #revision = -1;
+  #idGiven = false;
+  #ending: { decision: ApprovalOutcome | null; deniedByPolicy: boolean; ran: boolean; ok: boolean } = { decision: null, deniedByPolicy: false, ran: false, ok: false };
+  #result: ToolResult | null = null;
+
+  constructor(io: RunIO, runtime: Runtime, signal: AbortSignal, budget: DetailBudget, activityId: string, tool: string) {
+    this.#io = io;
+    this.#runtime = runtime;
+    this.#signal = signal;
+    this.#budget = budget;
+    this.#activityId = activityId;
+    // Activity ids are `t` and a base-36 count: the card's id is as short and as unique within the run.
+    this.#cardId = `card.${activityId}`;
+    this.#card = emptyCard(tool, cardKind(tool, undefined));
+  }
+
+  async prepared(call: PreparedCall, decision: "not_asked" | null, forced: boolean): Promise<void> {
+    const base = { ...this.#card, kind: cardKind(this.#card.tool, call.facts), summary: boundSummary(call.activity ?? call.action, this.#io.secrets) };
+    const card = await preparedCard(base, call.facts, this.#runtime.fs, this.#io.secrets, this.#budget);
+    this.#card = { ...card, phase: decision === null ? "awaiting_approval" : "running", decision, forced };
+    this.#ending.decision = decision;
+    await this.#send("initial");
+  }
+
+  async decided(decision: ApprovalOutcome): Promise<void> {
+    this.#ending.decision = decision;
+    this.#card = { ...this.#card, decision };
+    if (decision === "allowed") {
+      this.#card = { ...this.#card, phase: "running" };
+      await this.#send("update");
+    }
+  }
+
+  deniedByPolicy(): void {
+    this.#ending.deniedByPolicy = true;
+  }
+
+  ran(result: ToolResult): void {
+    this.#ending.ran = true;
+    this.#ending.ok = result.ok;
+    this.#result = result;
+  }
+
+  activityField(): { readonly card_id?: string } {
+    if (this.#idGiven) return {};
+    this.#idGiven = true;
+    return { card_id: this.#cardId };
+  }
+
+  async finished(summary: string): Promise<void> {
+    const finished = finishedCard({ ...this.#card, summary }, this.#result?.facts, this.#io.secrets, this.#budget);
+    const ending: Ending = { ...this.#ending, cancelled: this.#signal.aborted };
+    this.#card = { ...finished, phase: "finished", outcome: outcomeOf(finished, ending), effect: effectOf(finished, ending) };
+    await this.#send("terminal");
+  }
+
+  async #send(stage: CardStage): Promise<void> {
+    this.#card = fitCard(this.#card);
+    this.#revision++;
+    await this.#io.emit({
+      event: "tool.card",
+      data: { ...this.#io.scope, card_id: this.#cardId, activity_id: this.#activityId, stage, revision: this.#revision, card: this.#card },
+    });
+  }
+}
