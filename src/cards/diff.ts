@@ -48,9 +48,10 @@ function middleOps(a: readonly string[], b: readonly string[]): Op[] {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       ops.push({ sign: " ", line: a[i++]! });
       j++;
-    } else if (j < b.length && (i === a.length || table[i * width + j + 1]! >= table[(i + 1) * width + j]!)) {
-      ops.push({ sign: "+", line: b[j++]! });
-    } else ops.push({ sign: "-", line: a[i++]! });
+    } else if (i < a.length && (j === b.length || table[(i + 1) * width + j]! >= table[i * width + j + 1]!)) {
+      // Removals before additions where both keep the alignment, as diff -u writes them.
+      ops.push({ sign: "-", line: a[i++]! });
+    } else ops.push({ sign: "+", line: b[j++]! });
   }
   return ops;
 }
