@@ -19,7 +19,9 @@ export function escapedBytes(text: string): number {
 /** The longest prefix of `text` whose escaped size is at most `max`; never splits a code point. */
 export function headWithin(text: string, max: number): string {
   if (escapedBytes(text) <= max) return text;
-  return max <= 0 ? "" : splitUtf8(text, max, { maxEscapedBytes: max })[0]?.text ?? "";
+  // A first part takes one code point whatever its size: one wider than the bound leaves nothing.
+  const first = max <= 0 ? undefined : splitUtf8(text, max, { maxEscapedBytes: max })[0];
+  return first === undefined || first.escapedBytes > max ? "" : first.text;
 }
 
 /** The longest suffix of `text` (found in a few shrinking steps) whose escaped size is at most `max`. */
