@@ -126,6 +126,35 @@ export type ToolCardData = {
 
 const NullableCount = v.nullable(CountSchema);
 
+/** Validates a {@link CardWrite}. */
+export const CardWriteSchema: v.GenericSchema<CardWrite> = v.object({
+  mode: v.picklist(["create", "overwrite", "edit"]),
+  bytes_before: CountSchema,
+  bytes_after: CountSchema,
+  replacements: NullableCount,
+});
+
+/** Validates a {@link CardDiff}. */
+export const CardDiffSchema: v.GenericSchema<CardDiff> = v.object({ text: v.string(), truncated: v.boolean(), total_bytes: CountSchema });
+
+/** Validates a {@link CardRead}. */
+export const CardReadSchema: v.GenericSchema<CardRead> = v.object({ lines: NullableCount, bytes: NullableCount, truncated: v.nullable(v.boolean()) });
+
+/** Validates a {@link CardOutput}. */
+export const CardOutputSchema: v.GenericSchema<CardOutput> = v.object({ head: v.string(), tail: v.string(), total_bytes: CountSchema, omitted_bytes: CountSchema });
+
+/** Validates a {@link CardShell}. */
+export const CardShellSchema: v.GenericSchema<CardShell> = v.object({
+  command: v.string(),
+  cwd: v.string(),
+  timeout_s: CountSchema,
+  exit_code: v.nullable(v.pipe(v.number(), v.integer())),
+  signal: v.nullable(v.string()),
+  ending: v.nullable(v.picklist(["exit", "signal", "timeout", "cancelled", "abandoned", "not_started"])),
+  duration_ms: NullableCount,
+  output: v.nullable(CardOutputSchema),
+});
+
 /** Validates a {@link Card}. */
 export const CardSchema: v.GenericSchema<Card> = v.object({
   tool: v.string(),
@@ -137,24 +166,10 @@ export const CardSchema: v.GenericSchema<Card> = v.object({
   effect: v.nullable(v.picklist(["none", "applied", "unknown"])),
   summary: v.string(),
   path: v.nullable(v.string()),
-  write: v.nullable(v.object({
-    mode: v.picklist(["create", "overwrite", "edit"]),
-    bytes_before: CountSchema,
-    bytes_after: CountSchema,
-    replacements: NullableCount,
-  })),
-  diff: v.nullable(v.object({ text: v.string(), truncated: v.boolean(), total_bytes: CountSchema })),
-  read: v.nullable(v.object({ lines: NullableCount, bytes: NullableCount, truncated: v.nullable(v.boolean()) })),
-  shell: v.nullable(v.object({
-    command: v.string(),
-    cwd: v.string(),
-    timeout_s: CountSchema,
-    exit_code: v.nullable(v.pipe(v.number(), v.integer())),
-    signal: v.nullable(v.string()),
-    ending: v.nullable(v.picklist(["exit", "signal", "timeout", "cancelled", "abandoned", "not_started"])),
-    duration_ms: NullableCount,
-    output: v.nullable(v.object({ head: v.string(), tail: v.string(), total_bytes: CountSchema, omitted_bytes: CountSchema })),
-  })),
+  write: v.nullable(CardWriteSchema),
+  diff: v.nullable(CardDiffSchema),
+  read: v.nullable(CardReadSchema),
+  shell: v.nullable(CardShellSchema),
   detail_omitted: v.boolean(),
 });
 
@@ -176,17 +191,20 @@ export type ToolCardsDescriptor = {
   readonly limits: typeof CARD_LIMITS;
 };
 
+/** Validates the descriptor's `limits`. */
+export const CardLimitsSchema: v.GenericSchema<typeof CARD_LIMITS> = v.object({
+  card_bytes: CountSchema,
+  diff_bytes: CountSchema,
+  output_head_bytes: CountSchema,
+  output_tail_bytes: CountSchema,
+  run_detail_bytes: CountSchema,
+});
+
 /** Validates a {@link ToolCardsDescriptor}. */
 export const ToolCardsDescriptorSchema: v.GenericSchema<ToolCardsDescriptor> = v.object({
   schema_version: v.literal(CARD_SCHEMA_VERSION),
   kinds: v.pipe(v.array(v.picklist(CARD_KINDS)), v.readonly()),
-  limits: v.object({
-    card_bytes: CountSchema,
-    diff_bytes: CountSchema,
-    output_head_bytes: CountSchema,
-    output_tail_bytes: CountSchema,
-    run_detail_bytes: CountSchema,
-  }),
+  limits: CardLimitsSchema,
 });
 
 /** The descriptor this build returns to a client that negotiated `tool.cards`. */
