@@ -71,7 +71,7 @@ export interface NegotiationCall {
 /**
  * A negotiation scenario: a capability list (the negotiated four in or out,
  * the empty and the full list favoured, an extension capability such as
- * `run.usage` in or out, which changes no method's admission) and a call of any method but
+ * `run.usage` or `tool.cards` in or out, which changes no method's admission) and a call of any method but
  * `initialize` and `shutdown`, negotiated ones more often, with valid or invalid params,
  * paired with the code the child must answer once ready and before
  * `initialize`.
