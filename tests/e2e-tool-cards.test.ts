@@ -84,7 +84,14 @@ for (const launcher of launchers()) {
         "tool.cards": {
           schema_version: 1,
           kinds: ["read", "write", "edit", "shell", "other"],
-          limits: { card_bytes: 16_384, diff_bytes: 8_192, output_head_bytes: 2_048, output_tail_bytes: 2_048, run_detail_bytes: 2_097_152 },
+          limits: {
+            card_bytes: 16_384,
+            diff_bytes: 8_192,
+            output_head_bytes: 2_048,
+            output_tail_bytes: 2_048,
+            run_detail_bytes: 2_097_152,
+            history_card_bytes: 8_388_608,
+          },
         },
       });
       // Without the card events and the one card_id field, the negotiated transcript is the base one.
@@ -160,6 +167,41 @@ for (const launcher of launchers()) {
       } finally {
         await close(child);
       }
+    });
+
+    it("saved cards: history.page attaches each activity's card, a reopened session pages the same, a base client sees none", async () => {
+      const child = await cardsChild(launcher, "saved");
+      const page = async (client: WireClient, revision: string) =>
+        (await client.ok("history.page", { session_id: child.sessionId, revision, cursor: null })).entries as Record<string, unknown>[];
+      const reopen = async (capabilities: readonly string[]) => {
+        const client = new WireClient(launcher, child.ws.cwd, child.ws.env);
+        await client.ok("initialize", { required_capabilities: capabilities });
+        const opened = await client.ok("session.open", { session_id: child.sessionId });
+        const entries = await page(client, opened.revision as string);
+        assert.equal((await client.shutdown()).code, 0);
+        client.abandon();
+        return entries;
+      };
+      let live: CardData;
+      let first: Record<string, unknown>[];
+      try {
+        writeFileSync(join(child.ws.cwd, "notes.txt"), "one\ntwo\nthree\n");
+        const runId = await callTurn(child, { name: "edit_file", args: { path: "notes.txt", old_text: "two", new_text: "TWO" } });
+        const approval = await child.client.event(runId, "approval.requested");
+        await child.client.ok("approval.answer", { session_id: child.sessionId, run_id: runId, approval_id: approval.data!.approval_id, allow: true });
+        const events = await child.client.runEvents(runId);
+        live = cardsOf(events).at(-1)!;
+        first = await page(child.client, events.at(-1)!.data!.revision as string);
+      } finally {
+        await close(child);
+      }
+      const activity = first.find((entry) => entry.kind === "activity")!;
+      assert.deepEqual(activity.card, live.card);
+      assert.ok(first.filter((entry) => entry.kind !== "activity").every((entry) => !("card" in entry)));
+      assert.deepEqual(await reopen(CARDS), first);
+      const base = await reopen(TURN_CAPABILITIES);
+      assert.deepEqual(base, first.map(({ card: _, ...entry }) => entry));
+      assert.ok(base.every((entry) => !("card" in entry)));
     });
 
     it("10 MiB of shell output arrives as a bounded head and tail with the middle counted", async () => {

@@ -69,7 +69,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
-  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
+  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets, cards: toolCards });
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };

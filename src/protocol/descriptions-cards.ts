@@ -39,6 +39,7 @@ export const CARD_DESCRIPTIONS: Descriptions = new Map([
     output_head_bytes: `The most a shell card's \`output.head\` takes, ${ESCAPED}.`,
     output_tail_bytes: `The most a shell card's \`output.tail\` takes, ${ESCAPED}.`,
     run_detail_bytes: "The diff and output bytes (escaped) one run attaches to its cards; later cards go without them (`detail_omitted`).",
+    history_card_bytes: "The saved cards (serialized) one history snapshot attaches to its activity entries, earliest first; later entries page with `card: null`.",
   }),
   describe(ToolCardSchema, "`tool.card` (negotiated: only for a client that required `tool.cards`): one snapshot of one tool call's card; critical, never dropped.", {
     session_id: "The run's session.",

@@ -82,6 +82,7 @@ export const RESULT_DESCRIPTIONS: Descriptions = new Map([
     partial: "Whether the message is incomplete (a turn interrupted, failed or cancelled mid-reply).",
     part: "The part's index, from 0; join the contiguous parts of one message.",
     last_part: "Whether this is the message's last part.",
+    card: "`tool.cards` only, on every activity entry: the call's saved card as its terminal snapshot left it, or null (none saved, or past `history_card_bytes`).",
   }),
   describe(HistoryPageResultSchema, "`history.page` result: one page of the projection, in stored order.", {
     session_id: "The paged session's id.",

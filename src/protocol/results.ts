@@ -12,7 +12,7 @@
  */
 
 import * as v from "valibot";
-import { ToolCardsDescriptorSchema } from "./tool-cards.ts";
+import { CardSchema, ToolCardsDescriptorSchema } from "./tool-cards.ts";
 import { ErrorCode, type StartupErrorCode } from "./errors.ts";
 import { DISCOVER_LIMIT_NAMES, type DiscoverLimitName, type Limits, LIMITS } from "./limits.ts";
 import type { MethodName } from "./methods.ts";
@@ -129,6 +129,7 @@ export const HistoryEntrySchema: Obj<{
   partial: Bool;
   part: Count;
   last_part: Bool;
+  card: v.ExactOptionalSchema<v.NullableSchema<typeof CardSchema, undefined>, undefined>;
 }> = v.object({
   message_id: OpaqueIdSchema,
   kind: HistoryKindSchema,
@@ -136,6 +137,7 @@ export const HistoryEntrySchema: Obj<{
   partial: v.boolean(),
   part: CountSchema,
   last_part: v.boolean(),
+  card: v.exactOptional(v.nullable(CardSchema)),
 });
 
 /** `history.page`'s result: follow `next_cursor`, not the entry count. */

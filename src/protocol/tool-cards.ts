@@ -30,12 +30,14 @@ export const CARD_LIMITS: {
   readonly output_head_bytes: number;
   readonly output_tail_bytes: number;
   readonly run_detail_bytes: number;
+  readonly history_card_bytes: number;
 } = Object.freeze({
   card_bytes: 16_384,
   diff_bytes: 8_192,
   output_head_bytes: 2_048,
   output_tail_bytes: 2_048,
   run_detail_bytes: 2_097_152,
+  history_card_bytes: 8_388_608,
 });
 
 /** Where a call is: asked and waiting, running, or finished (terminal snapshots only). */
@@ -198,6 +200,7 @@ export const CardLimitsSchema: v.GenericSchema<typeof CARD_LIMITS> = v.object({
   output_head_bytes: CountSchema,
   output_tail_bytes: CountSchema,
   run_detail_bytes: CountSchema,
+  history_card_bytes: CountSchema,
 });
 
 /** Validates a {@link ToolCardsDescriptor}. */
