@@ -38,9 +38,16 @@ async function cardsChild(launcher: Launcher, name: string, settings: Record<str
   const provider = await startFakeProvider();
   const ws = workspace(root, `${name}-${launcher.name}`, provider, settings);
   const client = new WireClient(launcher, ws.cwd, ws.env);
-  await client.ok("initialize", { required_capabilities: CARDS });
-  const sessionId = (await client.ok("session.create")).session_id as string;
-  return { provider, ws, client, sessionId };
+  try {
+    await client.ok("initialize", { required_capabilities: CARDS });
+    const sessionId = (await client.ok("session.create")).session_id as string;
+    return { provider, ws, client, sessionId };
+  } catch (error) {
+    // A child that refused the negotiation must not outlive the test.
+    client.abandon();
+    await provider.close();
+    throw error;
+  }
 }
 
 /** Starts a turn whose model makes `call` and then answers; returns its run id. */
