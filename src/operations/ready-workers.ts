@@ -147,6 +147,7 @@ export class ReadyWorkers implements ReadyView {
           selection: ready.selection,
           outputFailed: this.#outputFailed,
           reportUsage: this.#negotiated("run.usage"),
+          approvalScope: this.#negotiated("approval.scope"),
           toolCards: this.#negotiated("tool.cards"),
         });
         this.#workers = workers;

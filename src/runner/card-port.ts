@@ -16,10 +16,11 @@ export interface CallCard {
   /**
    * The call is prepared: sends the initial snapshot (with the diff) before
    * anything else of the call. `decision` is `not_asked` when it runs
-   * without a question, null when it is about to be asked; `forced` when it
-   * is asked although its policy allows it.
+   * without a question, `allowed` when a session grant (an earlier allow)
+   * answers the question, null when it is about to be asked; `forced` when
+   * it is asked although its policy allows it.
    */
-  prepared(call: PreparedCall, decision: "not_asked" | null, forced: boolean): Promise<void>;
+  prepared(call: PreparedCall, decision: "not_asked" | "allowed" | null, forced: boolean): Promise<void>;
   /** The approval ended: sends an update when the call goes on to run. */
   decided(decision: ApprovalOutcome): Promise<void>;
   /** Settings or the profile denied the call without asking. */

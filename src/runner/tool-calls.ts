@@ -13,6 +13,7 @@
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker } from "./approvals.ts";
+import { callScopeKey, reportResolved, scopeFields } from "./approval-scope.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { approvalSummary, prepareCall, prepareExternalCall } from "./tools/invoke.ts";
@@ -102,19 +103,22 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  if (policy === "ask" || prepared.mustAsk) {
+  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key.
+  const scopeKey = callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets);
+  if ((policy === "ask" || prepared.mustAsk) && !broker.granted(scopeKey)) {
     const shown = approvalSummary(prepared, secrets);
     if (shown === null) {
       await activity(io, card, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
     await card?.prepared(prepared, null, policy !== "ask");
-    const approval = broker.request(shown);
+    const approval = broker.request(shown, scopeKey);
     await io.emit({
       event: "approval.requested",
-      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
+      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
     }, approval.delivered);
     const decision = await approval.decision;
+    await reportResolved(io, broker, approval, decision);
     await card?.decided(context.tool.signal.aborted ? "cancelled" : decision);
     if (context.tool.signal.aborted) {
       await activity(io, card, activityId, name, "failed", `${summary} (cancelled)`);
@@ -125,8 +129,12 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
       await activity(io, card, activityId, name, "failed", `${summary} (${expired ? "approval expired" : "denied"})`);
       return result(expired ? EXPIRED : DENIED_BY_USER, true);
     }
-  } else await card?.prepared(prepared, "not_asked", false);
-  await activity(io, card, activityId, name, "started", summary);
+  } else {
+    // Not asked: the policy allows it, or a session grant (an earlier allow) covers it.
+    await card?.prepared(prepared, policy === "ask" || prepared.mustAsk ? "allowed" : "not_asked", false);
+  }
+  // The public record of a session grant: the key that let this call run, granted now or earlier.
+  await activity(io, card, activityId, name, "started", summary, broker.granted(scopeKey) ? scopeKey : null);
   const outcome = await prepared.run();
   card?.ran(outcome);
   await activity(io, card, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
@@ -146,7 +154,15 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
  * `summary_bytes`; tells the call's card, if any (the first state carries
  * its id, the last one is followed by its terminal snapshot).
  */
-async function activity(io: RunIO, card: CallCard | null, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
+async function activity(
+  io: RunIO,
+  card: CallCard | null,
+  activityId: string,
+  name: string,
+  state: ActivityState,
+  summary: string,
+  grant: string | null = null,
+): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
@@ -159,6 +175,7 @@ async function activity(io: RunIO, card: CallCard | null, activityId: string, na
     name,
     state,
     summary: bounded,
+    ...(grant === null ? {} : { session_grant: grant }),
   }]);
   await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded, ...card?.activityField() } });
   if (card !== null && state !== "started") await card.finished(bounded);

@@ -49,7 +49,7 @@ class LiveCard implements CallCard {
     this.#card = emptyCard(tool, cardKind(tool, undefined));
   }
 
-  async prepared(call: PreparedCall, decision: "not_asked" | null, forced: boolean): Promise<void> {
+  async prepared(call: PreparedCall, decision: "not_asked" | "allowed" | null, forced: boolean): Promise<void> {
     const base = { ...this.#card, kind: cardKind(this.#card.tool, call.facts), summary: boundSummary(call.activity ?? call.action, this.#io.secrets) };
     const card = await preparedCard(base, call.facts, this.#runtime.fs, this.#io.secrets, this.#budget);
     this.#card = { ...card, phase: decision === null ? "awaiting_approval" : "running", decision, forced };

@@ -124,6 +124,7 @@ async function prepare(params: EditFileParams, context: ToolContext): Promise<Pr
     action: `Edit ${target.shown}: replace ${count(replaced, "occurrence")} (${count(original.bytes.length, "byte")} before, ${count(bytes.length, "byte")} after)`,
     tooLongToShow: PATH_TOO_LONG,
     mustAsk: false,
+    scopeTarget: target.shown,
     facts: {
       kind: "edit",
       path: shownPath(context, target.path),

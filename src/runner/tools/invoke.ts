@@ -96,8 +96,15 @@ async function guardPrepared(
     const finished = finishResult(result.ok, result.output, summary, context.secrets);
     return result.facts === undefined ? finished : { ...finished, facts: result.facts };
   };
-  const facts = prepared.facts === undefined ? {} : { facts: prepared.facts };
-  return { action, tooLongToShow, mustAsk, run, ...(prepared.activity === undefined ? {} : { activity: prepared.activity }), ...facts };
+  return {
+    action,
+    tooLongToShow,
+    mustAsk,
+    run,
+    ...(prepared.activity === undefined ? {} : { activity: prepared.activity }),
+    ...(prepared.scopeTarget === undefined ? {} : { scopeTarget: prepared.scopeTarget }),
+    ...(prepared.facts === undefined ? {} : { facts: prepared.facts }),
+  };
 }
 
 /**
