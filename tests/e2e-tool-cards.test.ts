@@ -147,6 +147,31 @@ for (const launcher of launchers()) {
       }
     });
 
+    it("a call denied by settings and one refused before it was prepared each have one terminal card, at revision 0", async () => {
+      const child = await cardsChild(launcher, "refused", { tools: { write_file: "deny" } });
+      try {
+        child.provider.enqueue(reply("openai-chat", {
+          calls: [
+            { id: "call_1", name: "write_file", args: { path: "x.txt", content: "x" } },
+            { id: "call_2", name: "edit_file", args: { path: "missing.txt", old_text: "a", new_text: "b" } },
+          ],
+        }));
+        child.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+        const runId = (await child.client.ok("turn.start", { session_id: child.sessionId, prompt: "go" })).run_id as string;
+        const events = await child.client.runEvents(runId);
+        const cards = cardsOf(events);
+        assert.deepEqual(cards.map((data) => [data.card_id, data.stage, data.revision, data.card.kind, data.card.decision, data.card.outcome, data.card.effect, data.card.path]), [
+          ["card.t1", "terminal", 0, "write", null, "denied", "none", null],
+          ["card.t2", "terminal", 0, "edit", null, "failed", "none", null],
+        ]);
+        const activities = events.filter((frame) => frame.event === "activity").map((frame) => frame.data!);
+        assert.deepEqual(activities.map((data) => [data.activity_id, data.state, data.card_id]), [["t1", "failed", "card.t1"], ["t2", "failed", "card.t2"]]);
+        assert.equal(existsSync(join(child.ws.cwd, "x.txt")), false);
+      } finally {
+        await close(child);
+      }
+    });
+
     it("a write whose diff is over diff_bytes is cut with its marker and full size; approved, the card says applied", async () => {
       const child = await cardsChild(launcher, "big-diff");
       try {
