@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { cutWithMarker, displayText, escapedBytes, headWithin, tailWithin } from "../src/cards/bounds.ts";
-import { boundedDiff, emptyCard, fitCard } from "../src/cards/card.ts";
+import { boundedDiff, emptyCard, fitCard, preparedCard } from "../src/cards/card.ts";
+import { DetailBudget } from "../src/cards/bounds.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { unifiedDiff } from "../src/cards/diff.ts";
 import { CARD_LIMITS, type Card, CardSchema } from "../src/protocol/tool-cards.ts";
 import * as v from "valibot";
@@ -88,6 +90,20 @@ describe("card bounds", () => {
     assert.equal(diff.total_bytes, "--- /dev/null\n+++ b/big\n@@ -0,0 +1 @@\n+".length + 20_000 + "\n\\ No newline at end of file\n".length);
     assert.ok(escapedBytes(diff.text) <= CARD_LIMITS.diff_bytes);
     assert.match(diff.text, /\n\[… diff truncated: \d+ of \d+ bytes shown …\]$/u);
+  });
+
+  it("preparedCard() shows a path and a command redacted and escaped, and a diff over the run's budget as detail_omitted", async () => {
+    const fs = new MemoryFileSystem();
+    const secret = "sk-live-0123456789abcdef";
+    const read = await preparedCard(emptyCard("read_file", "read"), { kind: "read", path: `keys/${secret}\u202E.txt` }, fs, [secret], new DetailBudget(0));
+    assert.equal(read.path, "keys/[redacted]\\u{202E}.txt");
+    const shell = await preparedCard(emptyCard("shell", "shell"), { kind: "shell", command: `curl -H ${secret} x`, timeoutS: 5 }, fs, [secret], new DetailBudget(0));
+    assert.equal(shell.shell?.command, "curl -H [redacted] x");
+    const edit = { kind: "edit" as const, path: "a.txt", before: "a\n", after: "b\n", bytesBefore: 2, bytesAfter: 2, replacements: 1 };
+    const spent = await preparedCard(emptyCard("edit_file", "edit"), edit, fs, [], new DetailBudget(10));
+    assert.deepEqual([spent.diff, spent.detail_omitted, spent.write?.mode], [null, true, "edit"]);
+    const kept = await preparedCard(emptyCard("edit_file", "edit"), edit, fs, [], new DetailBudget(1_000));
+    assert.deepEqual([kept.diff?.text, kept.detail_omitted], ["--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n", false]);
   });
 
   it("fitCard() keeps every card within card_bytes, valid, cutting only its texts (fast-check over sizes)", () => {

@@ -16,6 +16,7 @@ import { cutWithMarker, type DetailBudget, displayText, escapedBytes, headWithin
 import { unifiedDiff } from "./diff.ts";
 import type { CallFacts, OutputFacts, ResultFacts } from "./facts.ts";
 import { escapeInvisible } from "../util/invisible.ts";
+import { redactSecrets } from "../util/redaction.ts";
 
 const KIND_OF_TOOL: Readonly<Record<string, CardKind>> = { read_file: "read", write_file: "write", edit_file: "edit", shell: "shell" };
 
@@ -80,7 +81,8 @@ export async function preparedCard(card: Card, facts: CallFacts | undefined, fs:
     };
     return { ...card, shell };
   }
-  const path = escapeInvisible(facts.path);
+  // Shown like every card text: a path can hold a known secret as well as invisible characters.
+  const path = escapeInvisible(redactSecrets(facts.path, secrets));
   if (facts.kind === "read") return { ...card, path };
   const decoded = facts.kind === "edit" ? facts.after : new TextDecoder().decode(facts.after);
   const before = facts.kind === "edit" ? facts.before : facts.created ? null : await previousText(fs, facts);
