@@ -255,6 +255,28 @@ for (const launcher of launchers()) {
       }
     });
 
+    it("a running command's card is updated with its output so far, then the terminal snapshot follows", async () => {
+      const child = await cardsChild(launcher, "shell-live", { tools: { shell: "allow" } });
+      try {
+        const go = join(child.ws.cwd, "go");
+        const runId = await callTurn(child, { name: "shell", args: { command: `echo first; while [ ! -f ${go} ]; do sleep 0.05; done; echo second` } });
+        const update = await child.client.waitFor((frame) => {
+          const data = frame.data as CardData | undefined;
+          return frame.event === "tool.card" && data?.run_id === runId && data.stage === "update" && (data.card.shell?.output as { head?: string } | null)?.head === "first\n";
+        }, "an update with the output so far");
+        assert.deepEqual((update.data as CardData).card.shell!.ending, null);
+        writeFileSync(go, "");
+        const cards = cardsOf(await child.client.runEvents(runId));
+        const terminal = cards.at(-1)!;
+        assert.equal(terminal.stage, "terminal");
+        assert.deepEqual((terminal.card.shell!.output as { head: string }).head, "first\nsecond\n");
+        assert.ok(cards.every((data, index) => index === 0 || (data.revision as number) > (cards[index - 1]!.revision as number)));
+        assert.equal(cards.filter((data) => data.stage === "terminal").length, 1);
+      } finally {
+        await close(child);
+      }
+    });
+
     it("a command cancelled with its turn gets a terminal card naming the signal", async () => {
       const child = await cardsChild(launcher, "shell-cancel", { tools: { shell: "allow" } });
       try {

@@ -97,7 +97,7 @@ describe("card bounds", () => {
     const secret = "sk-live-0123456789abcdef";
     const read = await preparedCard(emptyCard("read_file", "read"), { kind: "read", path: `keys/${secret}\u202E.txt` }, fs, [secret], new DetailBudget(0));
     assert.equal(read.path, "keys/[redacted]\\u{202E}.txt");
-    const shell = await preparedCard(emptyCard("shell", "shell"), { kind: "shell", command: `curl -H ${secret} x`, timeoutS: 5 }, fs, [secret], new DetailBudget(0));
+    const shell = await preparedCard(emptyCard("shell", "shell"), { kind: "shell", command: `curl -H ${secret} x`, timeoutS: 5, outputSoFar: () => null }, fs, [secret], new DetailBudget(0));
     assert.equal(shell.shell?.command, "curl -H [redacted] x");
     const edit = { kind: "edit" as const, path: "a.txt", before: "a\n", after: "b\n", bytesBefore: 2, bytesAfter: 2, replacements: 1 };
     const spent = await preparedCard(emptyCard("edit_file", "edit"), edit, fs, [], new DetailBudget(10));

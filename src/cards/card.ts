@@ -104,6 +104,11 @@ const outputOf = (facts: OutputFacts, secrets: readonly string[]): CardOutput =>
   return { head, tail, total_bytes: facts.totalBytes, omitted_bytes: Math.max(facts.omittedBytes, facts.totalBytes - shown) };
 };
 
+/** A running command's card with its output so far (bounded like the final one, not charged to the run's budget: the terminal snapshot replaces it). */
+export function runningCard(card: Card, output: OutputFacts, secrets: readonly string[]): Card {
+  return card.shell === null ? card : { ...card, shell: { ...card.shell, output: outputOf(output, secrets) } };
+}
+
 /** The card's finished part from the result's facts (a read's counts; a command's ending and output, charged to `budget`). */
 export function finishedCard(card: Card, facts: ResultFacts | undefined, secrets: readonly string[], budget: DetailBudget): Card {
   if (facts?.kind === "read") return { ...card, read: { lines: facts.lines, bytes: facts.bytes, truncated: facts.truncated } };

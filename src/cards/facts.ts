@@ -57,6 +57,8 @@ export type CallFacts =
     readonly command: string;
     /** Its timeout in seconds. */
     readonly timeoutS: number;
+    /** Its output so far (redacted, head and tail), or null before it started: for live updates. */
+    readonly outputSoFar: () => OutputFacts | null;
   };
 
 /** A command's output as the shell kept it: head and tail, the middle counted. */

@@ -130,17 +130,24 @@ export const COMMAND_TOO_LONG =
 
 /** The command is shown whole, escaped, or not offered at all: nothing of it may hide past a cut. */
 function prepare(params: ShellParams, context: ToolContext): Promise<PreparedCall> {
+  // The running command's collector, for its card's live updates (`tool.cards`); null until it starts.
+  const live: { collector: OutputCollector | null } = { collector: null };
   return Promise.resolve({
     action: `Run ${showExactly(params.command)} in the workspace (timeout ${params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS} s)`,
     tooLongToShow: COMMAND_TOO_LONG,
     mustAsk: false,
     scopeTarget: showExactly(params.command),
-    facts: { kind: "shell", command: params.command, timeoutS: params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS },
-    run: () => run(params, context),
+    facts: {
+      kind: "shell",
+      command: params.command,
+      timeoutS: params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
+      outputSoFar: () => live.collector?.finish(context.secrets) ?? null,
+    },
+    run: () => run(params, context, live),
   });
 }
 
-async function run(params: ShellParams, context: ToolContext): Promise<ToolResult> {
+async function run(params: ShellParams, context: ToolContext, live: { collector: OutputCollector | null }): Promise<ToolResult> {
   const { runtime, signal, secrets } = context;
   const label = `shell ${quote(firstLine(params.command))}`;
   const notStarted = { kind: "shell", ending: "not_started", exitCode: null, signal: null, durationMs: null, output: null } as const;
@@ -162,6 +169,7 @@ async function run(params: ShellParams, context: ToolContext): Promise<ToolResul
     return { ...finishResult(false, `The shell could not be started: ${describeError(error)}.`, `${label}: could not start`, secrets), facts: notStarted };
   }
   const collector = new OutputCollector(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, secrets);
+  live.collector = collector;
   const timers: Disposable[] = [];
   let how: Ending = null;
   let killed = false;
