@@ -24,6 +24,8 @@ import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 import type { CallCard, ToolCardsPort } from "./card-port.ts";
+import { type CodeModeSettings, codeModePolicy } from "../config/code-mode-settings.ts";
+import { type CallSource, codeCall, fromCodeMode, promptFrom } from "./code-mode/code-call.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {
@@ -39,6 +41,8 @@ export interface ToolStepContext {
   readonly profile: ProfilePolicies;
   /** Tools from outside the runner, or null. */
   readonly external: ExternalTools | null;
+  /** The merged `code_mode` section when Code Mode is on; absent or null when it is off. */
+  readonly codeMode?: CodeModeSettings | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
   /** The run's tool cards, or null when the client did not negotiate `tool.cards`. */
@@ -64,16 +68,26 @@ export async function runToolCalls(calls: readonly ModelToolCall[], context: Too
   return results;
 }
 
-async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<ToolResultMessage> {
+/**
+ * Runs one call; `source` says whether the model made it or a Code Mode
+ * program did, which picks its policy (`tools` or `code_mode.tools`, never
+ * both) and marks its approval prompt and activity.
+ */
+async function runOne(call: ModelToolCall, context: ToolStepContext, source: CallSource = "direct"): Promise<ToolResultMessage> {
   const { io, broker } = context;
   const secrets = context.tool.secrets;
   const result = (output: string, isError: boolean): ToolResultMessage => ({ role: "tool", callId: call.id, name: call.name, output, isError });
+  // Every activity of a nested call says it comes from Code Mode, whatever the state.
+  const activity = (runIO: RunIO, card: CallCard | null, id: string, tool: string, state: ActivityState, summary: string, grant: string | null = null) =>
+    recordActivity(runIO, card, id, tool, state, fromCodeMode(summary, source), grant);
   const activityId = context.nextActivityId();
   if (activityId === null) {
     await io.diagnostic(DiagnosticCode.activityLimit);
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
-  const builtin = findBuiltinTool(call.name, (context.tool.skills ?? []).length > 0);
+  const skills = (context.tool.skills ?? []).length > 0;
+  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal) => runOne(nested, { ...context, tool: { ...context.tool, signal } }, "code_mode"));
+  const builtin = code?.tool ?? findBuiltinTool(call.name, skills);
   const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
   const card = context.cards?.open(activityId, name) ?? null;
@@ -88,7 +102,10 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await activity(io, card, activityId, name, "failed", `${name}: arguments were not valid JSON`);
     return result("The arguments were not valid JSON.", true);
   }
-  const { policy, byProfile } = profilePolicy(builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy, call.name, context.profile);
+  const base = source === "code_mode"
+    ? codeModePolicy(call.name, context.codeMode ?? undefined)
+    : builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy;
+  const { policy, byProfile } = profilePolicy(base, call.name, context.profile);
   if (policy === "deny") {
     card?.deniedByPolicy();
     // Nothing is prepared: a denied tool does not even look at the filesystem.
@@ -103,10 +120,11 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key.
-  const scopeKey = callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets);
+  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key;
+  // a nested call's key is labelled like its prompt, so a direct grant never covers a program's call, nor the reverse.
+  const scopeKey = promptFrom(callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets), source);
   if ((policy === "ask" || prepared.mustAsk) && !broker.granted(scopeKey)) {
-    const shown = approvalSummary(prepared, secrets);
+    const shown = promptFrom(approvalSummary(prepared, secrets), source);
     if (shown === null) {
       await activity(io, card, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
@@ -138,6 +156,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   const outcome = await prepared.run();
   card?.ran(outcome);
   await activity(io, card, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
+  code?.finish();
   // A server that stopped during the call is reported by the run that noticed.
   if (context.external !== null) await reportNotices(io, context.external);
   if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
@@ -154,7 +173,7 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
  * `summary_bytes`; tells the call's card, if any (the first state carries
  * its id, the last one is followed by its terminal snapshot).
  */
-async function activity(
+async function recordActivity(
   io: RunIO,
   card: CallCard | null,
   activityId: string,
