@@ -56,7 +56,7 @@ describe("session grants", () => {
     assert.equal(scopeKey("shell", showExactly("x".repeat(LIMITS.summary_bytes)), []), null);
     assert.equal(scopeKey("shell", showExactly("echo sk-test-0123456789"), ["sk-test-0123456789"]), null);
     assert.equal(scopeKey("shell", showExactly("npm test"), []), 'shell "npm test"');
-    assert.equal(scopeKey("mcp__files__delete", null, []), "mcp__files__delete");
+    assert.equal(scopeKey("mcp__files__a_b", showExactly("a.b"), []), 'mcp__files__a_b "a.b"');
   });
 
   it(`holds at most ${MAX_SESSION_GRANTS} grants; a full child offers once only`, () => {
