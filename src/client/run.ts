@@ -186,10 +186,12 @@ export class Run {
         if (this.#usage !== null) return "run.usage repeated";
         this.#usage = event.data;
         return null;
-      case "run.finished":
-        this.#result = event.data;
-        this.#approvals.pending.clear();
-        return null;
+      case "run.finished": {
+        // A violating terminal leaves the run unsettled, so the failing connection rejects it.
+        const problem = this.#approvals.finished();
+        if (problem === null) this.#result = event.data;
+        return problem;
+      }
     }
   }
 
