@@ -39,6 +39,13 @@ export interface RunConfig {
   readonly contextWindow: number | null;
   /** `agent.compaction`, defaults filled in. */
   readonly compaction: CompactionPolicy;
+  /**
+   * Makes the title a compaction's summary begins with into the title its
+   * record stores, by the spec's title rule (`store/discovery/title.ts`),
+   * or null when it is not usable; itself null when `agent.titles` turns
+   * titles off.
+   */
+  readonly compactionTitle: ((title: string) => string | null) | null;
   /** Known secret values to redact. */
   readonly secrets: readonly string[];
   /** Canonical workspace (the child's cwd). */

@@ -45,6 +45,8 @@ export interface StepContext {
   usage(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
+  /** The request's output room, in tokens (`context-meter.ts`, `outputRoom`). */
+  readonly maxOutputTokens: number;
 }
 
 /** How a step ended when it did not stop the run. */
@@ -73,9 +75,6 @@ const STREAM_DIAGNOSTIC: Readonly<Record<StreamErrorCode, DiagnosticCode>> = {
  * only makes deltas coalesce or drop, never holds the provider stream.
  */
 const DELTA_PATIENCE_MS = 50;
-
-/** Output room the model gets per request, in tokens. */
-const MAX_OUTPUT_TOKENS = 16_384;
 
 const specs = (skills: boolean) => builtinTools(skills).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
 const TOOL_SPECS = specs(false);
@@ -126,7 +125,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       messages: context.messages,
       tools: await offeredTools(config, io, signal),
       apiKey: config.apiKey,
-      maxOutputTokens: MAX_OUTPUT_TOKENS,
+      maxOutputTokens: context.maxOutputTokens,
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
     // Any HTTP answer, an error status included, means the provider was reached (`run.usage`).
