@@ -3,7 +3,7 @@
  * the key the user saw (a fast-check property over keys and later calls),
  * live per session in the child's memory, and an answer's scope is checked
  * against what the request offered; `approval.resolved` reports how each
- * approval ended exactly once (answer, expiry, cancel, EOF); a base client
+ * approval ended exactly once (answer, expiry, cancel, EOF, shutdown); a base client
  * sees none of it and its `scope` field stays unknown.
  */
 
