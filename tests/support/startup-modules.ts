@@ -69,7 +69,7 @@ export const STARTUP_BUDGET = {
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */
 export const NEVER_AT_STARTUP: readonly RegExp[] = [
-  /^src\/(store|runner|fuzz|client)\//,
+  /^src\/(store|runner|sandbox|fuzz|client)\//,
   /^src\/operations\/(workers|catalog-operations)\.ts$/,
   /^src\/operations\/(sessions|turns|cancel|selection)\//,
   /^src\/protocol\/json-schema\.ts$/,
