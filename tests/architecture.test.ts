@@ -39,6 +39,7 @@ const LAYERS = [
   "grants",
   "store",
   "catalog",
+  "cards",
   "runner",
   "mcp",
   "hooks",

@@ -49,6 +49,8 @@ export interface RunRequest {
   readonly signal: AbortSignal;
   /** Whether the client negotiated `run.usage`: the run then reports its usage before `run.finished`. */
   readonly reportUsage: boolean;
+  /** Whether the client negotiated `tool.cards`: the run then sends each tool call's card. */
+  readonly toolCards: boolean;
 }
 
 /** Runs the turn through its cleanup and returns its terminal event, for the worker to deliver; never throws. */
@@ -121,6 +123,8 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
   let activities = 0;
   const nextActivityId = () => (activities < LIMITS.run_activities ? `t${(++activities).toString(36)}` : null);
   const budget = new ContentBudget();
+  // Loaded only for a client that negotiated the extension: a base client's child never loads card code.
+  const cards = request.toolCards ? (await import("./tool-cards.ts")).createToolCards(io, config.runtime, request.signal) : null;
   const compactor = new Compactor(config, {
     io,
     signal: request.signal,
@@ -145,6 +149,7 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
         compactor.measured(reported, sent);
       },
       nextActivityId,
+      cards,
       maxOutputTokens: compactor.outputRoom(messages),
     });
   };
