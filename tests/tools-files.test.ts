@@ -30,9 +30,9 @@ function assertBounded(result: ToolResult): void {
 }
 
 describe("tool definitions", () => {
-  it("builtinTools() offers the seven tools, and skill only with skills, each with a default policy: reads, skill and task allowed, writes and shell asking", () => {
-    // `task` has a default policy but is offered by the run that may delegate (src/agents/), not by the registry.
-    const registered = Object.keys(DEFAULT_POLICIES).filter((name) => name !== "task");
+  it("builtinTools() offers the seven tools, and skill only with skills, each with a default policy: reads, skill, task and code allowed, writes and shell asking", () => {
+    // `task` and `code` have default policies but are offered apart: by a run that may delegate (src/agents/), with Code Mode on.
+    const registered = Object.keys(DEFAULT_POLICIES).filter((name) => name !== "task" && name !== "code");
     assert.deepEqual(builtinTools().map((t) => t.name), registered.filter((name) => name !== "skill"));
     assert.deepEqual(builtinTools(true).map((t) => t.name), registered);
     assert.equal(findBuiltinTool("skill"), undefined);
@@ -47,6 +47,7 @@ describe("tool definitions", () => {
       shell: "ask",
       skill: "allow",
       task: "allow",
+      code: "allow",
     });
   });
 

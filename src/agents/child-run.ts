@@ -24,6 +24,7 @@ import type { ProfilePolicies } from "../policy/tool-policies.ts";
 import type { TurnContextParts } from "../store/records.ts";
 import type { StepChannel } from "../runner/event-channel.ts";
 import { childChannel } from "./child-channel.ts";
+import { outputRoom } from "../runner/context-meter.ts";
 
 /** Everything a child run is set up with. */
 export interface ChildSetup {
@@ -124,6 +125,10 @@ async function converse(config: RunConfig, setup: ChildSetup, io: RunIO, channel
       usage: counted,
       tally: counted,
       nextActivityId: parent.nextActivityId,
+      // A subagent's calls get no tool cards: a card's records belong with the activity's, in the child's history.
+      cards: null,
+      // No compaction measures a child's context, so it gets the provider's whole output room.
+      maxOutputTokens: outputRoom(null, 0, 0),
     });
     if (result.overflowed) return { ok: false, reason: "the task outgrew the model's context window" };
     if (!result.calledTools) {

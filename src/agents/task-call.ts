@@ -20,7 +20,7 @@ import { delegatedPolicies, profilePolicy, resolvePolicy } from "../policy/tool-
 import { type DelegatingStep, TASK_TOOL } from "../runner/delegation.ts";
 import type { ModelToolCall, ToolResultMessage } from "../runner/providers/conversation.ts";
 import { RunStop } from "../runner/run-output.ts";
-import { activity, askApproval } from "../runner/tool-calls.ts";
+import { askApproval, recordActivity } from "../runner/tool-calls.ts";
 import { MAX_SUMMARY_BYTES } from "../runner/tools/tool.ts";
 import { runChild } from "./child-run.ts";
 import type { SubagentSetup } from "./setup.ts";
@@ -51,7 +51,7 @@ export async function runTaskCall(
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
   const refuse = async (name: string, summary: string, output: string) => {
-    await activity(io, activityId, name, "failed", summary, null, "subagent");
+    await recordActivity(io, null, activityId, name, "failed", summary, null, "subagent");
     return result(output, true);
   };
   let args: unknown;
@@ -82,14 +82,14 @@ export async function runTaskCall(
   if (policy === "ask") {
     const shown = `Delegate to the ${name} subagent: ${description}`;
     if (utf8ByteCount(shown) > MAX_SUMMARY_BYTES) return await refuse(name, `${name}: refused, cannot be shown whole for approval`, "The description is too long to show for approval; use a shorter one.");
-    const decision = await askApproval(io, step.broker, shown);
+    const decision = await askApproval(io, step.broker, shown, null);
     if (step.signal.aborted) {
-      await activity(io, activityId, name, "failed", `${description} (cancelled)`, null, "subagent");
+      await recordActivity(io, null, activityId, name, "failed", `${description} (cancelled)`, null, "subagent");
       throw new RunStop("cancelled", null);
     }
     if (decision !== "allowed") {
       const expired = decision === "expired";
-      await activity(io, activityId, name, "failed", `${description} (${expired ? "approval expired" : "denied"})`, null, "subagent");
+      await recordActivity(io, null, activityId, name, "failed", `${description} (${expired ? "approval expired" : "denied"})`, null, "subagent");
       return result(expired ? "No one answered the approval request in time, so the task was not delegated." : "The user denied delegating this task.", true);
     }
   }
@@ -97,11 +97,11 @@ export async function runTaskCall(
   try {
     release = await slots.acquire(step.signal);
   } catch (error) {
-    await activity(io, activityId, name, "failed", `${description} (cancelled)`, null, "subagent");
+    await recordActivity(io, null, activityId, name, "failed", `${description} (cancelled)`, null, "subagent");
     throw error;
   }
   try {
-    await activity(io, activityId, name, "started", description, null, "subagent");
+    await recordActivity(io, null, activityId, name, "started", description, null, "subagent");
     const childId = uuid7(config.runtime.wallNow(), config.runtime.randomUUID());
     // Computed once, from the delegating run's own ceiling: nothing the child does can widen it.
     const ceiling = delegatedPolicies(config.profile, { name, tools: profile.tools });
@@ -135,16 +135,16 @@ export async function runTaskCall(
         channel: step.channel,
       });
     } catch (error) {
-      await activity(io, activityId, name, "failed", `${description} (cancelled)`, null, "subagent").catch(() => {});
+      await recordActivity(io, null, activityId, name, "failed", `${description} (cancelled)`, null, "subagent").catch(() => {});
       throw error;
     }
     if (!outcome.ok) {
-      await activity(io, activityId, name, "failed", `${description}: failed, ${outcome.reason}`, null, "subagent");
+      await recordActivity(io, null, activityId, name, "failed", `${description}: failed, ${outcome.reason}`, null, "subagent");
       return result(`The ${name} subagent failed: ${outcome.reason}. It produced no report.`, true);
     }
     const report = clampUtf8(redactSecrets(outcome.report, io.secrets), MAX_REPORT_BYTES, REPORT_CUT_NOTE);
     const excerpt = clampUtf8(report.replace(/\s+/g, " ").trim(), REPORT_EXCERPT_BYTES);
-    await activity(io, activityId, name, "completed", excerpt === "" ? `${description}: done` : `${description}: ${excerpt}`, null, "subagent");
+    await recordActivity(io, null, activityId, name, "completed", excerpt === "" ? `${description}: done` : `${description}: ${excerpt}`, null, "subagent");
     return result(report === "" ? `The ${name} subagent finished without a report.` : report, false);
   } finally {
     release();

@@ -37,3 +37,10 @@ export function subagentLabel(identity: SubagentIdentity, text: string, withDesc
   const cut = identity.description.slice(0, prefixWithinBytes(identity.description, spare));
   return cut === "" ? short : `[${identity.profile} ${identity.activityId}: ${cut}] `;
 }
+
+/** `prompt` (an approval prompt, or null for one that cannot be shown) led by the subagent's label, when `identity` is a subagent's; null when the label leaves the prompt no room. */
+export function labelPrompt(identity: SubagentIdentity | null | undefined, prompt: string | null): string | null {
+  if (identity == null || prompt === null) return prompt;
+  const label = subagentLabel(identity, prompt, true);
+  return label === null ? null : label + prompt;
+}

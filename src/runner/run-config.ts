@@ -19,6 +19,8 @@ import type { Usage } from "./providers/events.ts";
 import type { RunIO } from "./run-output.ts";
 import type { ContentBudget } from "./segment.ts";
 import type { StepChannel } from "./event-channel.ts";
+import type { CodeModeSettings } from "../config/code-mode-settings.ts";
+import type { TurnHooks } from "./hooks-port.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -45,6 +47,13 @@ export interface RunConfig {
   readonly contextWindow: number | null;
   /** `agent.compaction`, defaults filled in. */
   readonly compaction: CompactionPolicy;
+  /**
+   * Makes the title a compaction's summary begins with into the title its
+   * record stores, by the spec's title rule (`store/discovery/title.ts`),
+   * or null when it is not usable; itself null when `agent.titles` turns
+   * titles off.
+   */
+  readonly compactionTitle: ((title: string) => string | null) | null;
   /** Known secret values to redact. */
   readonly secrets: readonly string[];
   /** Canonical workspace (the child's cwd). */
@@ -57,6 +66,10 @@ export interface RunConfig {
   readonly delegation?: Delegation | null;
   /** Set on a subagent's run: which one it is, which its tool activities and approval prompts name; it is offered no tool its ceiling denies. */
   readonly subagent?: SubagentIdentity;
+  /** The merged `code_mode` section when Code Mode is on (`code` offered, docs/features/code-mode.md); absent or null when it is off. */
+  readonly codeMode?: CodeModeSettings | null;
+  /** The user's hooks (`hooks-port.ts`); absent when none runs. */
+  readonly hooks?: TurnHooks;
 }
 
 /** What a task call needs of the step that made it. */

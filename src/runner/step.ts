@@ -22,10 +22,12 @@ import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { RetainedEvents } from "./retained-events.ts";
 import { reportNotices, runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
+import { withCodeTool } from "./code-mode/code-call.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
 import { type ApprovalPolicy, profilePolicy, resolvePolicy } from "../policy/tool-policies.ts";
 import { TASK_TOOL } from "./delegation.ts";
+import type { ToolCardsPort } from "./card-port.ts";
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -49,6 +51,10 @@ export interface StepContext {
   tally(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
+  /** The run's tool cards, or null when the client did not negotiate them. */
+  readonly cards: ToolCardsPort | null;
+  /** The request's output room, in tokens (`context-meter.ts`, `outputRoom`). */
+  readonly maxOutputTokens: number;
 }
 
 /** How a step ended when it did not stop the run. */
@@ -78,9 +84,6 @@ const STREAM_DIAGNOSTIC: Readonly<Record<StreamErrorCode, DiagnosticCode>> = {
  */
 const DELTA_PATIENCE_MS = 50;
 
-/** Output room the model gets per request, in tokens. */
-const MAX_OUTPUT_TOKENS = 16_384;
-
 const specs = (skills: boolean) => builtinTools(skills).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
 const TOOL_SPECS = specs(false);
 // `skill` is offered only when skills are enabled: a tool with nothing to load would only mislead the model.
@@ -100,20 +103,25 @@ async function offeredTools(config: RunConfig, io: RunIO, signal: AbortSignal): 
   return currentTools(config);
 }
 
-/** The tools a request offers now: built-in, `task` where the run may delegate, external; a subagent's without those its ceiling denies. */
+/**
+ * The tools a request offers now: built-in, external, `code` with Code Mode
+ * on, then `task` where the run may delegate; a subagent's without those
+ * its ceiling denies.
+ */
 function currentTools(config: RunConfig): readonly ToolSpec[] {
   const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
   const external = (config.external?.offered() ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters, policy: tool.policy }));
   const delegation = config.delegation ?? null;
-  if (config.subagent === undefined) {
-    return [...builtin, ...delegation === null ? [] : [delegation.spec], ...external.map(({ policy: _, ...spec }) => spec)];
-  }
+  const spec = ({ policy: _, ...rest }: ToolSpec & { readonly policy: ApprovalPolicy }): ToolSpec => rest;
+  if (config.subagent === undefined) return [...withCodeTool([...builtin, ...external.map(spec)], config), ...delegation === null ? [] : [delegation.spec]];
   // A subagent is offered only what it may call: a tool its ceiling denies would only cost it a step.
   const allowed = (name: string, base: ApprovalPolicy) => profilePolicy(base, name, config.profile).policy !== "deny";
   return [
-    ...builtin.filter((tool) => allowed(tool.name, resolvePolicy(tool.name, config.policies))),
+    ...withCodeTool([
+      ...builtin.filter((tool) => allowed(tool.name, resolvePolicy(tool.name, config.policies))),
+      ...external.filter((tool) => allowed(tool.name, tool.policy)).map(spec),
+    ], config),
     ...delegation === null || !allowed(TASK_TOOL, resolvePolicy(TASK_TOOL, config.policies)) ? [] : [delegation.spec],
-    ...external.filter((tool) => allowed(tool.name, tool.policy)).map(({ policy: _, ...spec }) => spec),
   ];
 }
 
@@ -145,7 +153,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       messages: context.messages,
       tools: await offeredTools(config, io, signal),
       apiKey: config.apiKey,
-      maxOutputTokens: MAX_OUTPUT_TOKENS,
+      maxOutputTokens: context.maxOutputTokens,
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
     // Any HTTP answer, an error status included, means the provider was reached (`run.usage`).
@@ -217,7 +225,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     policies: config.policies,
     profile: config.profile,
     external: config.external,
+    codeMode: config.codeMode ?? null,
     nextActivityId: context.nextActivityId,
+    cards: context.cards,
+    ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
     tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);

@@ -19,15 +19,13 @@ import { EFFORTS } from "../policy/efforts.ts";
 import { NESTED_RECORD_BYTES } from "./record-evolution.ts";
 import { TurnContextSchema } from "./turn-context.ts";
 import { SUBAGENT_LINK } from "./subagent-link.ts";
+import { TOOL_CARD } from "./tool-card-record.ts";
 
 export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
 /**
- * The newest record format version this code reads. Format 1 defines every
- * type below at `v: 1`; format 2 adds the replacing `compaction` at `v: 2`
- * (a format-1 reader must refuse it: it changes the replay); format 3 the
- * ignorable `subagent_link` (`subagent-link.ts`). A record is written with
- * the oldest `v` that defines it.
+ * The newest record format this code reads: format 1 defines the types at `v: 1`, format 2 the replacing
+ * `compaction` (it changes the replay), format 3 `subagent_link`. A record is written with the oldest `v` defining it.
  */
 export const RECORD_VERSION = 3;
 
@@ -166,6 +164,7 @@ const VARIANT = v.variant("type", [
   v.strictObject(USAGE),
   v.strictObject(TURN_FINISHED),
   v.strictObject(SUBAGENT_LINK),
+  v.strictObject(TOOL_CARD),
 ]);
 
 /** Any record, discriminated by `type`; arrays and unknown types are refused. */
@@ -184,7 +183,7 @@ export interface TypeSchemas {
 }
 
 /** The types that define a field holding an array or object. */
-const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started", "subagent_link"]);
+const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started", "subagent_link", "tool_card"]);
 
 // `v.variant` tries its options in turn (most of the parse time on a large
 // history); a lookup by `v` and `type` reaches the same option schema directly.
@@ -267,6 +266,7 @@ export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
   "usage",
   "turn_finished",
   "subagent_link",
+  "tool_card",
 ]);
 
 const encoder = new TextEncoder();
