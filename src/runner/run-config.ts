@@ -13,6 +13,8 @@ import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts
 import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
 import type { CompactionPolicy } from "../config/compaction-settings.ts";
+import type { CodeModeSettings } from "../config/code-mode-settings.ts";
+import type { TurnHooks } from "./hooks-port.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -54,4 +56,8 @@ export interface RunConfig {
   readonly home: string;
   /** Tools from outside the runner (the connected MCP servers'), or null when there are none. */
   readonly external: ExternalTools | null;
+  /** The merged `code_mode` section when Code Mode is on (`code` offered, docs/features/code-mode.md); absent or null when it is off. */
+  readonly codeMode?: CodeModeSettings | null;
+  /** The user's hooks (`hooks-port.ts`); absent when none runs. */
+  readonly hooks?: TurnHooks;
 }

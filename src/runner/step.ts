@@ -22,8 +22,10 @@ import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { RetainedEvents } from "./retained-events.ts";
 import { reportNotices, runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
+import { withCodeTool } from "./code-mode/code-call.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
+import type { ToolCardsPort } from "./card-port.ts";
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -45,6 +47,8 @@ export interface StepContext {
   usage(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
+  /** The run's tool cards, or null when the client did not negotiate them. */
+  readonly cards: ToolCardsPort | null;
   /** The request's output room, in tokens (`context-meter.ts`, `outputRoom`). */
   readonly maxOutputTokens: number;
 }
@@ -89,17 +93,18 @@ const TOOL_SPECS_WITH_SKILL = specs(true);
 async function offeredTools(config: RunConfig, io: RunIO, signal: AbortSignal): Promise<readonly ToolSpec[]> {
   const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
   const external = config.external;
-  if (external === null) return builtin;
+  if (external === null) return withCodeTool(builtin, config);
   await external.refresh(signal);
   await reportNotices(io, external);
-  return [...builtin, ...external.offered().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))];
+  return withCodeTool([...builtin, ...external.offered().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))], config);
 }
 
 /** The bytes of the tool definitions a request of this run offers now, which compaction's estimate counts. */
 export function offeredToolBytes(config: RunConfig): number {
   const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
-  const external = config.external?.offered() ?? [];
-  return JSON.stringify(builtin).length + JSON.stringify(external.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))).length;
+  const external = (config.external?.offered() ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+  const code = withCodeTool([...builtin, ...external], config).slice(builtin.length + external.length);
+  return JSON.stringify(builtin).length + JSON.stringify(external).length + (code.length === 0 ? 0 : JSON.stringify(code).length);
 }
 
 /** Runs one step; throws {@link RunStop} when the run must end early. */
@@ -194,7 +199,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     policies: config.policies,
     profile: config.profile,
     external: config.external,
+    codeMode: config.codeMode ?? null,
     nextActivityId: context.nextActivityId,
+    cards: context.cards,
+    ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
     tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);

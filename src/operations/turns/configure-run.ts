@@ -16,6 +16,7 @@ import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import { boundTurnContext } from "../../store/turn-context.ts";
+import { codeModeEnabled } from "../../config/code-mode-settings.ts";
 
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
@@ -47,5 +48,7 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     workspace: snapshot.cwd,
     home: snapshot.home,
     external: snapshot.mcp ?? null,
+    codeMode: codeModeEnabled(snapshot.settings.code_mode) ? snapshot.settings.code_mode ?? {} : null,
+    ...(snapshot.hooks === undefined ? {} : { hooks: snapshot.hooks }),
   };
 }
