@@ -20,9 +20,8 @@ import { Lifecycle } from "./admission/lifecycle.ts";
 import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
 import { StatusView } from "./operations/status.ts";
-import { AGENT_INFO, AgentInfoParamsSchema } from "./protocol/agent-info.ts";
 import { Dispatcher, type Reject } from "./protocol/dispatcher.ts";
-import { Negotiation } from "./protocol/negotiation.ts";
+import { EXTENSION_REQUESTS, Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
 import { ErrorCode } from "./protocol/errors.ts";
 import type { ApprovalAnswerParams } from "./protocol/schemas.ts";
@@ -94,7 +93,7 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "model.refresh": gate.ready(negotiation.only("model.refresh", ({ catalog }, id, params) => catalog.refresh(id, params))),
     "selection.set": gate.ready(({ catalog }, id, params) => catalog.select(id, params)),
     "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
-  }, reject, new Map([[AGENT_INFO, { params: AgentInfoParamsSchema, negotiated: () => negotiation.negotiated(AGENT_INFO), handle: (id) => info(id, {}) }]]));
+  }, reject, new Map([["agent.info", { params: EXTENSION_REQUESTS["agent.info"], negotiated: () => negotiation.negotiated("agent.info"), handle: (id) => info(id, {}) }]]));
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;
 }

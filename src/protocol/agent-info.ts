@@ -13,13 +13,14 @@
 import * as v from "valibot";
 import type { Bool, Count, List, Obj, OneOf, Str } from "../util/schema-types.ts";
 import { CountSchema, list } from "./schema-parts.ts";
-import { EmptyParamsSchema } from "./schemas.ts";
+import { EXTENSION_REQUESTS } from "./negotiation.ts";
+import type { EmptyParamsSchema } from "./schemas.ts";
 
 /** The method and capability name. */
 export const AGENT_INFO = "agent.info";
 
 /** `agent.info` params: exactly `{}`. */
-export const AgentInfoParamsSchema: typeof EmptyParamsSchema = EmptyParamsSchema;
+export const AgentInfoParamsSchema: typeof EmptyParamsSchema = EXTENSION_REQUESTS[AGENT_INFO];
 
 /** Longest description in a result, in code points; a longer one is cut and ends with `…`. */
 export const AGENT_INFO_DESCRIPTION_CHARS = 512;
