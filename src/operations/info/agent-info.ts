@@ -11,6 +11,7 @@
  */
 
 import type { StartupSnapshot } from "../../admission/startup.ts";
+import { delegableProfiles } from "../../agents/setup.ts";
 import {
   AGENT_INFO_DESCRIPTION_CHARS,
   AGENT_INFO_RESULT_BYTES,
@@ -34,7 +35,6 @@ function clip(text: string): string {
 
 /** Every entry of each list, before the byte bound: connected servers and skipped ones in name order. */
 function allLists(snapshot: StartupSnapshot, text: (value: string) => string): Lists {
-  const disabled = new Set(snapshot.settings.agent?.disabled_subagents ?? []);
   const connected = (snapshot.mcp?.servers ?? []).map((server) => ({
     name: text(server.name),
     state: server.stopped ? "stopped" as const : "connected" as const,
@@ -45,10 +45,7 @@ function allLists(snapshot: StartupSnapshot, text: (value: string) => string): L
     skills: (snapshot.skills?.skills ?? []).map((skill) => ({ name: text(skill.name), description: clip(text(skill.description)), scope: skill.scope })),
     mcp_servers: [...connected, ...skipped].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     hooks: (snapshot.hookStates ?? []).map(({ event, scope, approved }) => ({ event, scope, approved })),
-    // The task tool's own rule (issue 23): a profile that may run as a subagent and that the settings do not disable.
-    subagents: snapshot.profiles.all
-      .filter((profile) => profile.mode !== "primary" && !disabled.has(profile.name))
-      .map((profile) => ({ name: text(profile.name), description: clip(text(profile.description)) })),
+    subagents: delegableProfiles(snapshot.profiles.all, snapshot.settings.agent?.disabled_subagents).map((profile) => ({ name: text(profile.name), description: clip(text(profile.description)) })),
   };
 }
 
