@@ -13,11 +13,11 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { collect, type Launcher, launchers, repoRoot, spawnDirect } from "./support/processes.ts";
+import { launchers, repoRoot, runCommand } from "./support/processes.ts";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { nodeCommand } from "./support/mcp-servers.ts";
 import { TURN_CAPABILITIES } from "./support/turns.ts";
-import { guarded, WireClient, type Workspace, workspace } from "./support/wire-client.ts";
+import { WireClient, type Workspace, workspace } from "./support/wire-client.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-e2e-info-")));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -53,22 +53,14 @@ function setup(name: string, provider: Awaited<ReturnType<typeof startFakeProvid
   return ws;
 }
 
-/** Runs `magi-code <args>` in the workspace; its exit code and stdout lines. */
-async function command(launcher: Launcher, ws: Workspace, args: readonly string[]): Promise<{ code: number | null; lines: string[] }> {
-  const child = spawnDirect(launcher, args, { cwd: ws.cwd, env: ws.env });
-  child.stdin.end();
-  const [stdout, code] = await Promise.all([collect(child.stdout), guarded(child.exited, args.join(" ")), collect(child.stderr)]);
-  return { code, lines: stdout.trimEnd().split("\n") };
-}
-
 for (const launcher of launchers()) {
   describe(`${launcher.name}: agent.info end to end`, () => {
     it("agent.info names the profile, skills, MCP servers and their states, hooks and subagents, and nothing secret", async () => {
       const provider = await startFakeProvider();
       const ws = setup(`info-${launcher.name}`, provider);
       try {
-        assert.equal((await command(launcher, ws, ["mcp", "approve", "everything", "--yes"])).code, 0);
-        const listed = await command(launcher, ws, ["mcp", "list"]);
+        assert.equal((await runCommand(launcher, ws, ["mcp", "approve", "everything", "--yes"])).code, 0);
+        const listed = await runCommand(launcher, ws, ["mcp", "list"]);
         const tools = Number(listed.lines.map((line) => /^everything: connects, (\d+) tools$/.exec(line)?.[1]).find((count) => count !== undefined));
         assert.ok(tools > 0, listed.lines.join("\n"));
         const client = new WireClient(launcher, ws.cwd, ws.env);
