@@ -91,7 +91,9 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "model.refresh": gate.ready(negotiation.only("model.refresh", ({ catalog }, id, params) => catalog.refresh(id, params))),
     "selection.set": gate.ready(({ catalog }, id, params) => catalog.select(id, params)),
     "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
-  }, reject);
+    "session.rewind.preview": gate.ready(({ rewind }, id, params) => rewind.preview(id, params)),
+    "session.rewind": gate.ready(({ rewind }, id, params) => rewind.apply(id, params)),
+  }, reject, (method) => negotiation.routed(method));
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;
 }

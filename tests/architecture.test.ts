@@ -37,6 +37,7 @@ const LAYERS = [
   "trust",
   "grants",
   "store",
+  "rewind",
   "catalog",
   "runner",
   "mcp",

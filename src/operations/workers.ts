@@ -30,6 +30,7 @@ import { SessionDiscovery } from "../store/discovery/discovery.ts";
 import { SessionListing } from "../store/discovery/listing.ts";
 import { joinPath } from "../util/paths.ts";
 import { OperationCanceller } from "./cancel/operation-cancel.ts";
+import { RewindOperations } from "./rewind-operations.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { titlesEnabled } from "../config/title-settings.ts";
 import { SessionTitles } from "./turns/session-titles.ts";
@@ -48,6 +49,8 @@ export interface Workers {
   readonly catalog: CatalogOperations;
   /** `operation.cancel`, over the session worker's cancellable operations. */
   readonly operations: OperationCanceller;
+  /** `session.rewind.preview` and `session.rewind` (negotiated), on the session worker. */
+  readonly rewind: RewindOperations;
 }
 
 /** What the workers are built from: the connection's parts and the admitted snapshot. */
@@ -111,5 +114,5 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     // In memory for the child's lifetime, never written anywhere: gone when the child exits.
     ...(approvalScope === true ? { grants: new SessionGrants() } : {}),
   });
-  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
+  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), rewind: new RewindOperations(runtime, sessions) };
 }

@@ -33,11 +33,16 @@ export class Dispatcher {
   readonly #ledger = new IdLedger(LIMITS.request_ids);
   readonly #handlers: MethodHandlers;
   readonly #reject: Reject;
+  readonly #routed: (method: MethodName) => boolean;
 
-  /** Creates a dispatcher over `handlers` that answers rejections through `reject`. */
-  constructor(handlers: MethodHandlers, reject: Reject) {
+  /**
+   * Creates a dispatcher over `handlers` that answers rejections through
+   * `reject`; a method `routed` denies is answered as an unknown one.
+   */
+  constructor(handlers: MethodHandlers, reject: Reject, routed: (method: MethodName) => boolean = () => true) {
     this.#handlers = handlers;
     this.#reject = reject;
+    this.#routed = routed;
   }
 
   /**
@@ -60,7 +65,7 @@ export class Dispatcher {
   }
 
   #dispatch(request: Request): void {
-    if (!isMethodName(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
+    if (!isMethodName(request.method) || !this.#routed(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
     if (request.paramsHaveDuplicate) return this.#reject(request.id, Codes.invalidParams);
     if (!this.#run(request.method, request.id, request.params)) this.#reject(request.id, Codes.invalidParams);
   }

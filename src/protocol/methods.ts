@@ -22,6 +22,7 @@ import {
   TurnStartParamsSchema,
 } from "./schemas.ts";
 import { ModelCatalogParamsSchema, ModelRefreshParamsSchema, SelectionSetParamsSchema } from "./selection-schemas.ts";
+import { SessionRewindParamsSchema, SessionRewindPreviewParamsSchema } from "./rewind-schemas.ts";
 
 /** Method name → params schema, for every implemented method. */
 export const METHODS = {
@@ -41,6 +42,8 @@ export const METHODS = {
   "model.refresh": ModelRefreshParamsSchema,
   "selection.set": SelectionSetParamsSchema,
   "operation.cancel": OperationCancelParamsSchema,
+  "session.rewind.preview": SessionRewindPreviewParamsSchema,
+  "session.rewind": SessionRewindParamsSchema,
 } as const;
 
 /** One implemented method's name. */
@@ -62,5 +65,12 @@ export function isMethodName(name: string): name is MethodName {
   return Object.hasOwn(METHODS, name);
 }
 
-/** The capabilities `initialize` advertises: every implemented method, sorted. */
-export const CAPABILITIES: readonly MethodName[] = (Object.keys(METHODS) as MethodName[]).sort();
+/**
+ * Methods that exist only for a client that required them: advertised to it
+ * alone, and for any other client answered as an unknown method is, before
+ * its params are read, so a base client's frames stay what they were.
+ */
+export const REQUIRED_ONLY: ReadonlySet<MethodName> = new Set<MethodName>(["session.rewind.preview", "session.rewind"]);
+
+/** The capabilities `initialize` advertises to every client: every implemented method but {@link REQUIRED_ONLY}'s, sorted. */
+export const CAPABILITIES: readonly MethodName[] = (Object.keys(METHODS) as MethodName[]).filter((name) => !REQUIRED_ONLY.has(name)).sort();

@@ -15,10 +15,10 @@
 
 import { ErrorCode as Codes } from "./errors.ts";
 import type { Reject } from "./dispatcher.ts";
-import { CAPABILITIES, isMethodName, type MethodName } from "./methods.ts";
+import { CAPABILITIES, isMethodName, type MethodName, REQUIRED_ONLY } from "./methods.ts";
 
 /** The advertised methods a client must require before calling them. */
-export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover"]);
+export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover", ...REQUIRED_ONLY]);
 
 /** Capabilities that are no method: advertised only to a client that required them. */
 export const EXTENSION_CAPABILITIES = ["approval.scope", "run.usage"] as const;
@@ -36,11 +36,12 @@ export function isCapability(name: string): name is Capability {
 
 /**
  * The `capabilities` of `initialize`'s result for a client that required
- * `required`: every method, plus each extension capability it required,
- * sorted. A base client's list is exactly the methods.
+ * `required`: every method but the required-only ones, plus each extension
+ * capability and required-only method it required, sorted. A base client's
+ * list is exactly the methods every client has.
  */
 export function advertisedCapabilities(required: readonly string[]): readonly Capability[] {
-  const extensions = EXTENSION_CAPABILITIES.filter((name) => required.includes(name));
+  const extensions = [...EXTENSION_CAPABILITIES, ...REQUIRED_ONLY].filter((name) => required.includes(name));
   return extensions.length === 0 ? CAPABILITIES : [...CAPABILITIES, ...extensions].sort();
 }
 
@@ -67,6 +68,11 @@ export class Negotiation {
   /** Whether the admitted `initialize` required `capability`. */
   negotiated(capability: Capability): boolean {
     return this.#required.has(capability);
+  }
+
+  /** Whether a call of `method` exists for this client: every method but a required-only one it did not require. */
+  routed(method: MethodName): boolean {
+    return !REQUIRED_ONLY.has(method) || this.#required.has(method);
   }
 
   /** Wraps `handle` so that a call of `method` without negotiation is `unsupported_capability`. */

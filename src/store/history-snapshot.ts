@@ -43,10 +43,12 @@ export type HistorySnapshot = {
    * appender's tail repair removes it, so the next message takes its place.
    */
   readonly tailNotice: boolean;
+  /** The turn of each user message, by its `message_id`: what a rewind to that message drops from. */
+  readonly userTurns: ReadonlyMap<string, string>;
 };
 
 /** A message before its text is redacted and chunked. */
-export type Slot = { kind: HistoryKind; text: string; partial: boolean };
+export type Slot = { kind: HistoryKind; text: string; partial: boolean; turn?: string };
 
 /** The projection of no records. */
 export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({
@@ -55,6 +57,7 @@ export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({
   messages: 0,
   bytes: 2,
   tailNotice: false,
+  userTurns: new Map(),
 });
 
 /** The outcome of `projectHistory()`: a snapshot, or `history_limit` and nothing partial. */

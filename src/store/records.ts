@@ -23,14 +23,14 @@ export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
 /**
  * The newest record format version this code reads. Format 1 defines every
- * type below at `v: 1`; format 2 adds one definition, the replacing
- * `compaction` at `v: 2` (its `through_turn` changes the provider replay, so
- * a format-1 reader must refuse it). A record is written with the oldest `v`
- * that defines it, so only replacing compactions carry `v: 2`.
+ * type below at `v: 1`; format 2 adds the replacing `compaction` at `v: 2`
+ * (its `through_turn` changes the provider replay, so a format-1 reader must
+ * refuse it); format 3 adds `rewind` at `v: 3` (it removes turns). A record
+ * is written with the oldest `v` that defines it.
  */
-export const RECORD_VERSION = 2;
+export const RECORD_VERSION = 3;
 
-function common<const T extends string, const V extends 1 | 2 = 1>(type: T, version: V = 1 as V) {
+function common<const T extends string, const V extends 1 | 2 | 3 = 1>(type: T, version: V = 1 as V) {
   return {
     v: v.literal(version),
     type: v.literal(type),
@@ -99,6 +99,8 @@ const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSc
 // Format 2: the summary replaces, in the provider replay, every replayed record up to the last one
 // of turn `through_turn` before it (docs/storage.md, "Compaction").
 const REPLACING_COMPACTION = { ...common("compaction", 2), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema), through_turn: IdSchema };
+// Format 3: every record from turn `from_turn`'s start up to this one is gone from the replay and the history.
+const REWIND = { ...common("rewind", 3), from_turn: IdSchema };
 // A session's title as set by the user or a titling step; never derived from a prompt by this backend.
 const SESSION_TITLE = { ...common("session_title"), title: TextSchema };
 const DIAGNOSTIC = {
@@ -137,6 +139,8 @@ export const ActivityRecordSchema = exactObject(ACTIVITY);
 export const CompactionRecordSchema = exactObject(COMPACTION);
 /** `compaction` at `v: 2`: a summary that replaces earlier records in the provider replay. */
 export const ReplacingCompactionRecordSchema = exactObject(REPLACING_COMPACTION);
+/** `rewind` at `v: 3`: drops turn `from_turn` and everything after it (`src/store/rewind-fold.ts`). */
+export const RewindRecordSchema = exactObject(REWIND);
 /** `session_title`: the session's display title, which listing shows; never projected. */
 export const SessionTitleRecordSchema = exactObject(SESSION_TITLE);
 /** `diagnostic`: a diagnostic shown in history. */
@@ -159,6 +163,7 @@ const VARIANT = v.variant("type", [
   v.strictObject(ACTIVITY),
   v.strictObject(COMPACTION),
   v.strictObject(REPLACING_COMPACTION),
+  v.strictObject(REWIND),
   v.strictObject(SESSION_TITLE),
   v.strictObject(DIAGNOSTIC),
   v.strictObject(INTERNAL_PROMPT),
@@ -186,7 +191,7 @@ const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started"]);
 
 // `v.variant` tries its options in turn (most of the parse time on a large
 // history); a lookup by `v` and `type` reaches the same option schema directly.
-const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].map((version) =>
+const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2, 3].map((version) =>
   new Map(
     VARIANT.options.filter((option) => option.entries.v.literal === version).map((option) => [option.entries.type.literal, {
       exact: option as v.GenericSchema<unknown, SessionRecord>,
@@ -199,7 +204,7 @@ const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].m
 
 /** The schemas of `type` at record format `version`, or undefined when this version does not understand such a record. */
 export function schemasOf(version: unknown, type: unknown): TypeSchemas | undefined {
-  return version === 1 || version === 2 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
+  return version === 1 || version === 2 || version === 3 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
 }
 
 /** Validates `value` against the schema of its own `v` and `type`: what {@link RecordSchema} decides, without the scan. */
@@ -232,6 +237,8 @@ export type ActivityRecord = v.InferOutput<typeof ActivityRecordSchema>;
 export type CompactionRecord = v.InferOutput<typeof CompactionRecordSchema> | ReplacingCompactionRecord;
 /** The `compaction` record at `v: 2`. */
 export type ReplacingCompactionRecord = v.InferOutput<typeof ReplacingCompactionRecordSchema>;
+/** The `rewind` record. */
+export type RewindRecord = v.InferOutput<typeof RewindRecordSchema>;
 /** The `session_title` record. */
 export type SessionTitleRecord = v.InferOutput<typeof SessionTitleRecordSchema>;
 /** The `diagnostic` record. */
@@ -250,20 +257,8 @@ export type RecordType = SessionRecord["type"];
 
 /** Every record `type` this version reads, in the order of `docs/storage.md`. */
 export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
-  "session",
-  "session_preferences",
-  "turn_started",
-  "user_input",
-  "assistant_chunk",
-  "assistant_message",
-  "reasoning_summary",
-  "activity",
-  "compaction",
-  "session_title",
-  "diagnostic",
-  "internal_prompt",
-  "usage",
-  "turn_finished",
+  ...["session", "session_preferences", "turn_started", "user_input", "assistant_chunk", "assistant_message", "reasoning_summary"] as const,
+  ...["activity", "compaction", "rewind", "session_title", "diagnostic", "internal_prompt", "usage", "turn_finished"] as const,
 ]);
 
 const encoder = new TextEncoder();
