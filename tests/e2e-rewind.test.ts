@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -88,7 +88,7 @@ for (const launcher of launchers()) {
         }
         const target = await userMessage(client, sessionId, revision, "second");
         const preview = await client.ok("session.rewind.preview", { session_id: sessionId, revision, message_id: target });
-        assert.deepEqual(preview, { session_id: sessionId, message_id: target, revision, dropped_turns: 2, dropped_messages: 4, unrestorable: [] });
+        assert.deepEqual(preview, { session_id: sessionId, message_id: target, revision, dropped_turns: 2, dropped_messages: 4, unrestorable: [], files: [] });
         // A preview writes nothing: the revision still pages.
         assert.equal((await history(client, sessionId, revision)).length, 6);
         const applied = await client.ok("session.rewind", { session_id: sessionId, revision, message_id: target, restore_files: false });
@@ -117,6 +117,80 @@ for (const launcher of launchers()) {
         assert.equal((await reopened.shutdown()).code, 0);
       } finally {
         reopened.abandon();
+        await provider.close();
+      }
+    });
+
+    it("a rewind with restore_files puts back the files its dropped turns wrote, and leaves one changed by hand since untouched and reported", async () => {
+      const provider = await startFakeProvider();
+      const ws = workspace(root, `files-${launcher.name}`, provider, { tools: { write_file: "allow", edit_file: "allow" } });
+      writeFileSync(join(ws.cwd, "b.txt"), "beta\n");
+      writeFileSync(join(ws.cwd, "c.txt"), "gamma\n");
+      provider.enqueue(reply("openai-chat", { text: ["One."] }));
+      provider.enqueue(reply("openai-chat", {
+        text: ["Writing."],
+        calls: [
+          { id: "call_1", name: "write_file", args: { path: "a.txt", content: "new\n" } },
+          { id: "call_2", name: "edit_file", args: { path: "b.txt", old_text: "beta", new_text: "BETA" } },
+          { id: "call_3", name: "write_file", args: { path: "c.txt", content: "GAMMA\n" } },
+        ],
+      }));
+      provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const client = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        await client.ok("initialize", { required_capabilities: REWIND });
+        const sessionId = (await client.ok("session.create")).session_id as string;
+        let revision = "";
+        for (const prompt of ["first", "second"]) {
+          const runId = (await client.ok("turn.start", { session_id: sessionId, prompt })).run_id as string;
+          revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
+        }
+        assert.equal(readFileSync(join(ws.cwd, "b.txt"), "utf8"), "BETA\n");
+        writeFileSync(join(ws.cwd, "c.txt"), "gamma by hand\n");
+        const target = await userMessage(client, sessionId, revision, "second");
+        const preview = await client.ok("session.rewind.preview", { session_id: sessionId, revision, message_id: target });
+        assert.deepEqual(preview.unrestorable, [{ tool: "edit_file", calls: 1 }, { tool: "write_file", calls: 2 }]);
+        assert.deepEqual(preview.files, [
+          { path: "a.txt", created: true, state: "restorable" },
+          { path: "b.txt", created: false, state: "restorable" },
+          { path: "c.txt", created: false, state: "changed" },
+        ]);
+        const applied = await client.ok("session.rewind", { session_id: sessionId, revision, message_id: target, restore_files: true });
+        assert.deepEqual(applied.files, [
+          { path: "a.txt", created: true, state: "restored" },
+          { path: "b.txt", created: false, state: "restored" },
+          { path: "c.txt", created: false, state: "changed" },
+        ]);
+        assert.equal(existsSync(join(ws.cwd, "a.txt")), false);
+        assert.equal(readFileSync(join(ws.cwd, "b.txt"), "utf8"), "beta\n");
+        assert.equal(readFileSync(join(ws.cwd, "c.txt"), "utf8"), "gamma by hand\n");
+        assert.deepEqual(await history(client, sessionId, applied.revision as string), ["user: first", "assistant: One."]);
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+        await provider.close();
+      }
+    });
+
+    it("a rewind without restore_files leaves every file as the dropped turns left it", async () => {
+      const provider = await startFakeProvider();
+      const ws = workspace(root, `keep-${launcher.name}`, provider, { tools: { write_file: "allow" } });
+      provider.enqueue(reply("openai-chat", { text: ["Writing."], calls: [{ id: "call_1", name: "write_file", args: { path: "a.txt", content: "new\n" } }] }));
+      provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const client = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        await client.ok("initialize", { required_capabilities: REWIND });
+        const sessionId = (await client.ok("session.create")).session_id as string;
+        const runId = (await client.ok("turn.start", { session_id: sessionId, prompt: "only" })).run_id as string;
+        const revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
+        const target = await userMessage(client, sessionId, revision, "only");
+        const applied = await client.ok("session.rewind", { session_id: sessionId, revision, message_id: target, restore_files: false });
+        assert.deepEqual(applied.files, [{ path: "a.txt", created: true, state: "kept" }]);
+        assert.equal(readFileSync(join(ws.cwd, "a.txt"), "utf8"), "new\n");
+        assert.deepEqual(await history(client, sessionId, applied.revision as string), []);
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
         await provider.close();
       }
     });

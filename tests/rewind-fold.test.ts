@@ -64,7 +64,7 @@ describe("the rewind record", () => {
 
   it("a rewind across a subagent call drops the call from the replay and counts it as left in place", () => {
     const records = [...turn("t1", "one"), ...turn("t2", "two", activity("t2", "c1", "subagent", "task"), activity("t2", "c2", "tool", "shell"), activity("t2", "c2", "tool", "shell"), activity("t2", "c3", "compaction", "compact"))];
-    assert.deepEqual(planRewind(records, "t2"), { turns: 1, unrestorable: [{ tool: "shell", calls: 1 }, { tool: "task", calls: 1 }] });
+    assert.deepEqual(planRewind(records, "t2"), { turns: new Set(["t2"]), unrestorable: [{ tool: "shell", calls: 1 }, { tool: "task", calls: 1 }] });
     assert.deepEqual(replayed([...records, rewind("t2")]), ["one", "re one"]);
     assert.equal(planRewind(records, "t9"), null);
   });

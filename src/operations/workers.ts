@@ -66,10 +66,12 @@ export interface WorkerParts {
   readonly reportUsage: boolean;
   /** Whether the admitted `initialize` required `approval.scope`: the child then holds session grants. */
   readonly approvalScope?: boolean;
+  /** Whether the admitted `initialize` required `session.rewind`: the run's file writes then take checkpoints. */
+  readonly rewind?: boolean;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, rewind: rewinds }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
@@ -79,7 +81,9 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
-  const base = runConfig(runtime, snapshot, secrets);
+  const rewind = new RewindOperations(runtime, () => sessions, snapshot.home, snapshot.cwd);
+  const plain = runConfig(runtime, snapshot, secrets);
+  const base = rewinds === true ? { ...plain, checkpoints: (sessionId: string, turnId: string) => rewind.taker(sessionId, turnId) } : plain;
   const titles: SessionTitles = new SessionTitles({
     store,
     enabled: titlesEnabled(snapshot.settings.agent?.titles),
@@ -114,5 +118,5 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     // In memory for the child's lifetime, never written anywhere: gone when the child exits.
     ...(approvalScope === true ? { grants: new SessionGrants() } : {}),
   });
-  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), rewind: new RewindOperations(runtime, sessions) };
+  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), rewind };
 }

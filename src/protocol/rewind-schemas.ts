@@ -33,6 +33,13 @@ export type SessionRewindParams = v.InferOutput<typeof SessionRewindParamsSchema
 /** What the dropped turns did that no rewind undoes: tool calls by tool name, with how many ran. */
 export const UnrestorableSchema = exactObject({ tool: v.string(), calls: count });
 
+/** One file the dropped turns changed through `write_file` or `edit_file`, and how it stands. */
+export const RewindFileSchema = exactObject({
+  path: v.string(),
+  created: v.boolean(),
+  state: v.picklist(["restorable", "changed", "restored", "kept", "failed"]),
+});
+
 /** What a rewind drops: counts of the history, and the side effects it leaves in place. */
 const DROPPED = {
   session_id: SessionIdSchema,
@@ -41,6 +48,7 @@ const DROPPED = {
   dropped_turns: count,
   dropped_messages: count,
   unrestorable: v.array(UnrestorableSchema),
+  files: v.array(RewindFileSchema),
 };
 
 /** `session.rewind.preview`'s result. */

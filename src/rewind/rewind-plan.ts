@@ -16,8 +16,8 @@ export interface Unrestorable {
 
 /** The plan of one rewind. */
 export interface RewindPlan {
-  /** Turns dropped: the target's and every later one. */
-  readonly turns: number;
+  /** The turns dropped: the target's and every later one. */
+  readonly turns: ReadonlySet<string>;
   /** The dropped calls, by tool name in ascending code-unit order. */
   readonly unrestorable: readonly Unrestorable[];
 }
@@ -27,7 +27,8 @@ export interface RewindPlan {
  * applied, `applyRewinds`) to the start of turn `fromTurn`, or null when no
  * such turn started. Every dropped tool or subagent call counts once,
  * whatever states it recorded: a shell command, an MCP call, Code Mode and
- * a subagent's own work are never undone, and this build restores no file.
+ * a subagent's own work are never undone; a file `write_file` or
+ * `edit_file` changed can be put back from its checkpoint (`file-restore.ts`).
  */
 export function planRewind(standing: readonly SessionRecord[], fromTurn: string): RewindPlan | null {
   const start = standing.findIndex((record) => record.type === "turn_started" && record.turn_id === fromTurn);
@@ -42,7 +43,7 @@ export function planRewind(standing: readonly SessionRecord[], fromTurn: string)
     calls.set(record.name, ids);
   }
   const unrestorable = [...calls].map(([tool, ids]) => ({ tool, calls: ids.size })).sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
-  return { turns: turns.size, unrestorable };
+  return { turns, unrestorable };
 }
 
 /** How many messages of a snapshot's entries `messageId` and every later one make. */

@@ -18,15 +18,18 @@ import type { RewindRecord } from "../store/records.ts";
 import { applyRewinds } from "../store/rewind-fold.ts";
 import { readSessionFile } from "../store/session-file.ts";
 import type { SessionStore, StoreResult } from "../store/sessions.ts";
+import type { Checkpoint, Checkpoints } from "./checkpoints.ts";
+import { keptFiles, previewFiles, restoreFiles } from "./file-restore.ts";
 import { messagesFrom, planRewind, type RewindPlan } from "./rewind-plan.ts";
 
 /** What a rewind works with. */
 export interface RewindContext {
   readonly runtime: Runtime;
   readonly store: SessionStore;
+  readonly checkpoints: Checkpoints;
 }
 
-type Target = { readonly ok: true; readonly turn: string; readonly plan: RewindPlan; readonly messages: number };
+type Target = { readonly ok: true; readonly turn: string; readonly plan: RewindPlan; readonly messages: number; readonly checkpoints: readonly Checkpoint[] };
 
 /** The turn `message_id` opens in the attached history at `revision`, and the plan of dropping it; or the refusal. */
 async function target(context: RewindContext, params: MethodParams<"session.rewind.preview">, signal: AbortSignal): Promise<Target | { ok: false; code: ErrorCode }> {
@@ -48,11 +51,12 @@ async function target(context: RewindContext, params: MethodParams<"session.rewi
   const plan = planRewind(applyRewinds(read.records), turn);
   // The snapshot named the turn, so a file without it changed since: the revision is stale.
   if (plan === null) return { ok: false, code: ErrorCode.staleRevision };
-  return { ok: true, turn, plan, messages: messagesFrom(at.snapshot.entries, params.message_id) };
+  const checkpoints = await context.checkpoints.of(params.session_id, plan.turns);
+  return { ok: true, turn, plan, messages: messagesFrom(at.snapshot.entries, params.message_id), checkpoints };
 }
 
 function dropped(params: MethodParams<"session.rewind.preview">, found: Target) {
-  return { session_id: params.session_id, message_id: params.message_id, dropped_turns: found.plan.turns, dropped_messages: found.messages, unrestorable: [...found.plan.unrestorable] };
+  return { session_id: params.session_id, message_id: params.message_id, dropped_turns: found.plan.turns.size, dropped_messages: found.messages, unrestorable: [...found.plan.unrestorable] };
 }
 
 /** `session.rewind.preview`: what rewinding to `message_id` would drop; writes nothing. */
@@ -63,14 +67,20 @@ export async function previewRewind(
 ): Promise<StoreResult<MethodResult<"session.rewind.preview">>> {
   const found = await target(context, params, signal);
   if (!found.ok) return found;
-  return { ok: true, result: { ...dropped(params, found), revision: params.revision } };
+  const files = await previewFiles(context.runtime, context.checkpoints, found.checkpoints);
+  return { ok: true, result: { ...dropped(params, found), files, revision: params.revision } };
 }
 
 /**
  * `session.rewind`: the preview's checks again, then one appended `rewind`
- * record. `commit` is called before the append: from then on cancelling
- * would not undo it. A refused append (another writer, a full disk) leaves
- * the history as it was.
+ * record, then, with `restore_files`, each restorable file put back.
+ * `commit` is called before the append: from then on cancelling would not
+ * undo it. A refused append (another writer, a full disk) leaves the
+ * history and every file as they were. The record goes first so that a
+ * child killed in between leaves the conversation rewound and each file
+ * either restored or as the dropped turns left it (each is replaced
+ * atomically), never the files restored under a conversation that still
+ * shows the turns that wrote them.
  */
 export async function applyRewind(
   context: RewindContext,
@@ -78,7 +88,6 @@ export async function applyRewind(
   signal: AbortSignal,
   commit: () => void,
 ): Promise<StoreResult<MethodResult<"session.rewind">>> {
-  if (params.restore_files) return { ok: false, code: ErrorCode.invalidParams };
   const found = await target(context, params, signal);
   if (!found.ok) return found;
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
@@ -91,5 +100,7 @@ export async function applyRewind(
     await store.completeTurn(begun.journal, false);
     return { ok: false, code: appended.code === ErrorCode.sessionBusy ? ErrorCode.sessionBusy : ErrorCode.persistenceFailed };
   }
-  return { ok: true, result: { ...dropped(params, found), revision: await store.completeTurn(begun.journal, true) } };
+  const revision = await store.completeTurn(begun.journal, true);
+  const files = params.restore_files ? await restoreFiles(runtime, context.checkpoints, found.checkpoints) : keptFiles(found.checkpoints);
+  return { ok: true, result: { ...dropped(params, found), files, revision } };
 }

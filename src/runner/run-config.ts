@@ -13,6 +13,7 @@ import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts
 import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
 import type { CompactionPolicy } from "../config/compaction-settings.ts";
+import type { TakeCheckpoint } from "./tools/tool.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -47,4 +48,6 @@ export interface RunConfig {
   readonly home: string;
   /** Tools from outside the runner (the connected MCP servers'), or null when there are none. */
   readonly external: ExternalTools | null;
+  /** The checkpoint taker of a turn's file writes (`session.rewind`); absent: none are taken. */
+  readonly checkpoints?: (sessionId: string, turnId: string) => TakeCheckpoint;
 }

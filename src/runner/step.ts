@@ -196,7 +196,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     profile: config.profile,
     external: config.external,
     nextActivityId: context.nextActivityId,
-    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
+    tool: {
+      ...{ runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
+      ...(config.checkpoints === undefined ? {} : { checkpoint: config.checkpoints(io.scope.session_id, io.turnId) }),
+    },
   });
   context.messages.push(...results);
   return { calledTools: true, overflowed: false };
