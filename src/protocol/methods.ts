@@ -18,11 +18,12 @@ import {
   SessionDiscoverParamsSchema,
   SessionListParamsSchema,
   SessionOpenParamsSchema,
+  SessionRewindParamsSchema,
+  SessionRewindPreviewParamsSchema,
   TurnCancelParamsSchema,
   TurnStartParamsSchema,
 } from "./schemas.ts";
 import { ModelCatalogParamsSchema, ModelRefreshParamsSchema, SelectionSetParamsSchema } from "./selection-schemas.ts";
-import { SessionRewindParamsSchema, SessionRewindPreviewParamsSchema } from "./rewind-schemas.ts";
 
 /** Method name → params schema, for every implemented method. */
 export const METHODS = {
