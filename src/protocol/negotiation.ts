@@ -5,6 +5,11 @@
  * base contract never meets their extra codes or semantics by accident. A
  * call without that negotiation is `unsupported_capability`.
  *
+ * Required-only methods (`REQUIRED_ONLY` of `methods.ts`) go further: for
+ * a client that did not require them they do not exist at all, so the
+ * dispatcher answers them as unknown methods before reading their params
+ * ({@link Negotiation.routed}).
+ *
  * Extension capabilities name no method but a behaviour (an extra event):
  * a client that requires one sees it in its `capabilities` and gets the
  * behaviour; every other client keeps exactly the base capabilities and
@@ -18,7 +23,7 @@ import type { Reject } from "./dispatcher.ts";
 import { CAPABILITIES, isMethodName, type MethodName, REQUIRED_ONLY } from "./methods.ts";
 
 /** The advertised methods a client must require before calling them. */
-export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover", ...REQUIRED_ONLY]);
+export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover"]);
 
 /** Capabilities that are no method: advertised only to a client that required them. */
 export const EXTENSION_CAPABILITIES = ["approval.scope", "run.usage"] as const;
