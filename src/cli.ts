@@ -100,6 +100,10 @@ export async function main(runtime: Runtime): Promise<number> {
     const verb = command.parseMcpArgs(args.slice(1));
     return verb === null ? await fail(runtime, command.MCP_USAGE) : await command.mcpCommand(runtime, verb);
   }
+  if (args[0] === "sandbox-host" && args.length === 1) {
+    // Hidden: the Code Mode sandbox host this program starts as its own child (src/sandbox/program.ts).
+    return await (await import("./sandbox/host.ts")).sandboxHost(runtime);
+  }
   if (args[0] !== "serve") {
     return await fail(runtime, args.length === 0 ? "missing command; try 'magi-code --help'" : "unknown command; try 'magi-code --help'");
   }

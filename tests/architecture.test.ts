@@ -30,6 +30,7 @@ const LAYERS = [
   "host",
   "util",
   "policy",
+  "sandbox",
   "protocol",
   "client",
   "transport",

@@ -82,6 +82,12 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadOneResult> {
     if (skills === null) return INVALID;
     settings = { ...settings, skills };
   }
+  if (parsed.codeMode !== undefined) {
+    // Loaded only when a file has a `code_mode` key: Code Mode is off by default.
+    const codeMode = (await import("./code-mode-settings.ts")).parseCodeModeSettings(parsed.codeMode);
+    if (codeMode === null) return INVALID;
+    settings = { ...settings, code_mode: codeMode };
+  }
   if (parsed.mcp === undefined) return { ok: true, settings };
   // Loaded only when a file has an `mcp` key: a child without MCP servers never builds their schemas.
   const mcp = (await import("./mcp-settings.ts")).parseMcpSettings(parsed.mcp);
@@ -96,6 +102,14 @@ async function loadMcpServers(
   const { mergeMcpServers } = await import("./mcp-merge.ts");
   const merged = mergeMcpServers(global, project);
   return merged.problems.length > 0 ? INVALID : { ok: true, servers: merged.servers };
+}
+
+/** `merged` with both files' `code_mode` merged in, or null when the project's would loosen the user's (`code-mode-settings.ts`). */
+async function withCodeMode(merged: Settings, global: Settings, project: Settings): Promise<Settings | null> {
+  if (global.code_mode === undefined && project.code_mode === undefined) return merged;
+  const { codeModeLoosenings, mergeCodeModeSettings } = await import("./code-mode-settings.ts");
+  if (codeModeLoosenings(global.code_mode, project.code_mode).length > 0) return null;
+  return { ...merged, code_mode: mergeCodeModeSettings(global.code_mode, project.code_mode) };
 }
 
 /**
@@ -122,7 +136,8 @@ export async function loadSettings(
   if (!instructionPathsFollowRules(global.settings.instructions, project.settings.instructions)) return INVALID;
   const projectSettings: Settings = project.settings;
   if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;
-  const merged = mergeSettings(global.settings, project.settings);
+  const merged = await withCodeMode(mergeSettings(global.settings, project.settings), global.settings, project.settings);
+  if (merged === null) return INVALID;
   const userPrimary = global.settings.agent?.primary;
   const admitted = userPrimary === undefined ? { ok: true, settings: merged } as const : { ok: true, settings: merged, userPrimary } as const;
   // An enabled choice of a provider nobody configured can never be offered: a typo, refused like an unknown model.provider.

@@ -14,6 +14,7 @@ import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
 import type { CompactionPolicy } from "../config/compaction-settings.ts";
 import type { TakeCheckpoint } from "./tools/tool.ts";
+import type { CodeModeSettings } from "../config/code-mode-settings.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -40,6 +41,13 @@ export interface RunConfig {
   readonly contextWindow: number | null;
   /** `agent.compaction`, defaults filled in. */
   readonly compaction: CompactionPolicy;
+  /**
+   * Makes the title a compaction's summary begins with into the title its
+   * record stores, by the spec's title rule (`store/discovery/title.ts`),
+   * or null when it is not usable; itself null when `agent.titles` turns
+   * titles off.
+   */
+  readonly compactionTitle: ((title: string) => string | null) | null;
   /** Known secret values to redact. */
   readonly secrets: readonly string[];
   /** Canonical workspace (the child's cwd). */
@@ -50,4 +58,6 @@ export interface RunConfig {
   readonly external: ExternalTools | null;
   /** The checkpoint taker of a turn's file writes (`session.rewind`); absent: none are taken. */
   readonly checkpoints?: (sessionId: string, turnId: string) => TakeCheckpoint;
+  /** The merged `code_mode` section when Code Mode is on (`code` offered, docs/features/code-mode.md); absent or null when it is off. */
+  readonly codeMode?: CodeModeSettings | null;
 }

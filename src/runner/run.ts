@@ -141,9 +141,10 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
       budget,
       usage: (reported) => {
         usage.add(reported);
-        if (reported !== null) compactor.measured(reported, sent);
+        compactor.measured(reported, sent);
       },
       nextActivityId,
+      maxOutputTokens: compactor.outputRoom(messages),
     });
   };
   for (let step = 1; step <= config.maxSteps; step++) {

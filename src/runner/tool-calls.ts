@@ -23,6 +23,8 @@ import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/to
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import { type CodeModeSettings, codeModePolicy } from "../config/code-mode-settings.ts";
+import { type CallSource, codeCall, fromCodeMode, promptFrom } from "./code-mode/code-call.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {
@@ -38,6 +40,8 @@ export interface ToolStepContext {
   readonly profile: ProfilePolicies;
   /** Tools from outside the runner, or null. */
   readonly external: ExternalTools | null;
+  /** The merged `code_mode` section when Code Mode is on; absent or null when it is off. */
+  readonly codeMode?: CodeModeSettings | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
 }
@@ -61,16 +65,26 @@ export async function runToolCalls(calls: readonly ModelToolCall[], context: Too
   return results;
 }
 
-async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<ToolResultMessage> {
+/**
+ * Runs one call; `source` says whether the model made it or a Code Mode
+ * program did, which picks its policy (`tools` or `code_mode.tools`, never
+ * both) and marks its approval prompt and activity.
+ */
+async function runOne(call: ModelToolCall, context: ToolStepContext, source: CallSource = "direct"): Promise<ToolResultMessage> {
   const { io, broker } = context;
   const secrets = context.tool.secrets;
   const result = (output: string, isError: boolean): ToolResultMessage => ({ role: "tool", callId: call.id, name: call.name, output, isError });
+  // Every activity of a nested call says it comes from Code Mode, whatever the state.
+  const activity = (runIO: RunIO, id: string, tool: string, state: ActivityState, summary: string, grant: string | null = null) =>
+    recordActivity(runIO, id, tool, state, fromCodeMode(summary, source), grant);
   const activityId = context.nextActivityId();
   if (activityId === null) {
     await io.diagnostic(DiagnosticCode.activityLimit);
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
-  const builtin = findBuiltinTool(call.name, (context.tool.skills ?? []).length > 0);
+  const skills = (context.tool.skills ?? []).length > 0;
+  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal) => runOne(nested, { ...context, tool: { ...context.tool, signal } }, "code_mode"));
+  const builtin = code?.tool ?? findBuiltinTool(call.name, skills);
   const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
   if (builtin === undefined && external === undefined) {
@@ -84,7 +98,10 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     await activity(io, activityId, name, "failed", `${name}: arguments were not valid JSON`);
     return result("The arguments were not valid JSON.", true);
   }
-  const { policy, byProfile } = profilePolicy(builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy, call.name, context.profile);
+  const base = source === "code_mode"
+    ? codeModePolicy(call.name, context.codeMode ?? undefined)
+    : builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy;
+  const { policy, byProfile } = profilePolicy(base, call.name, context.profile);
   if (policy === "deny") {
     // Nothing is prepared: a denied tool does not even look at the filesystem.
     const profile = context.profile.name;
@@ -98,10 +115,11 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key.
-  const scopeKey = callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets);
+  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key;
+  // a nested call's key is labelled like its prompt, so a direct grant never covers a program's call, nor the reverse.
+  const scopeKey = promptFrom(callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets), source);
   if ((policy === "ask" || prepared.mustAsk) && !broker.granted(scopeKey)) {
-    const shown = approvalSummary(prepared, secrets);
+    const shown = promptFrom(approvalSummary(prepared, secrets), source);
     if (shown === null) {
       await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
@@ -127,6 +145,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
   await activity(io, activityId, name, "started", summary, broker.granted(scopeKey) ? scopeKey : null);
   const outcome = await prepared.run();
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
+  code?.finish();
   // A server that stopped during the call is reported by the run that noticed.
   if (context.external !== null) await reportNotices(io, context.external);
   if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
@@ -139,7 +158,7 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
 }
 
 /** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string, grant: string | null = null): Promise<void> {
+async function recordActivity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string, grant: string | null = null): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
