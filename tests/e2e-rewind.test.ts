@@ -76,6 +76,8 @@ for (const launcher of launchers()) {
       for (const text of ["One.", "Two.", "Three.", "Four."]) provider.enqueue(reply("openai-chat", { text: [text] }));
       const client = new WireClient(launcher, ws.cwd, ws.env);
       let sessionId = "";
+      // Closed on every path: a failure before the reopen must not leave the server holding the process open.
+      after(() => provider.close());
       try {
         const init = await client.ok("initialize", { required_capabilities: REWIND });
         assert.ok((init.capabilities as string[]).includes("session.rewind"));
@@ -117,7 +119,6 @@ for (const launcher of launchers()) {
         assert.equal((await reopened.shutdown()).code, 0);
       } finally {
         reopened.abandon();
-        await provider.close();
       }
     });
 
