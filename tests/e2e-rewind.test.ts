@@ -110,7 +110,7 @@ for (const launcher of launchers()) {
       }
       const lines = readFileSync(join(ws.home, "sessions", `${sessionId}.jsonl`), "utf8").trimEnd().split("\n");
       assert.equal(lines.filter((line) => line.includes('"type":"rewind"')).length, 1);
-      assert.match(lines.find((line) => line.includes('"type":"rewind"'))!, /^\{"v":3,"type":"rewind",/u);
+      assert.match(lines.find((line) => line.includes('"type":"rewind"'))!, /^\{"v":4,"type":"rewind",/u);
       const reopened = new WireClient(launcher, ws.cwd, ws.env);
       try {
         await reopened.ok("initialize", { required_capabilities: TURN_CAPABILITIES });

@@ -24,7 +24,7 @@ const finished = (turn: string): SessionRecord => ({ v: 1, type: "turn_finished"
 const input = (turn: string, text: string): SessionRecord => ({ v: 1, type: "user_input", ...common, turn_id: turn, message_id: "input", text });
 const answer = (turn: string, text: string): SessionRecord => ({ v: 1, type: "assistant_message", ...common, turn_id: turn, message_id: "a0", text, partial: false });
 const activity = (turn: string, id: string, kind: "tool" | "subagent" | "compaction", name: string): SessionRecord => ({ v: 1, type: "activity", ...common, turn_id: turn, activity_id: id, kind, name, state: "completed", summary: name });
-const rewind = (turn: string): SessionRecord => ({ v: 3, type: "rewind", ...common, from_turn: turn });
+const rewind = (turn: string): SessionRecord => ({ v: 4, type: "rewind", ...common, from_turn: turn });
 const compaction = (turn: string, through: string, summary: string): SessionRecord => ({ v: 2, type: "compaction", ...common, turn_id: turn, summary, through_turn: through });
 const turn = (id: string, prompt: string, ...body: SessionRecord[]): SessionRecord[] => [started(id), input(id, prompt), ...body, answer(id, `re ${prompt}`), finished(id)];
 const text = (message: ModelMessage): string => ("text" in message ? message.text : "");
@@ -36,13 +36,13 @@ const shown = (records: readonly SessionRecord[]) => {
 };
 
 describe("the rewind record", () => {
-  it("encodeRecord() writes it at v: 3 and parseRecordLine() reads it back; at v: 2, or ignorable without from_turn, it is refused", () => {
+  it("encodeRecord() writes it at v: 4 and parseRecordLine() reads it back; at v: 3, or ignorable without from_turn, it is refused", () => {
     const record = rewind("t2");
     const line = new TextDecoder().decode(encodeRecord(record)!).trimEnd();
-    assert.equal(line, `{"v":3,"type":"rewind","session_id":"s1","at":"2026-03-01T10:00:00.000Z","from_turn":"t2"}`);
+    assert.equal(line, `{"v":4,"type":"rewind","session_id":"s1","at":"2026-03-01T10:00:00.000Z","from_turn":"t2"}`);
     assert.deepEqual(parseRecordLine(line, SID), { ok: true, record });
-    assert.deepEqual(parseRecordLine(line.replace('"v":3', '"v":2'), SID), { ok: false });
-    assert.deepEqual(parseRecordLine(JSON.stringify({ v: 3, type: "rewind", ...common, ignorable: true }), SID), { ok: false });
+    assert.deepEqual(parseRecordLine(line.replace('"v":4', '"v":3'), SID), { ok: false });
+    assert.deepEqual(parseRecordLine(JSON.stringify({ v: 4, type: "rewind", ...common, ignorable: true }), SID), { ok: false });
   });
 
   it("applyRewinds() drops the target turn and every later one, keeps preferences and titles, and leaves later turns standing", () => {

@@ -148,6 +148,7 @@ export class ReadyWorkers implements ReadyView {
           outputFailed: this.#outputFailed,
           reportUsage: this.#negotiated("run.usage"),
           approvalScope: this.#negotiated("approval.scope"),
+          toolCards: this.#negotiated("tool.cards"),
           rewind: this.#negotiated("session.rewind"),
         });
         this.#workers = workers;

@@ -34,6 +34,8 @@ import { RewindOperations } from "./rewind-operations.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { titlesEnabled } from "../config/title-settings.ts";
 import { SessionTitles } from "./turns/session-titles.ts";
+import { childJournal } from "../store/child-journal.ts";
+import { childRunJournal } from "./turns/child-journal-port.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
 const RESPONSE_RESERVE = 4;
@@ -66,23 +68,26 @@ export interface WorkerParts {
   readonly reportUsage: boolean;
   /** Whether the admitted `initialize` required `approval.scope`: the child then holds session grants. */
   readonly approvalScope?: boolean;
+  /** Whether the admitted `initialize` required `tool.cards`. */
+  readonly toolCards?: boolean;
   /** Whether the admitted `initialize` required `session.rewind`: the run's file writes then take checkpoints. */
   readonly rewind?: boolean;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, rewind: rewinds }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, toolCards, rewind: rewinds }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
   snapshot.mcp?.onSecretsChanged((more) => addSecrets(secrets, more));
-  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
+  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets, cards: toolCards ?? false });
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
+  const storage = { runtime, home: snapshot.home, instanceId: output.instanceId, cwd: snapshot.cwd };
   const rewind = new RewindOperations(runtime, () => sessions, snapshot.home, snapshot.cwd);
-  const plain = runConfig(runtime, snapshot, secrets);
+  const plain = runConfig(runtime, snapshot, secrets, (childId) => childRunJournal(childJournal(storage, childId)));
   const base = rewinds === true ? { ...plain, checkpoints: (sessionId: string, turnId: string) => rewind.taker(sessionId, turnId) } : plain;
   const titles: SessionTitles = new SessionTitles({
     store,
@@ -114,6 +119,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     beforeRun: (signal) => catalog.beforeRun(signal),
     outputFailed,
     reportUsage,
+    toolCards: toolCards ?? false,
     titles,
     // In memory for the child's lifetime, never written anywhere: gone when the child exits.
     ...(approvalScope === true ? { grants: new SessionGrants() } : {}),

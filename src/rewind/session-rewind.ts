@@ -14,7 +14,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { MethodParams } from "../protocol/methods.ts";
 import type { MethodResult } from "../protocol/results.ts";
-import type { RewindRecord } from "../store/records.ts";
+import type { RewindRecord } from "../store/rewind-record.ts";
 import { applyRewinds } from "../store/rewind-fold.ts";
 import { readSessionFile } from "../store/session-file.ts";
 import type { SessionStore, StoreResult } from "../store/sessions.ts";
@@ -93,7 +93,7 @@ export async function applyRewind(
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
   commit();
   const { store, runtime } = context;
-  const record: RewindRecord = { v: 3, type: "rewind", session_id: params.session_id, at: new Date(runtime.wallNow()).toISOString(), from_turn: found.turn };
+  const record: RewindRecord = { v: 4, type: "rewind", session_id: params.session_id, at: new Date(runtime.wallNow()).toISOString(), from_turn: found.turn };
   const begun = store.beginTurn();
   const appended = await begun.journal.appendInput([record]);
   if (!appended.ok) {

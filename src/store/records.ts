@@ -18,19 +18,20 @@ import { bytesWithin, CountSchema, IdSchema, isIdentifier, SessionIdSchema, stri
 import { EFFORTS } from "../policy/efforts.ts";
 import { NESTED_RECORD_BYTES } from "./record-evolution.ts";
 import { TurnContextSchema } from "./turn-context.ts";
+import { SUBAGENT_LINK } from "./subagent-link.ts";
+import { TOOL_CARD } from "./tool-card-record.ts";
+import { REWIND } from "./rewind-record.ts";
 
 export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
 /**
- * The newest record format version this code reads. Format 1 defines every
- * type below at `v: 1`; format 2 adds the replacing `compaction` at `v: 2`
- * (its `through_turn` changes the provider replay, so a format-1 reader must
- * refuse it); format 3 adds `rewind` at `v: 3` (it removes turns). A record
- * is written with the oldest `v` that defines it.
+ * The newest record format this code reads: format 1 defines the types at `v: 1`, format 2 the replacing
+ * `compaction` (it changes the replay), format 3 `subagent_link`, format 4 `rewind` (it removes turns). A record
+ * is written with the oldest `v` defining it.
  */
-export const RECORD_VERSION = 3;
+export const RECORD_VERSION = 4;
 
-function common<const T extends string, const V extends 1 | 2 | 3 = 1>(type: T, version: V = 1 as V) {
+function common<const T extends string, const V extends 1 | 2 = 1>(type: T, version: V = 1 as V) {
   return {
     v: v.literal(version),
     type: v.literal(type),
@@ -99,8 +100,6 @@ const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSc
 // Format 2: the summary replaces, in the provider replay, every replayed record up to the last one
 // of turn `through_turn` before it (docs/storage.md, "Compaction").
 const REPLACING_COMPACTION = { ...common("compaction", 2), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema), through_turn: IdSchema };
-// Format 3: every record from turn `from_turn`'s start up to this one is gone from the replay and the history.
-const REWIND = { ...common("rewind", 3), from_turn: IdSchema };
 // A session's title as set by the user or a titling step; never derived from a prompt by this backend.
 const SESSION_TITLE = { ...common("session_title"), title: TextSchema };
 const DIAGNOSTIC = {
@@ -139,8 +138,6 @@ export const ActivityRecordSchema = exactObject(ACTIVITY);
 export const CompactionRecordSchema = exactObject(COMPACTION);
 /** `compaction` at `v: 2`: a summary that replaces earlier records in the provider replay. */
 export const ReplacingCompactionRecordSchema = exactObject(REPLACING_COMPACTION);
-/** `rewind` at `v: 3`: drops turn `from_turn` and everything after it (`src/store/rewind-fold.ts`). */
-export const RewindRecordSchema = exactObject(REWIND);
 /** `session_title`: the session's display title, which listing shows; never projected. */
 export const SessionTitleRecordSchema = exactObject(SESSION_TITLE);
 /** `diagnostic`: a diagnostic shown in history. */
@@ -163,12 +160,14 @@ const VARIANT = v.variant("type", [
   v.strictObject(ACTIVITY),
   v.strictObject(COMPACTION),
   v.strictObject(REPLACING_COMPACTION),
-  v.strictObject(REWIND),
   v.strictObject(SESSION_TITLE),
   v.strictObject(DIAGNOSTIC),
   v.strictObject(INTERNAL_PROMPT),
   v.strictObject(USAGE),
   v.strictObject(TURN_FINISHED),
+  v.strictObject(SUBAGENT_LINK),
+  v.strictObject(TOOL_CARD),
+  v.strictObject(REWIND),
 ]);
 
 /** Any record, discriminated by `type`; arrays and unknown types are refused. */
@@ -187,11 +186,11 @@ export interface TypeSchemas {
 }
 
 /** The types that define a field holding an array or object. */
-const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started"]);
+const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started", "subagent_link", "tool_card"]);
 
 // `v.variant` tries its options in turn (most of the parse time on a large
 // history); a lookup by `v` and `type` reaches the same option schema directly.
-const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2, 3].map((version) =>
+const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2, 3, 4].map((version) =>
   new Map(
     VARIANT.options.filter((option) => option.entries.v.literal === version).map((option) => [option.entries.type.literal, {
       exact: option as v.GenericSchema<unknown, SessionRecord>,
@@ -204,7 +203,7 @@ const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2, 3
 
 /** The schemas of `type` at record format `version`, or undefined when this version does not understand such a record. */
 export function schemasOf(version: unknown, type: unknown): TypeSchemas | undefined {
-  return version === 1 || version === 2 || version === 3 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
+  return version === 1 || version === 2 || version === 3 || version === 4 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
 }
 
 /** Validates `value` against the schema of its own `v` and `type`: what {@link RecordSchema} decides, without the scan. */
@@ -237,8 +236,6 @@ export type ActivityRecord = v.InferOutput<typeof ActivityRecordSchema>;
 export type CompactionRecord = v.InferOutput<typeof CompactionRecordSchema> | ReplacingCompactionRecord;
 /** The `compaction` record at `v: 2`. */
 export type ReplacingCompactionRecord = v.InferOutput<typeof ReplacingCompactionRecordSchema>;
-/** The `rewind` record. */
-export type RewindRecord = v.InferOutput<typeof RewindRecordSchema>;
 /** The `session_title` record. */
 export type SessionTitleRecord = v.InferOutput<typeof SessionTitleRecordSchema>;
 /** The `diagnostic` record. */
@@ -258,7 +255,7 @@ export type RecordType = SessionRecord["type"];
 /** Every record `type` this version reads, in the order of `docs/storage.md`. */
 export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
   ...["session", "session_preferences", "turn_started", "user_input", "assistant_chunk", "assistant_message", "reasoning_summary"] as const,
-  ...["activity", "compaction", "rewind", "session_title", "diagnostic", "internal_prompt", "usage", "turn_finished"] as const,
+  ...["activity", "compaction", "session_title", "diagnostic", "internal_prompt", "usage", "turn_finished", "subagent_link", "tool_card", "rewind"] as const,
 ]);
 
 const encoder = new TextEncoder();

@@ -1,9 +1,9 @@
 /**
- * What a `rewind` record (format 3) does to the history before it: every
+ * What a `rewind` record (format 4) does to the history before it: every
  * record from the start of turn `from_turn` up to the rewind is gone from the
  * provider replay and from the projection, as if those turns had never run
  * (docs/features/local-agent-extensions.md, "session.rewind"). The file
- * stays append-only: the records are still there, and a reader of format 2
+ * stays append-only: the records are still there, and a reader of format 3
  * or older refuses the whole history rather than show them.
  *
  * Two kinds of record survive the cut because they are the session's

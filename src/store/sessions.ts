@@ -53,6 +53,8 @@ export interface StoreContext {
   readonly instanceId: string;
   /** Secret values to redact from projections. */
   readonly secrets: readonly string[];
+  /** Whether pages attach saved tool cards (the client negotiated `tool.cards`); default false. */
+  readonly cards?: boolean;
 }
 
 /** Owns the attachment; callers serialise operations (one session worker). */
@@ -159,7 +161,7 @@ export class SessionStore {
   async page(sessionId: string, revision: string, cursor: string | null): Promise<StoreResult<MethodResult<"history.page">>> {
     const at = await this.snapshotAt(sessionId, revision);
     if (!at.ok) return at;
-    const page = pageHistory(at.snapshot, sessionId, revision, cursor);
+    const page = pageHistory(at.snapshot, sessionId, revision, cursor, this.#context.cards ?? false);
     return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
   }
 
