@@ -42,6 +42,7 @@ const LAYERS = [
   "cards",
   "runner",
   "agents",
+  "rewind",
   "mcp",
   "hooks",
   "admission",

@@ -52,6 +52,8 @@ export const EXCLUSIVE: ReadonlySet<ClientMethod> = new Set<ClientMethod>([
   "model.catalog.status",
   "model.refresh",
   "selection.set",
+  "session.rewind.preview",
+  "session.rewind",
   "turn.start",
 ]);
 

@@ -18,6 +18,8 @@ export const CANCELLABLE: ReadonlySet<ClientMethod> = new Set<ClientMethod>([
   "model.catalog",
   "model.catalog.status",
   "model.refresh",
+  "session.rewind.preview",
+  "session.rewind",
 ]);
 
 /** The longest `timeoutMs`, about 24.8 days: a timer's delay is a signed 32-bit count, and a longer one would fire at once. */

@@ -72,6 +72,12 @@ export const PARAMS_FIELDS: Readonly<Record<KitMethod, readonly FieldSpec[]>> = 
   "agent.info": [],
 });
 
+/** The params fields of the required-only methods (`REQUIRED_ONLY_METHODS`), as {@link PARAMS_FIELDS} spells a method's. */
+export const REQUIRED_ONLY_FIELDS: Readonly<Record<string, readonly FieldSpec[]>> = Object.freeze({
+  "session.rewind.preview": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque")],
+  "session.rewind": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque"), field("restore_files", "allow")],
+});
+
 /** Whether `method` takes paged params, where revision and cursor are both null/omitted or both set. */
 export function isPaged(method: KitMethod): boolean {
   return PARAMS_FIELDS[method] === PAGED;

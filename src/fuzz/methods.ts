@@ -78,6 +78,15 @@ export function isExtensionMethod(method: string): method is ExtensionMethod {
 }
 
 /**
+ * Methods beyond the spec that exist only for a client that required them
+ * (docs/features/local-agent-extensions.md, "session.rewind"): listed in
+ * `capabilities` only then, and for any other client answered
+ * `unsupported_method` before their params are read, as a name that is no
+ * method. Their params are {@link REQUIRED_ONLY_FIELDS} of `fields.ts`.
+ */
+export const REQUIRED_ONLY_METHODS: readonly string[] = Object.freeze(["session.rewind.preview", "session.rewind"]);
+
+/**
  * Methods the phase gate admits only on a ready child (`not_initialized`
  * before, the failed startup's code after a failed one): every method but
  * `initialize`, `status` and `shutdown`, which have lifecycle rules of their own.

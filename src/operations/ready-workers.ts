@@ -165,6 +165,7 @@ export class ReadyWorkers implements ReadyView {
           reportUsage: this.#negotiated("run.usage"),
           approvalScope: this.#negotiated("approval.scope"),
           toolCards: this.#negotiated("tool.cards"),
+          rewind: this.#negotiated("session.rewind"),
         });
         this.#workers = workers;
         void workers.turns.warm().catch(() => {});

@@ -48,12 +48,18 @@ export class Dispatcher {
   readonly #handlers: MethodHandlers;
   readonly #reject: Reject;
   readonly #extensions: ReadonlyMap<string, ExtensionRequest>;
+  readonly #routed: (method: MethodName) => boolean;
 
-  /** Creates a dispatcher over `handlers` and the `extensions` requests that answers rejections through `reject`. */
-  constructor(handlers: MethodHandlers, reject: Reject, extensions: ReadonlyMap<string, ExtensionRequest> = new Map()) {
+  /**
+   * Creates a dispatcher over `handlers` and the `extensions` requests that
+   * answers rejections through `reject`; a method `routed` denies is
+   * answered as an unknown one.
+   */
+  constructor(handlers: MethodHandlers, reject: Reject, extensions: ReadonlyMap<string, ExtensionRequest> = new Map(), routed: (method: MethodName) => boolean = () => true) {
     this.#handlers = handlers;
     this.#reject = reject;
     this.#extensions = extensions;
+    this.#routed = routed;
   }
 
   /**
@@ -78,7 +84,7 @@ export class Dispatcher {
   #dispatch(request: Request): void {
     const extension = this.#extensions.get(request.method);
     if (extension !== undefined && extension.negotiated()) return this.#extension(extension, request);
-    if (!isMethodName(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
+    if (!isMethodName(request.method) || !this.#routed(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
     if (request.paramsHaveDuplicate) return this.#reject(request.id, Codes.invalidParams);
     if (!this.#run(request.method, request.id, request.params)) this.#reject(request.id, Codes.invalidParams);
   }

@@ -35,6 +35,7 @@ import { EVENT_DESCRIPTIONS } from "./descriptions-events.ts";
 import { PARAMS_DESCRIPTIONS } from "./descriptions-params.ts";
 import { RESULT_DESCRIPTIONS } from "./descriptions-results.ts";
 import { SELECTION_DESCRIPTIONS } from "./descriptions-selection.ts";
+import { REWIND_DESCRIPTIONS } from "./descriptions-rewind.ts";
 import { ErrorResponseSchema, EventFrameSchema, RequestFrameSchema, ResultResponseSchema } from "./envelopes.ts";
 import { EVENTS } from "./events.ts";
 import { METHODS } from "./methods.ts";
@@ -49,7 +50,7 @@ export const UUID_PATTERN = "^[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}
 /** One schema document as JSON. */
 export type JsonSchemaDocument = { readonly [key: string]: unknown };
 
-const DESCRIPTIONS: Descriptions = new Map([...PARAMS_DESCRIPTIONS, ...RESULT_DESCRIPTIONS, ...SELECTION_DESCRIPTIONS, ...EVENT_DESCRIPTIONS, ...CARD_DESCRIPTIONS, ...AGENT_INFO_DESCRIPTIONS]);
+const DESCRIPTIONS: Descriptions = new Map([...PARAMS_DESCRIPTIONS, ...RESULT_DESCRIPTIONS, ...SELECTION_DESCRIPTIONS, ...REWIND_DESCRIPTIONS, ...EVENT_DESCRIPTIONS, ...CARD_DESCRIPTIONS, ...AGENT_INFO_DESCRIPTIONS]);
 
 /** Adds `schema`'s descriptions to its converted object, each field's first among its keys, and spells out an open object. */
 function annotate(schema: v.GenericSchema, converted: JsonSchema): void {

@@ -19,6 +19,7 @@ import type { Usage } from "./providers/events.ts";
 import type { RunIO } from "./run-output.ts";
 import type { ContentBudget } from "./segment.ts";
 import type { StepChannel } from "./event-channel.ts";
+import type { TakeCheckpoint } from "./tools/tool.ts";
 import type { CodeModeSettings } from "../config/code-mode-settings.ts";
 import type { TurnHooks } from "./hooks-port.ts";
 
@@ -66,6 +67,8 @@ export interface RunConfig {
   readonly delegation?: Delegation | null;
   /** Set on a subagent's run: which one it is, which its tool activities and approval prompts name; it is offered no tool its ceiling denies. */
   readonly subagent?: SubagentIdentity;
+  /** The checkpoint taker of a turn's file writes (`session.rewind`); absent: none are taken. */
+  readonly checkpoints?: (sessionId: string, turnId: string) => TakeCheckpoint;
   /** The merged `code_mode` section when Code Mode is on (`code` offered, docs/features/code-mode.md); absent or null when it is off. */
   readonly codeMode?: CodeModeSettings | null;
   /** The user's hooks (`hooks-port.ts`); absent when none runs. */

@@ -229,7 +229,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     nextActivityId: context.nextActivityId,
     cards: context.cards,
     ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
-    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
+    tool: {
+      ...{ runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
+      ...(config.checkpoints === undefined ? {} : { checkpoint: config.checkpoints(io.scope.session_id, io.turnId) }),
+    },
   });
   context.messages.push(...results);
   return { calledTools: true, overflowed: false };
