@@ -92,6 +92,15 @@ describe("card bounds", () => {
     assert.match(diff.text, /\n\[… diff truncated: \d+ of \d+ bytes shown …\]$/u);
   });
 
+  it("boundedDiff() redacts a credential at the start of a removed or added line, where the line's sign would hide it from redaction", () => {
+    const key = "AKIAIOSFODNN7EXAMPLE";
+    const token = "ghp_0123456789abcdefABCDEF";
+    const url = "https://deploy:hunter2hunter2@example.com/repo.git";
+    const diff = boundedDiff("creds.txt", `${key}\n${token}\nkeep\n`, `keep\n${url}\n`, [])!;
+    for (const secret of [key, token, "hunter2hunter2"]) assert.ok(!diff.text.includes(secret), `${secret} leaks through the diff`);
+    assert.equal(diff.text, "--- a/creds.txt\n+++ b/creds.txt\n@@ -1,3 +1,2 @@\n-[redacted]\n-[redacted]\n keep\n+https://deploy:[redacted]@example.com/repo.git\n");
+  });
+
   it("preparedCard() shows a path and a command redacted and escaped, and a diff over the run's budget as detail_omitted", async () => {
     const fs = new MemoryFileSystem();
     const secret = "sk-live-0123456789abcdef";

@@ -47,9 +47,21 @@ export function emptyCard(tool: string, kind: CardKind): Card {
 
 const diffMarker = (shown: number, total: number) => `\n[… diff truncated: ${shown} of ${total} bytes shown …]`;
 
+/**
+ * A diff made safe to show line by line: each hunk line's text is redacted
+ * apart from its sign, because a sign (`-`, `+`) in front of a credential
+ * would hide it from the token-boundary rules of redaction.
+ */
+function displayDiff(diff: string, secrets: readonly string[]): string {
+  return diff.split("\n").map((line, index) => {
+    const body = index >= 2 && (line.startsWith(" ") || line.startsWith("-") || line.startsWith("+"));
+    return body ? line[0] + displayText(line.slice(1), secrets) : displayText(line, secrets);
+  }).join("\n");
+}
+
 /** The bounded diff of `before` (null: created) to `after`, or null when it is empty. */
 export function boundedDiff(path: string, before: string | null, after: string, secrets: readonly string[]): CardDiff | null {
-  const whole = displayText(unifiedDiff(path, before, after), secrets);
+  const whole = displayDiff(unifiedDiff(path, before, after), secrets);
   if (whole === "") return null;
   const { text, cut } = cutWithMarker(whole, CARD_LIMITS.diff_bytes, diffMarker);
   return { text, truncated: cut, total_bytes: new TextEncoder().encode(whole).length };
