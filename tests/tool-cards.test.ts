@@ -115,6 +115,24 @@ describe("card bounds", () => {
     assert.deepEqual([kept.diff?.text, kept.detail_omitted], ["--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n", false]);
   });
 
+  it("fitCard() cutting an already cut diff keeps one marker, naming the whole diff's size", () => {
+    // A long escaped path fills the card twice (the card's path, the diff's headers), so the diff is cut again.
+    const path = "\\u{200B}".repeat(1_000);
+    const diff = boundedDiff(path, null, "x\n".repeat(10_000), [])!;
+    const card = fitCard({ ...emptyCard("write_file", "write"), path, summary: `write_file ${path.slice(0, 1_000)}`, diff });
+    assert.ok(Buffer.byteLength(JSON.stringify(card)) <= CARD_LIMITS.card_bytes);
+    assert.ok(escapedBytes(card.diff!.text) < escapedBytes(diff.text), "the diff was cut again");
+    assert.equal(card.diff!.text.split("[… diff truncated").length, 2, "one marker");
+    const marker = /\n\[… diff truncated: (\d+) of (\d+) bytes shown …\]$/u.exec(card.diff!.text)!;
+    assert.equal(Number(marker[2]), diff.total_bytes);
+    assert.equal(Number(marker[1]), Buffer.byteLength(card.diff!.text.slice(0, marker.index)));
+    fc.assert(fc.property(fc.integer({ min: 1, max: 8_000 }), (over) => {
+      const recut = fitCard({ ...emptyCard("write_file", "write"), summary: "s".repeat(CARD_LIMITS.card_bytes - 8_600 + over), diff });
+      assert.equal(recut.diff!.text.split("[… diff truncated").length, 2, "one marker");
+      assert.match(recut.diff!.text, new RegExp(`\\n\\[… diff truncated: \\d+ of ${diff.total_bytes} bytes shown …\\]$`, "u"));
+    }), { numRuns: fuzzRuns(40) });
+  });
+
   it("fitCard() keeps every card within card_bytes, valid, cutting only its texts (fast-check over sizes)", () => {
     const big = (max: number) => fc.string({ unit: fc.constantFrom("a", "\u0000", "€", "\n"), maxLength: max });
     fc.assert(fc.property(big(9_000), big(3_000), big(3_000), big(33_000), big(4_096), (diff, head, tail, command, path) => {

@@ -45,7 +45,8 @@ export function emptyCard(tool: string, kind: CardKind): Card {
   };
 }
 
-const diffMarker = (shown: number, total: number) => `\n[… diff truncated: ${shown} of ${total} bytes shown …]`;
+const DIFF_MARKER_START = "\n[… diff truncated: ";
+const diffMarker = (shown: number, total: number) => `${DIFF_MARKER_START}${shown} of ${total} bytes shown …]`;
 
 /**
  * A diff made safe to show line by line: each hunk line's text is redacted
@@ -174,7 +175,9 @@ const shorter = (text: string, over: number) => `${headWithin(text, Math.max(0, 
 /** One step toward the bound: the largest cuttable text first in the order diff, output, command, path. */
 function shrink(card: Card, over: number): Card {
   if (card.diff !== null && escapedBytes(card.diff.text) > 256) {
-    const text = cutWithMarker(card.diff.text, Math.max(0, escapedBytes(card.diff.text) - over), diffMarker).text;
+    // A diff cut before is cut again from its shown head, under one marker naming the whole diff.
+    const shown = card.diff.truncated ? card.diff.text.slice(0, card.diff.text.lastIndexOf(DIFF_MARKER_START)) : card.diff.text;
+    const text = cutWithMarker(shown, Math.max(0, escapedBytes(card.diff.text) - over), diffMarker, card.diff.total_bytes).text;
     return { ...card, diff: { ...card.diff, text, truncated: true } };
   }
   const shell = card.shell;
