@@ -105,8 +105,12 @@ class LiveCard implements CallCard {
     // Saved as it ends, for history.page: after the call's last activity record, which it attaches to.
     const { session_id } = this.#io.scope;
     const saved = { v: 1, type: "tool_card", ignorable: true, session_id, at: this.#io.at(), turn_id: this.#io.turnId } as const;
-    await this.#io.persist([{ ...saved, activity_id: this.#activityId, card_id: this.#cardId, card: this.#card }]);
-    await this.#send("terminal");
+    try {
+      await this.#io.persist([{ ...saved, activity_id: this.#activityId, card_id: this.#cardId, card: this.#card }]);
+    } finally {
+      // A card a full session file refused (the run then stops) still ends live: the terminal snapshot is critical.
+      await this.#send("terminal");
+    }
   }
 
   /**
