@@ -1,11 +1,32 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import type { Runtime } from "../src/host/runtime.ts";
+import type { McpServerDefinition } from "../src/mcp/definition.ts";
+import type { Card } from "../src/protocol/tool-cards.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { CLOSING_RESERVE_LINES } from "../src/store/appender.ts";
 import type { Frame } from "./support/harness.ts";
+import { faultServer } from "./support/mcp-servers.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { CWD, HOME, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData, TURN_CAPABILITIES } from "./support/turns.ts";
+import { spawningRuntimes } from "./support/tools.ts";
+import {
+  closedAfterAll,
+  CWD,
+  HOME,
+  nextEvent,
+  request,
+  runEvents,
+  startTurn,
+  startTurnServer,
+  stopTurnServer,
+  terminalData,
+  TURN_CAPABILITIES,
+  type TurnServer,
+} from "./support/turns.ts";
 
 const API = "openai-chat";
 const SESSION = "cards-session";
@@ -59,3 +80,61 @@ describe("tool.cards in runs", () => {
     assert.equal((terminal.data as { card: { outcome: string } }).card.outcome, "completed");
   });
 });
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-cards-mcp-")));
+after(() => rmSync(root, { recursive: true, force: true }));
+const started = closedAfterAll();
+
+/** The `tool.card` snapshots of `events`, in order. */
+const cards = (events: readonly Frame[]) =>
+  events.filter((frame) => frame.event === "tool.card").map((frame) => frame.data as { activity_id: string; stage: string; card: Card });
+
+async function startWith(runtime: Runtime, definitions: McpServerDefinition[]): Promise<TurnServer> {
+  const server = await startTurnServer(API, {
+    processes: runtime,
+    fetch: runtime.fetch,
+    env: { PATH: process.env.PATH ?? "" },
+    mcpServers: () => Promise.resolve(definitions),
+    capabilities: CARDS,
+  });
+  started.push(server);
+  return server;
+}
+
+for (const [runtimeName, runtime] of spawningRuntimes()) {
+  describe(`tool.cards of MCP tool calls on ${runtimeName}`, () => {
+    it("an asked MCP call's card names server and tool and previews the arguments before approval.requested; its terminal card says the result kind", async () => {
+      const server = await startWith(runtime, [faultServer("fault", "well", root)]);
+      server.provider.enqueue(reply(API, { calls: [{ id: "call_1", name: "mcp__fault__echo", args: { text: "hello" } }] }));
+      server.provider.enqueue(reply(API, { text: ["Echoed."] }));
+      const { sessionId, runId } = await startTurn(server, "Echo");
+      const approval = await nextEvent(server, runId, "approval.requested");
+      const before = cards(server.frames().slice(0, server.frames().indexOf(approval)).filter((frame) => (frame.data as { run_id?: string })?.run_id === runId));
+      assert.equal(before.length, 1, "the initial card precedes the question");
+      assert.deepEqual([before[0]!.card.kind, before[0]!.card.phase, before[0]!.card.tool], ["other", "awaiting_approval", "mcp__fault__echo"]);
+      assert.deepEqual(before[0]!.card.mcp, { server: "fault", tool: "echo", arguments: '{"text":"hello"}', arguments_truncated: false, arguments_bytes: 16, result_kind: null });
+      const approvalId = (approval.data as { approval_id: string }).approval_id;
+      await request(server, "allow", "approval.answer", { session_id: sessionId, run_id: runId, approval_id: approvalId, allow: true });
+      const terminal = cards(await runEvents(server, runId)).at(-1)!;
+      assert.equal(terminal.stage, "terminal");
+      assert.deepEqual([terminal.card.outcome, terminal.card.effect, terminal.card.decision, terminal.card.mcp?.result_kind], ["completed", "unknown", "allowed", "text"]);
+      assert.equal(await stopTurnServer(server), 0);
+    });
+
+    it("an MCP call that times out on its server ends unknown, with no result; a credential in the arguments is redacted from the preview", async () => {
+      const token = "ghp_0123456789abcdefABCDEF";
+      const policies = { toolPolicies: { slow: "allow", echo: "allow" }, toolTimeoutMs: 300 } as const;
+      const server = await startWith(runtime, [faultServer("fault", "well", root, undefined, policies)]);
+      const calls = [{ id: "call_1", name: "mcp__fault__slow", args: {} }, { id: "call_2", name: "mcp__fault__echo", args: { text: `use ${token}` } }];
+      server.provider.enqueue(reply(API, { calls }));
+      server.provider.enqueue(reply(API, { text: ["Done."] }));
+      const { runId } = await startTurn(server, "Try both");
+      const events = await runEvents(server, runId);
+      const [slow, echo] = cards(events).filter((entry) => entry.stage === "terminal");
+      assert.deepEqual([slow!.card.outcome, slow!.card.effect, slow!.card.mcp?.result_kind, slow!.card.decision], ["unknown", "unknown", "none", "not_asked"]);
+      assert.equal(echo!.card.mcp?.arguments, '{"text":"use [redacted]"}');
+      assert.ok(!JSON.stringify(events).includes(token), "the token is nowhere in the run's events");
+      assert.equal(await stopTurnServer(server), 0);
+    });
+  });
+}

@@ -6,6 +6,8 @@ import { boundedDiff, emptyCard, fitCard, preparedCard } from "../src/cards/card
 import { DetailBudget } from "../src/cards/bounds.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { unifiedDiff } from "../src/cards/diff.ts";
+import { MCP_ARGUMENTS_BYTES, preparedMcp } from "../src/cards/mcp.ts";
+import { resultKind } from "../src/mcp/call-result.ts";
 import { CARD_LIMITS, type Card, CardSchema } from "../src/protocol/tool-cards.ts";
 import * as v from "valibot";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
@@ -131,6 +133,24 @@ describe("card bounds", () => {
       assert.equal(recut.diff!.text.split("[… diff truncated").length, 2, "one marker");
       assert.match(recut.diff!.text, new RegExp(`\\n\\[… diff truncated: \\d+ of ${diff.total_bytes} bytes shown …\\]$`, "u"));
     }), { numRuns: fuzzRuns(40) });
+  });
+
+  it("preparedMcp() previews long arguments cut to 1,024 escaped bytes with …, counting the whole; resultKind() names what came back", () => {
+    const mcp = preparedMcp({ kind: "mcp", server: "srv", tool: "t", arguments: { text: "\u0000".repeat(1_000) } }, []);
+    assert.equal(mcp.arguments_truncated, true);
+    assert.ok(escapedBytes(mcp.arguments) <= MCP_ARGUMENTS_BYTES && mcp.arguments.endsWith("…"));
+    assert.equal(mcp.arguments_bytes, Buffer.byteLength(JSON.stringify({ text: "\u0000".repeat(1_000) })));
+    const text = { type: "text" as const, text: "x" };
+    const image = { type: "image" as const, data: "", mimeType: "image/png" };
+    const kinds = [
+      resultKind({ kind: "result", result: { content: [text, text] } }),
+      resultKind({ kind: "result", result: { content: [text, image] } }),
+      resultKind({ kind: "result", result: { content: [], structuredContent: { a: 1 } } }),
+      resultKind({ kind: "result", result: { content: [] } }),
+      resultKind({ kind: "result", result: { content: [text], isError: true } }),
+      resultKind({ kind: "timeout" }),
+    ];
+    assert.deepEqual(kinds, ["text", "mixed", "structured", "empty", "error", "none"]);
   });
 
   it("fitCard() keeps every card within card_bytes, valid, cutting only its texts (fast-check over sizes)", () => {

@@ -14,6 +14,7 @@ import type { ApprovalOutcome } from "../protocol/approval-outcomes.ts";
 import { CARD_LIMITS, type Card, type CardDiff, type CardKind, type CardOutcome, type CardOutput, type CardShell } from "../protocol/tool-cards.ts";
 import { cutWithMarker, type DetailBudget, displayText, escapedBytes, headWithin, tailWithin } from "./bounds.ts";
 import { unifiedDiff } from "./diff.ts";
+import { finishedMcp, preparedMcp } from "./mcp.ts";
 import type { CallFacts, OutputFacts, ResultFacts } from "./facts.ts";
 import { escapeInvisible } from "../util/invisible.ts";
 import { redactSecrets } from "../util/redaction.ts";
@@ -22,7 +23,8 @@ const KIND_OF_TOOL: Readonly<Record<string, CardKind>> = { read_file: "read", wr
 
 /** The card kind of a call of `tool` (a built-in's name; anything else is `other`). */
 export function cardKind(tool: string, facts: CallFacts | undefined): CardKind {
-  return facts?.kind ?? (Object.hasOwn(KIND_OF_TOOL, tool) ? KIND_OF_TOOL[tool]! : "other");
+  if (facts !== undefined) return facts.kind === "mcp" ? "other" : facts.kind;
+  return Object.hasOwn(KIND_OF_TOOL, tool) ? KIND_OF_TOOL[tool]! : "other";
 }
 
 /** A card before anything is known of the call but its tool. */
@@ -41,6 +43,7 @@ export function emptyCard(tool: string, kind: CardKind): Card {
     diff: null,
     read: null,
     shell: null,
+    mcp: null,
     detail_omitted: false,
   };
 }
@@ -81,6 +84,7 @@ async function previousText(fs: FileSystem, facts: Extract<CallFacts, { kind: "w
 /** The card's prepared part: path, write sizes, the diff (charged to `budget`), the command. */
 export async function preparedCard(card: Card, facts: CallFacts | undefined, fs: FileSystem, secrets: readonly string[], budget: DetailBudget): Promise<Card> {
   if (facts === undefined) return card;
+  if (facts.kind === "mcp") return { ...card, mcp: preparedMcp(facts, secrets) };
   if (facts.kind === "shell") {
     const shell: CardShell = {
       command: displayText(facts.command, secrets),
@@ -125,6 +129,7 @@ export function runningCard(card: Card, output: OutputFacts, secrets: readonly s
 /** The card's finished part from the result's facts (a read's counts; a command's ending and output, charged to `budget`). */
 export function finishedCard(card: Card, facts: ResultFacts | undefined, secrets: readonly string[], budget: DetailBudget): Card {
   if (facts?.kind === "read") return { ...card, read: { lines: facts.lines, bytes: facts.bytes, truncated: facts.truncated } };
+  if (facts?.kind === "mcp") return card.mcp == null ? card : { ...card, mcp: finishedMcp(card.mcp, facts.result) };
   if (facts?.kind !== "shell" || card.shell === null) return card;
   const shell = { ...card.shell, exit_code: facts.exitCode, signal: facts.signal, ending: facts.ending, duration_ms: facts.durationMs };
   if (facts.output === null) return { ...card, shell };
@@ -144,6 +149,8 @@ export interface Ending {
   readonly ok: boolean;
   /** Whether the run was cancelled by the end of the call. */
   readonly cancelled: boolean;
+  /** Whether the call was sent to a tool outside magi-code and its answer never came. */
+  readonly unanswered: boolean;
 }
 
 /** The terminal outcome of a call. */
@@ -151,6 +158,7 @@ export function outcomeOf(card: Card, ending: Ending): CardOutcome {
   if (ending.deniedByPolicy || ending.decision === "denied" || ending.decision === "expired") return "denied";
   if (ending.decision === "cancelled") return "cancelled";
   if (!ending.ran) return ending.cancelled ? "cancelled" : "failed";
+  if (ending.unanswered) return "unknown";
   const shell = card.shell?.ending;
   if (shell === "abandoned") return "unknown";
   if (shell === "cancelled" || (ending.cancelled && !ending.ok)) return "cancelled";

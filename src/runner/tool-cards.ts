@@ -100,7 +100,8 @@ class LiveCard implements CallCard {
     // The terminal snapshot follows every update of the card.
     await this.#inFlight;
     const finished = finishedCard({ ...this.#card, summary }, this.#result?.facts, this.#io.secrets, this.#budget);
-    const ending: Ending = { ...this.#ending, cancelled: this.#signal.aborted };
+    const facts = this.#result?.facts;
+    const ending: Ending = { ...this.#ending, cancelled: this.#signal.aborted, unanswered: facts?.kind === "mcp" && facts.unanswered };
     this.#card = fitCard({ ...finished, phase: "finished", outcome: outcomeOf(finished, ending), effect: effectOf(finished, ending) });
     // Saved as it ends, for history.page: after the call's last activity record, which it attaches to.
     const { session_id } = this.#io.scope;
