@@ -33,6 +33,8 @@ const SESSION = "cards-session";
 const PATH = `${HOME}/sessions/${SESSION}.jsonl`;
 const at = "2026-12-01T10:00:00.000Z";
 const CARDS = [...TURN_CAPABILITIES, "tool.cards"];
+// Servers a failed assertion left running are stopped after all tests.
+const started = closedAfterAll();
 
 /** A session file of `lines` complete lines: its session record, then empty finished turns. */
 function fileOf(lines: number): string {
@@ -50,6 +52,7 @@ async function readTurn(lines: number) {
   fs.writeFile(PATH, fileOf(lines), 0o600);
   fs.writeFile(`${CWD}/a.txt`, "alpha\n", 0o644);
   const server = await startTurnServer(API, { fs, capabilities: CARDS });
+  started.push(server);
   const opened = await request(server, "open", "session.open", { session_id: SESSION });
   assert.ok(opened.result, JSON.stringify(opened.error));
   server.provider.enqueue(reply(API, { calls: [{ id: "c1", name: "read_file", args: { path: "a.txt" } }] }));
@@ -60,6 +63,10 @@ async function readTurn(lines: number) {
   const records = new TextDecoder().decode(fs.contents(PATH)).trimEnd().split("\n").slice(lines).map((line) => JSON.parse(line) as { type: string });
   return { events, records };
 }
+
+/** The `tool.card` snapshots of `events`, in order. */
+const cards = (events: readonly Frame[]) =>
+  events.filter((frame) => frame.event === "tool.card").map((frame) => frame.data as { activity_id: string; stage: string; card: Card });
 
 const stages = (events: readonly Frame[]) =>
   events.filter((frame) => frame.event === "tool.card").map((frame) => (frame.data as { stage: string }).stage);
@@ -79,15 +86,37 @@ describe("tool.cards in runs", () => {
     const terminal = events.find((frame) => frame.event === "tool.card" && (frame.data as { stage: string }).stage === "terminal")!;
     assert.equal((terminal.data as { card: { outcome: string } }).card.outcome, "completed");
   });
+
+  it("a saved card is redacted with the secrets of the child that pages it, as the entry it is attached to is", async () => {
+    const secret = "plainsecretvalue";
+    const fs = new MemoryFileSystem();
+    fs.writeFile(`${CWD}/${secret}.txt`, "alpha\n", 0o644);
+    const writer = await startTurnServer(API, { fs, capabilities: CARDS });
+    started.push(writer);
+    writer.provider.enqueue(reply(API, { calls: [{ id: "c1", name: "read_file", args: { path: `${secret}.txt` } }] }));
+    writer.provider.enqueue(reply(API, { text: ["done"] }));
+    const { sessionId, runId } = await startTurn(writer, "read it");
+    const written = cards(await runEvents(writer, runId)).at(-1)!;
+    assert.equal(written.card.path, `${secret}.txt`, "not a secret to the child that ran it");
+    assert.equal(await stopTurnServer(writer), 0);
+    // The child that reopens the session knows the value as a secret (a provider key of its environment).
+    const reader = await startTurnServer(API, { fs, capabilities: CARDS, env: { OPENAI_API_KEY: secret } });
+    started.push(reader);
+    const opened = await request(reader, "open", "session.open", { session_id: sessionId });
+    const revision = (opened.result as { revision: string }).revision;
+    const page = await request(reader, "page", "history.page", { session_id: sessionId, revision });
+    const activity = (page.result as { entries: { kind: string; text: string; card?: Card | null }[] }).entries.filter((entry) => entry.kind === "activity").at(-1)!;
+    assert.ok(!activity.text.includes(secret), "the entry's text is redacted");
+    assert.ok(activity.card !== null && activity.card !== undefined, "the card is attached");
+    assert.ok(!JSON.stringify(activity.card).includes(secret), "and so is its card");
+    assert.equal(activity.card.path, "[redacted].txt");
+    assert.equal(await stopTurnServer(reader), 0);
+  });
 });
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-cards-mcp-")));
 after(() => rmSync(root, { recursive: true, force: true }));
-const started = closedAfterAll();
 
-/** The `tool.card` snapshots of `events`, in order. */
-const cards = (events: readonly Frame[]) =>
-  events.filter((frame) => frame.event === "tool.card").map((frame) => frame.data as { activity_id: string; stage: string; card: Card });
 
 async function startWith(runtime: Runtime, definitions: McpServerDefinition[]): Promise<TurnServer> {
   const server = await startTurnServer(API, {
