@@ -272,7 +272,7 @@ describe("the client library against a scripted peer", () => {
     await assert.rejects(stale.run.finished, (error: unknown) => error instanceof ProtocolViolation);
   });
 
-  it("with approval.scope: scopes and scope_key, a session answer sends scope, resolutions are kept; session without its key, a resolution of no request or a second one are violations", async () => {
+  it("with approval.scope: scopes and scope_key, a session answer sends scope, resolutions are kept; session without its key, a resolution of no request, a second one or none before run.finished are violations", async () => {
     const scoped = () => initialized([...CAPABILITIES, "approval.scope"].sort(), ["turn.start", "approval.scope"]);
     const { peer, run } = await running([], scoped());
     peer.event("approval.requested", { approval_id: "ap1", summary: "write x", expires_in_ms: 60_000, scopes: ["once", "session"], scope_key: 'write_file "x"' });
@@ -299,6 +299,11 @@ describe("the client library against a scripted peer", () => {
         p.event("approval.requested", { approval_id: "ap1", summary: "x", expires_in_ms: 1, scopes: ["once"], scope_key: null });
         p.event("approval.resolved", { approval_id: "ap1", outcome: "denied" });
         p.event("approval.resolved", { approval_id: "ap1", outcome: "denied" });
+      },
+      // Exactly once before run.finished: a run that ends with an approval never resolved leaves the client not knowing how it ended.
+      (p) => {
+        p.event("approval.requested", { approval_id: "ap1", summary: "x", expires_in_ms: 1, scopes: ["once"], scope_key: null });
+        p.event("run.finished", finished);
       },
     ];
     for (const send of bad) {

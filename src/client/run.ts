@@ -197,10 +197,12 @@ export class Run {
         return null;
       case "tool.card":
         return this.#card(event.data);
-      case "run.finished":
-        this.#result = event.data;
-        this.#approvals.pending.clear();
-        return null;
+      case "run.finished": {
+        // A violating terminal leaves the run unsettled, so the failing connection rejects it.
+        const problem = this.#approvals.finished();
+        if (problem === null) this.#result = event.data;
+        return problem;
+      }
     }
   }
 

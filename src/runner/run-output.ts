@@ -11,7 +11,7 @@
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import type { SessionRecord } from "../store/records.ts";
-import type { RunEventChannel } from "./event-channel.ts";
+import type { StepChannel } from "./event-channel.ts";
 import type { RunJournal } from "./journal-port.ts";
 import type { CriticalEvent, RunScope } from "./run-events.ts";
 
@@ -61,6 +61,8 @@ const DIAGNOSTIC_TEXT: Readonly<Record<DiagnosticCode, string>> = {
   [DiagnosticCode.contextFull]: "The conversation no longer fits the model's context window, even after compaction. Start a new session or choose a model with a larger window.",
   [DiagnosticCode.mcpServerStopped]: "An MCP server stopped; its tools fail until magi-code is restarted.",
   [DiagnosticCode.mcpToolsUnchanged]: "An MCP server's changed tool list could not be read; its previous tools stay offered.",
+  [DiagnosticCode.hookFailed]: "A hook failed; it was ignored.",
+  [DiagnosticCode.hookBlockedPrompt]: "A UserPromptSubmit hook blocked this prompt; it is saved, but the model was not asked.",
 };
 
 /** Events, records and diagnostics of one run. */
@@ -71,7 +73,7 @@ export class RunIO {
   readonly turnId: string;
   /** Known secret values, redacted from everything the run shows or stores. */
   readonly secrets: readonly string[];
-  readonly #channel: RunEventChannel;
+  readonly #channel: StepChannel;
   readonly #journal: RunJournal;
   readonly #now: () => number;
   #durable = false;
@@ -83,7 +85,7 @@ export class RunIO {
     readonly scope: RunScope;
     readonly turnId: string;
     readonly secrets: readonly string[];
-    readonly channel: RunEventChannel;
+    readonly channel: StepChannel;
     readonly journal: RunJournal;
     readonly wallNow: () => number;
   }) {

@@ -26,6 +26,7 @@ import { Compactor } from "./compactor.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 import { TurnUsage } from "./run-usage.ts";
 import { sha256Hex } from "../util/digest.ts";
+import { promptForModel, stopOrContinue } from "./run-hooks.ts";
 
 const encoder = new TextEncoder();
 
@@ -117,7 +118,7 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
   const messages: ModelMessage[] = [
     { role: "system", text: config.instructions },
     ...replayConversation(request.journal.conversation),
-    { role: "user", text: request.prompt },
+    { role: "user", text: await promptForModel(config.hooks, io, request.signal, request.prompt) },
   ];
   let activities = 0;
   const nextActivityId = () => (activities < LIMITS.run_activities ? `t${(++activities).toString(36)}` : null);
@@ -147,11 +148,13 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
         usage.add(reported);
         compactor.measured(reported, sent);
       },
+      tally: (reported) => usage.add(reported, false),
       nextActivityId,
       cards,
       maxOutputTokens: compactor.outputRoom(messages),
     });
   };
+  let continued = 0;
   for (let step = 1; step <= config.maxSteps; step++) {
     await compactor.beforeStep(messages);
     let result = await send(step);
@@ -164,7 +167,12 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
         throw new RunStop("failed", ErrorCode.executionFailed);
       }
     }
-    if (!result.calledTools) return;
+    if (!result.calledTools) {
+      const last = messages.at(-1);
+      const goOn = await stopOrContinue(config.hooks, io, request.signal, last?.role === "assistant" ? last.text : "", continued++);
+      if (goOn === null) return;
+      messages.push({ role: "user", text: goOn });
+    }
   }
   await io.diagnostic(DiagnosticCode.stepLimit);
   throw new RunStop("failed", ErrorCode.executionFailed);

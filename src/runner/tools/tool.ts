@@ -104,9 +104,9 @@ export interface PreparedCall {
   /**
    * What a session grant for this call covers, as the approval prompt shows
    * it (`showExactly`): the canonical workspace-relative path of a file
-   * tool, the exact command of `shell`; empty when a grant covers the tool
-   * as a whole (an MCP server's tool). Absent: the call offers no session
-   * scope (`grants/session-grants.ts`).
+   * tool, the exact command of `shell`, the server's own tool name of an
+   * MCP tool (a grant covers it with any arguments). Absent: the call
+   * offers no session scope (`grants/session-grants.ts`).
    */
   readonly scopeTarget?: string;
   /** What the call resolved, for its card (`tool.cards`); absent for tools without one. */
