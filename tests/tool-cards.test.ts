@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { cutWithMarker, displayText, escapedBytes, headWithin, tailWithin } from "../src/cards/bounds.ts";
-import { boundedDiff, emptyCard, fitCard, preparedCard } from "../src/cards/card.ts";
+import { boundedDiff, emptyCard, fitCard, preparedCard, runningCard } from "../src/cards/card.ts";
 import { DetailBudget } from "../src/cards/bounds.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { unifiedDiff } from "../src/cards/diff.ts";
@@ -151,6 +151,15 @@ describe("card bounds", () => {
       resultKind({ kind: "timeout" }),
     ];
     assert.deepEqual(kinds, ["text", "mixed", "structured", "empty", "error", "none"]);
+  });
+
+  it("runningCard() shows a running command's output up to its last line break: a credential still being written shows no prefix", () => {
+    const card = { ...emptyCard("shell", "shell"), shell: { command: "x", cwd: ".", timeout_s: 5, exit_code: null, signal: null, ending: null, duration_ms: null, output: null } };
+    // The pipe has delivered part of a token: too short yet for the redaction rules to know it.
+    const early = runningCard(card, { head: "line one\ntoken: ghp_0123456", tail: "", totalBytes: 27, omittedBytes: 0 }, []);
+    assert.deepEqual(early.shell!.output, { head: "line one\n", tail: "", total_bytes: 27, omitted_bytes: 18 });
+    const late = runningCard(card, { head: "start\n", tail: "end\nghp_01", totalBytes: 100_000, omittedBytes: 99_900 }, []);
+    assert.deepEqual([late.shell!.output!.head, late.shell!.output!.tail], ["start\n", "end\n"]);
   });
 
   it("fitCard() keeps every card within card_bytes, valid, cutting only its texts (fast-check over sizes)", () => {

@@ -121,9 +121,20 @@ const outputOf = (facts: OutputFacts, secrets: readonly string[]): CardOutput =>
   return { head, tail, total_bytes: facts.totalBytes, omitted_bytes: Math.max(facts.omittedBytes, facts.totalBytes - shown) };
 };
 
-/** A running command's card with its output so far (bounded like the final one, not charged to the run's budget: the terminal snapshot replaces it). */
+/** `text` up to and with its last line break ("" without one). */
+const completeLines = (text: string) => text.slice(0, text.lastIndexOf("\n") + 1);
+
+/**
+ * A running command's card with its output so far (bounded like the final
+ * one, not charged to the run's budget: the terminal snapshot replaces it).
+ * The output's end is still being written, and a credential cut short by a
+ * pipe read is too short for redaction to know: it shows up to its last
+ * line break, the rest counted as omitted until a later snapshot.
+ */
 export function runningCard(card: Card, output: OutputFacts, secrets: readonly string[]): Card {
-  return card.shell === null ? card : { ...card, shell: { ...card.shell, output: outputOf(output, secrets) } };
+  if (card.shell === null) return card;
+  const sofar = output.tail === "" ? { ...output, head: completeLines(output.head) } : { ...output, tail: completeLines(output.tail) };
+  return { ...card, shell: { ...card.shell, output: outputOf(sofar, secrets) } };
 }
 
 /** The card's finished part from the result's facts (a read's counts; a command's ending and output, charged to `budget`). */
