@@ -22,3 +22,12 @@ export interface SubagentSetup {
   /** Opens the history of a new child, under `sessions/subagents/` (`store/child-journal.ts`). */
   journal(childId: string): RunJournal;
 }
+
+/**
+ * The profiles the `task` tool may delegate to, which `agent.info` lists:
+ * mode `subagent` or `all`, not named in `agent.disabled_subagents`, in the
+ * order of `all` (by name).
+ */
+export function delegableProfiles(all: readonly AgentProfile[], disabled: readonly string[] = []): AgentProfile[] {
+  return all.filter((profile) => profile.mode !== "primary" && !disabled.includes(profile.name));
+}

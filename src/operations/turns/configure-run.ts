@@ -10,6 +10,7 @@ import type { Runtime } from "../../host/runtime.ts";
 import { apiKeyFor } from "../../config/providers.ts";
 import { type AgentProfile, DEFAULT_MAX_STEPS } from "../../config/agent-settings.ts";
 import { createDelegation } from "../../agents/delegation.ts";
+import { delegableProfiles } from "../../agents/setup.ts";
 import type { RunJournal } from "../../runner/journal-port.ts";
 import { compactionPolicy, contextWindow } from "../../config/compaction-settings.ts";
 import { titlesEnabled } from "../../config/title-settings.ts";
@@ -34,9 +35,8 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     ...(skills.length === 0 ? {} : { skills: skills.map(({ name, file }) => ({ name, path: file })) }),
     profile: { name: chosen.name, ...(chosen.files.length === 0 ? {} : { files: [...chosen.files] }) },
   });
-  const disabled = new Set(snapshot.settings.agent?.disabled_subagents ?? []);
   const delegation = childJournal === undefined ? null : createDelegation({
-    profiles: snapshot.profiles.all.filter((candidate) => candidate.mode !== "primary" && !disabled.has(candidate.name)),
+    profiles: delegableProfiles(snapshot.profiles.all, snapshot.settings.agent?.disabled_subagents),
     instructions: (chosen) => systemPrompt(snapshot.instructions, snapshot.cwd, skills, chosen),
     context,
     maxSteps,
