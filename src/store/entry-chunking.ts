@@ -12,6 +12,7 @@ import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import { clampUtf8, sanitizeText, utf8ByteCount } from "../util/utf8.ts";
 import { CARD_LIMITS } from "../protocol/tool-cards.ts";
+import { redactedCard } from "./tool-card-record.ts";
 import type { HistoryEntry, HistoryKind, HistorySnapshot, ProjectionResult, Slot } from "./history-snapshot.ts";
 import { splitText } from "./history-text-parts.ts";
 
@@ -57,9 +58,10 @@ export function* chunkSlots(
       entries.push(entry);
       if (slot.card !== undefined && entry.last_part) {
         // Cards have a budget of their own: a base client's snapshot bounds stay what they were.
-        const size = utf8ByteCount(JSON.stringify(slot.card));
+        const card = redactedCard(slot.card, secrets);
+        const size = utf8ByteCount(JSON.stringify(card));
         if (cardBytes + size <= CARD_LIMITS.history_card_bytes) {
-          cards.set(entry, slot.card);
+          cards.set(entry, card);
           cardBytes += size;
         }
       }
