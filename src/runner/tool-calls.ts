@@ -42,6 +42,12 @@ export interface ToolStepContext {
   readonly external: ExternalTools | null;
   /** The merged `code_mode` section when Code Mode is on; absent or null when it is off. */
   readonly codeMode?: CodeModeSettings | null;
+  /**
+   * A nested call's: aborts when its Code Mode program ended before it did.
+   * An approval it still waits for is then withdrawn (`superseded`), since
+   * no answer could make the call run.
+   */
+  readonly programEnded?: AbortSignal;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
 }
@@ -83,7 +89,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
   const skills = (context.tool.skills ?? []).length > 0;
-  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal) => runOne(nested, { ...context, tool: { ...context.tool, signal } }, "code_mode"));
+  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal, ended) => runOne(nested, { ...context, tool: { ...context.tool, signal }, programEnded: ended }, "code_mode"));
   const builtin = code?.tool ?? findBuiltinTool(call.name, skills);
   const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
@@ -129,7 +135,11 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
       event: "approval.requested",
       data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
     }, approval.delivered);
+    const withdraw = () => broker.withdraw(approval.approvalId);
+    context.programEnded?.addEventListener("abort", withdraw, { once: true });
+    if (context.programEnded?.aborted) withdraw();
     const decision = await approval.decision;
+    context.programEnded?.removeEventListener("abort", withdraw);
     await reportResolved(io, broker, approval, decision);
     if (context.tool.signal.aborted) {
       await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
