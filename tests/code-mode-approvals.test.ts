@@ -1,7 +1,7 @@
 /**
  * A nested Code Mode call waiting for the user's approval when its program
  * ends: the question is withdrawn at once (`approval.resolved` says
- * `superseded`), the call is not run, and the `code` call and the turn go
+ * `superseded`, and so does its tool card), the call is not run, and the `code` call and the turn go
  * on without waiting for an answer or the expiry. The host is a scripted
  * stand-in (a real process speaking the frame protocol) that makes one call
  * and ends the program only once the approval was asked, which a real
@@ -59,7 +59,7 @@ describe("Code Mode approvals", () => {
     ].join("\n");
     const server = await startTurnServer(API, {
       clock: new ManualClock(),
-      capabilities: [...TURN_CAPABILITIES, "approval.scope"],
+      capabilities: [...TURN_CAPABILITIES, "approval.scope", "tool.cards"],
       settings: { code_mode: { enabled: true } },
       self: { command: nodeBinary(), args: ["-e", host] },
       // The host runs for real, in a real directory (the workspace exists only in memory).
@@ -79,6 +79,8 @@ describe("Code Mode approvals", () => {
     assert.deepEqual(events(server, "approval.resolved").map((data) => data.outcome), ["superseded"]);
     assert.deepEqual(events(server, "activity").map((data) => `${data.name}:${data.state}`), ["code:started", "write_file:failed", "code:completed"]);
     assert.match(String(events(server, "activity")[1]!.summary), /^Code Mode: .*\(cancelled\)$/);
+    const writeCard = events(server, "tool.card").map((data) => data.card as { tool: string; decision: string | null; outcome: string | null }).filter((card) => card.tool === "write_file").at(-1)!;
+    assert.deepEqual([writeCard.decision, writeCard.outcome], ["superseded", "cancelled"], "the card says the question was withdrawn, in the same word");
     assert.equal(server.runtime.fs.contents("/work/project/x.txt") ?? null, null, "the withdrawn call never ran");
     const toolMessage = (server.provider.log[1]!.body as { messages: { role: string; content: string }[] }).messages.find((message) => message.role === "tool")!;
     assert.match(toolMessage.content, /The program returned:\nleft it waiting/);

@@ -20,6 +20,7 @@ import type { ConfiguredMcpServer } from "../config/mcp-merge.ts";
 import { exposedToolName } from "../mcp/names.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 import { jsonPath } from "../util/json-path.ts";
+import { hookApprovalNotes } from "./hooks-problems.ts";
 import { profileProblems } from "./profile-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
 import { type CodeModeSettings, codeModeEnabled, codeModeLoosenings, directDeniesOpenToCode, mergeCodeModeSettings, parseCodeModeSettings } from "../config/code-mode-settings.ts";
@@ -125,7 +126,7 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const globalPath = joinPath(home, GLOBAL_SETTINGS_FILE);
   const projectDir = await runtime.fs.realpath(joinPath(cwd, PROJECT_SETTINGS_PATH[0]!)).catch(() => null);
   const projectPath = projectDir === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
-  const layers: { file: string; settings: Settings | null; mcp?: unknown }[] = [];
+  const layers: { file: string; settings: Settings | null; mcp?: unknown; hooks?: unknown }[] = [];
   for (const file of projectPath === null ? [globalPath] : [globalPath, projectPath]) {
     const read = await readSettings(runtime, file);
     if (read.problem !== null) problems.push({ file, path: "$", message: read.problem });
@@ -144,7 +145,7 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
         ...(parsed.codeMode === undefined ? {} : { code_mode: parseCodeModeSettings(parsed.codeMode) ?? {} }),
       }
       : null;
-    layers.push({ file, settings, mcp: parsed.ok ? parsed.mcp : undefined });
+    layers.push({ file, settings, mcp: parsed.ok ? parsed.mcp : undefined, hooks: parsed.ok ? parsed.hooks : undefined });
   }
   const [global, project] = [layers[0]!.settings, layers[1]?.settings ?? {}];
   const notes: FileProblem[] = [];
@@ -167,8 +168,10 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const selected = resolveSelection(merged, (name) => runtime.env(name), credentials, profiles.primary);
   if (!selected.ok) problems.push(selectionProblem(selected.code, merged, project.model?.provider !== undefined ? projectPath! : globalPath));
   const approvals = await mcpApprovalNotes(runtime, { home, cwd, merge: mcp });
-  problems.push(...approvals.problems);
-  notes.push(...approvals.notes);
+  const hooks = await hookApprovalNotes(runtime, { home, cwd, global: layers[0]!, project: projectPath === null ? null : layers[1]! });
+  // One unusable approvals file is one problem, whoever reads it.
+  problems.push(...approvals.problems, ...hooks.problems.filter((problem) => approvals.problems.length === 0 || problem.path !== "$"));
+  notes.push(...approvals.notes, ...hooks.notes);
   const files = { global: globalPath, project: projectPath, globalCount: global.instructions?.paths?.length ?? 0 };
   notes.push(...await instructionNotes(runtime, { home, cwd, ...files }, merged));
   notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));

@@ -14,6 +14,7 @@ import { resolveEndpoints } from "./providers.ts";
 import { instructionPathsFollowRules } from "./instructions-settings.ts";
 import type { ConfiguredMcpServer } from "./mcp-merge.ts";
 import type { McpSettings } from "./mcp-settings.ts";
+import type { ConfiguredHook, HooksSettings } from "./hooks-settings.ts";
 import {
   MAX_SETTINGS_BYTES,
   mergeSettings,
@@ -31,14 +32,15 @@ type LoadFailure = { ok: false; code: typeof ErrorCode.configurationInvalid | ty
  * configures at least one MCP server: each with the file its definition came
  * from (`mcp-merge.ts`), enabled or not, approved or not. `userPrimary` is
  * the global file's `agent.primary`, which a project's choice of primary
- * profile may only tighten (`profiles.ts`).
+ * profile may only tighten (`profiles.ts`). `hooks` is present only when a
+ * file lists at least one hook, each with its file (`hooks-settings.ts`).
  */
 export type LoadSettingsResult =
-  | { ok: true; settings: Settings; userPrimary?: string; mcpServers?: readonly ConfiguredMcpServer[] }
+  | { ok: true; settings: Settings; userPrimary?: string; mcpServers?: readonly ConfiguredMcpServer[]; hooks?: readonly ConfiguredHook[] }
   | LoadFailure;
 
-/** One file, its `mcp` section checked. */
-type LoadOneResult = { ok: true; settings: Settings; mcp?: McpSettings } | LoadFailure;
+/** One file, its `mcp` and `hooks` sections checked. */
+type LoadOneResult = { ok: true; settings: Settings; mcp?: McpSettings; hooks?: HooksSettings } | LoadFailure;
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -88,10 +90,28 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadOneResult> {
     if (codeMode === null) return INVALID;
     settings = { ...settings, code_mode: codeMode };
   }
-  if (parsed.mcp === undefined) return { ok: true, settings };
+  let hooks: HooksSettings | undefined;
+  if (parsed.hooks !== undefined) {
+    // Loaded only when a file has a `hooks` key, like the `mcp` section below.
+    const checked = (await import("./hooks-settings.ts")).parseHooksSettings(parsed.hooks);
+    if (checked === null) return INVALID;
+    hooks = checked;
+  }
+  const withHooks = hooks === undefined ? { ok: true, settings } as const : { ok: true, settings, hooks } as const;
+  if (parsed.mcp === undefined) return withHooks;
   // Loaded only when a file has an `mcp` key: a child without MCP servers never builds their schemas.
   const mcp = (await import("./mcp-settings.ts")).parseMcpSettings(parsed.mcp);
-  return mcp === null ? INVALID : { ok: true, settings, mcp };
+  return mcp === null ? INVALID : { ...withHooks, mcp };
+}
+
+/** Both files' hooks, or undefined when neither lists one. */
+async function loadHooks(
+  global: { file: string; hooks?: HooksSettings },
+  project: { file: string; hooks?: HooksSettings } | null,
+): Promise<readonly ConfiguredHook[] | undefined> {
+  if (global.hooks === undefined && project?.hooks === undefined) return undefined;
+  const hooks = (await import("./hooks-settings.ts")).configuredHooks(global, project);
+  return hooks.length === 0 ? undefined : hooks;
 }
 
 /** The MCP servers both files configure, or a failure when they break a rule of `mcp-merge.ts`. */
@@ -139,7 +159,16 @@ export async function loadSettings(
   const merged = await withCodeMode(mergeSettings(global.settings, project.settings), global.settings, project.settings);
   if (merged === null) return INVALID;
   const userPrimary = global.settings.agent?.primary;
-  const admitted = userPrimary === undefined ? { ok: true, settings: merged } as const : { ok: true, settings: merged, userPrimary } as const;
+  const hooks = await loadHooks(
+    { file: paths.global, ...(global.hooks === undefined ? {} : { hooks: global.hooks }) },
+    paths.project === null ? null : { file: paths.project, ...(project.hooks === undefined ? {} : { hooks: project.hooks }) },
+  );
+  const admitted = {
+    ok: true,
+    settings: merged,
+    ...(userPrimary === undefined ? {} : { userPrimary }),
+    ...(hooks === undefined ? {} : { hooks }),
+  } as const;
   // An enabled choice of a provider nobody configured can never be offered: a typo, refused like an unknown model.provider.
   const known = new Set(resolveEndpoints(merged).keys());
   if (unknownCatalogProviders(merged.providers?.catalog, known).length > 0) return INVALID;

@@ -164,28 +164,34 @@ const SECTIONS = {
 
 /**
  * The valibot schema of one `settings.jsonc` file, its `mcp` section checked
- * by `mcp`, its `skills` section by `skills` and its `code_mode` section by
- * `codeMode`. Unknown keys are errors at every level.
+ * by `mcp`, its `skills` section by `skills`, its `code_mode` section by
+ * `codeMode` and its `hooks` by `hooks`. Unknown keys are errors at every level.
  */
-export function settingsSchema<const M extends v.GenericSchema, const S extends v.GenericSchema, const C extends v.GenericSchema>(mcp: M, skills: S, codeMode: C) {
+export function settingsSchema<const M extends v.GenericSchema, const S extends v.GenericSchema, const C extends v.GenericSchema, const H extends v.GenericSchema>(
+  mcp: M,
+  skills: S,
+  codeMode: C,
+  hooks: H,
+) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
     skills: v.exactOptional(skills),
     code_mode: v.exactOptional(codeMode),
+    hooks: v.exactOptional(hooks),
   });
 }
 
 /**
- * The schema startup parses with: the `mcp`, `skills` and `code_mode`
- * sections are only taken apart here. `settings-load.ts` checks them with
- * `mcp-settings.ts`, `skills-settings.ts` and `code-mode-settings.ts`, each
- * loaded only when a file has the key, so a child
+ * The schema startup parses with: the `mcp`, `skills`, `code_mode` and
+ * `hooks` sections are only taken apart here. `settings-load.ts` checks them
+ * with `mcp-settings.ts`, `skills-settings.ts`, `code-mode-settings.ts` and
+ * `hooks-settings.ts`, each loaded only when a file has the key, so a child
  * without MCP servers or skill settings never builds their schemas;
  * `config check` and the published JSON Schema use the complete schema
  * (`mcp-settings.ts`).
  */
-export const SettingsSchema = settingsSchema(v.unknown(), v.unknown(), v.unknown());
+export const SettingsSchema = settingsSchema(v.unknown(), v.unknown(), v.unknown(), v.unknown());
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
 export interface EndpointSettings {
@@ -223,9 +229,9 @@ export interface Settings {
   readonly code_mode?: CodeModeSettings;
 }
 
-/** Outcome of parsing one settings text; `mcp`, `skills` and `codeMode` (`code_mode`) are the file's sections of those names, present and still unchecked. */
+/** Outcome of parsing one settings text; `mcp`, `skills`, `codeMode` (`code_mode`) and `hooks` are the file's sections of those names, present and still unchecked. */
 export type ParseSettingsResult =
-  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown; codeMode?: unknown }
+  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown; codeMode?: unknown; hooks?: unknown }
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
@@ -242,9 +248,9 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   if (value === undefined) return { ok: true, settings: {} };
   const parsed = v.safeParse(SettingsSchema, value);
   if (!parsed.success) return INVALID;
-  const { mcp, skills, code_mode: codeMode, ...settings } = parsed.output;
+  const { mcp, skills, code_mode: codeMode, hooks, ...settings } = parsed.output;
   const sections = { ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }), ...(codeMode === undefined ? {} : { codeMode }) };
-  return { ok: true, settings: settings satisfies Settings, ...sections };
+  return { ok: true, settings: settings satisfies Settings, ...sections, ...(hooks === undefined ? {} : { hooks }) };
 }
 
 /**

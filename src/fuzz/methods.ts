@@ -56,11 +56,12 @@ export const NEGOTIATED_METHODS: readonly WireMethod[] = Object.freeze(["session
 
 /**
  * Capabilities that name no method (`docs/features/local-agent-extensions.md`):
- * the `approval.scope` answers and events, the `run.usage` event. A child
+ * the `approval.scope` answers and events, the `run.usage` event, and
+ * `tool.cards` (`docs/features/local-agent-tool-cards.md`). A child
  * advertises one only to a client that required it; requiring it is as
  * valid as requiring a method, within the same bound of 16 names.
  */
-export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["approval.scope", "run.usage"]);
+export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["approval.scope", "run.usage", "tool.cards"]);
 
 /**
  * Methods the phase gate admits only on a ready child (`not_initialized`

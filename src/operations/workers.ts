@@ -63,16 +63,18 @@ export interface WorkerParts {
   readonly reportUsage: boolean;
   /** Whether the admitted `initialize` required `approval.scope`: the child then holds session grants. */
   readonly approvalScope?: boolean;
+  /** Whether the admitted `initialize` required `tool.cards`. */
+  readonly toolCards?: boolean;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, toolCards }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
   snapshot.mcp?.onSecretsChanged((more) => addSecrets(secrets, more));
-  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
+  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets, cards: toolCards ?? false });
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
@@ -107,6 +109,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     beforeRun: (signal) => catalog.beforeRun(signal),
     outputFailed,
     reportUsage,
+    toolCards: toolCards ?? false,
     titles,
     // In memory for the child's lifetime, never written anywhere: gone when the child exits.
     ...(approvalScope === true ? { grants: new SessionGrants() } : {}),

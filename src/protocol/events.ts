@@ -15,6 +15,7 @@ import { IDENTIFIER_PATTERN } from "./identity.ts";
 import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CountSchema } from "./schema-parts.ts";
 import { ApprovalScopeSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
+import { ToolCardSchema } from "./tool-cards.ts";
 
 /** Every known wire error code, as a closed enum: an unknown one must fail closed. */
 export const ErrorCodeSchema: OneOf<[ErrorCode, ...ErrorCode[]]> = v.picklist(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]);
@@ -41,7 +42,11 @@ export const MessageReconcileSchema: Obj<Scope & { message_id: Pattern; part: Co
   partial: v.boolean(),
 });
 
-/** `activity`: one state of a tool (or subagent, compaction) activity. */
+/**
+ * `activity`: one state of a tool (or subagent, compaction) activity. The
+ * first one of a tool call carries `card_id` for a client that negotiated
+ * `tool.cards`, and no other ever does.
+ */
 export const ActivitySchema: Obj<
   Scope & {
     activity_id: Str;
@@ -49,6 +54,7 @@ export const ActivitySchema: Obj<
     state: OneOf<["started", "completed", "failed"]>;
     name: Str;
     summary: Str;
+    card_id: v.ExactOptionalSchema<Pattern, undefined>;
   }
 > = v.object({
   ...scope,
@@ -57,6 +63,7 @@ export const ActivitySchema: Obj<
   state: v.picklist(["started", "completed", "failed"]),
   name: v.string(),
   summary: v.string(),
+  card_id: v.exactOptional(OpaqueIdSchema),
 });
 
 /**
@@ -149,7 +156,8 @@ export const RunUsageSchema: Obj<
 
 /**
  * Event name → data schema, for every event the spec defines and the
- * negotiated `run.usage` (which a client accepts only when it required it).
+ * negotiated `run.usage` and `tool.card` (which a client accepts only when
+ * it required their capability).
  */
 export const EVENTS = {
   "input.persisted": InputPersistedSchema,
@@ -160,6 +168,7 @@ export const EVENTS = {
   "approval.resolved": ApprovalResolvedSchema,
   "diagnostic": DiagnosticSchema,
   "run.usage": RunUsageSchema,
+  "tool.card": ToolCardSchema,
   "run.finished": RunFinishedSchema,
 } as const;
 

@@ -12,6 +12,7 @@
  */
 
 import * as v from "valibot";
+import { CardSchema, ToolCardsDescriptorSchema } from "./tool-cards.ts";
 import { ErrorCode, type StartupErrorCode } from "./errors.ts";
 import { DISCOVER_LIMIT_NAMES, type DiscoverLimitName, type Limits, LIMITS } from "./limits.ts";
 import type { MethodName } from "./methods.ts";
@@ -77,11 +78,25 @@ export const LimitsSchema: Obj<LimitsEntries> = v.object(
   ) as LimitsEntries,
 );
 
+/**
+ * `initialize`'s `extensions` (only for a client that negotiated an
+ * extension with a descriptor): each negotiated extension's descriptor.
+ */
+export const ExtensionsSchema: Obj<{ "tool.cards": v.ExactOptionalSchema<typeof ToolCardsDescriptorSchema, undefined> }> = v.object({
+  "tool.cards": v.exactOptional(ToolCardsDescriptorSchema),
+});
+
 /** `initialize`'s result: what the child serves, its bounds and its status. */
-export const InitializeResultSchema: Obj<{ capabilities: List<Pattern>; limits: typeof LimitsSchema; status: typeof StatusResultSchema }> = v.object({
+export const InitializeResultSchema: Obj<{
+  capabilities: List<Pattern>;
+  limits: typeof LimitsSchema;
+  status: typeof StatusResultSchema;
+  extensions: v.ExactOptionalSchema<typeof ExtensionsSchema, undefined>;
+}> = v.object({
   capabilities: list(CapabilityNameSchema),
   limits: LimitsSchema,
   status: StatusResultSchema,
+  extensions: v.exactOptional(ExtensionsSchema),
 });
 
 /** `shutdown`'s result. */
@@ -114,6 +129,7 @@ export const HistoryEntrySchema: Obj<{
   partial: Bool;
   part: Count;
   last_part: Bool;
+  card: v.ExactOptionalSchema<v.NullableSchema<typeof CardSchema, undefined>, undefined>;
 }> = v.object({
   message_id: OpaqueIdSchema,
   kind: HistoryKindSchema,
@@ -121,6 +137,7 @@ export const HistoryEntrySchema: Obj<{
   partial: v.boolean(),
   part: CountSchema,
   last_part: v.boolean(),
+  card: v.exactOptional(v.nullable(CardSchema)),
 });
 
 /** `history.page`'s result: follow `next_cursor`, not the entry count. */

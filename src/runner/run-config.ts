@@ -14,6 +14,7 @@ import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
 import type { CompactionPolicy } from "../config/compaction-settings.ts";
 import type { CodeModeSettings } from "../config/code-mode-settings.ts";
+import type { TurnHooks } from "./hooks-port.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -57,4 +58,6 @@ export interface RunConfig {
   readonly external: ExternalTools | null;
   /** The merged `code_mode` section when Code Mode is on (`code` offered, docs/features/code-mode.md); absent or null when it is off. */
   readonly codeMode?: CodeModeSettings | null;
+  /** The user's hooks (`hooks-port.ts`); absent when none runs. */
+  readonly hooks?: TurnHooks;
 }

@@ -25,6 +25,7 @@ import { builtinTools } from "./tools/registry.ts";
 import { withCodeTool } from "./code-mode/code-call.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
+import type { ToolCardsPort } from "./card-port.ts";
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -46,6 +47,8 @@ export interface StepContext {
   usage(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
+  /** The run's tool cards, or null when the client did not negotiate them. */
+  readonly cards: ToolCardsPort | null;
   /** The request's output room, in tokens (`context-meter.ts`, `outputRoom`). */
   readonly maxOutputTokens: number;
 }
@@ -198,6 +201,8 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     external: config.external,
     codeMode: config.codeMode ?? null,
     nextActivityId: context.nextActivityId,
+    cards: context.cards,
+    ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
     tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
   });
   context.messages.push(...results);

@@ -74,6 +74,8 @@ export const NEVER_AT_STARTUP: readonly RegExp[] = [
   /^src\/operations\/(sessions|turns|cancel|selection)\//,
   /^src\/protocol\/json-schema\.ts$/,
   /^src\/admission\/config-check/,
+  // A child whose settings list no hook loads none of the hooks code.
+  /^src\/(hooks\/|config\/hooks-settings\.ts$|admission\/hooks-)/,
 ];
 
 const ID = "startup-budget";

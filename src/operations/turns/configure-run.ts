@@ -49,5 +49,6 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     home: snapshot.home,
     external: snapshot.mcp ?? null,
     codeMode: codeModeEnabled(snapshot.settings.code_mode) ? snapshot.settings.code_mode ?? {} : null,
+    ...(snapshot.hooks === undefined ? {} : { hooks: snapshot.hooks }),
   };
 }
