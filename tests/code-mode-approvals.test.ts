@@ -10,13 +10,13 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { createNodeRuntime } from "../runtime/node-runtime.ts";
 import { ManualClock } from "../runtime/memory.ts";
-import type { Runtime } from "../src/host/runtime.ts";
+import type { Runtime, Subprocess } from "../src/host/runtime.ts";
 import { line } from "./support/harness.ts";
 import { nodeBinary } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
@@ -48,6 +48,7 @@ const events = (server: TurnServer, name: string) => server.frames().filter((fra
 describe("Code Mode approvals", () => {
   it("a nested call's approval still pending when the program ends is withdrawn as superseded, and the call never runs", async () => {
     const marker = join(dir, "asked");
+    const hosts: Subprocess[] = [];
     // A host whose program calls write_file without awaiting it and returns once the child has asked about it.
     const host = [
       "const fs = require('fs');",
@@ -63,28 +64,44 @@ describe("Code Mode approvals", () => {
       settings: { code_mode: { enabled: true } },
       self: { command: nodeBinary(), args: ["-e", host] },
       // The host runs for real, in a real directory (the workspace exists only in memory).
-      processes: { spawn: (command, options) => real.spawn(command, { ...options, cwd: dir }), isProcessAlive: (pid) => real.isProcessAlive(pid) },
+      processes: {
+        spawn: (command, options) => {
+          const spawned = real.spawn(command, { ...options, cwd: dir });
+          hosts.push(spawned);
+          return spawned;
+        },
+        isProcessAlive: (pid) => real.isProcessAlive(pid),
+      },
     });
-    server.runtime.input.push(line("c", "session.create"));
-    await until(() => server.frames().some((frame) => frame.id === "c"), "the session");
-    const sessionId = (server.frames().find((frame) => frame.id === "c")!.result as { session_id: string }).session_id;
-    server.provider.enqueue(reply(API, { calls: [{ id: "call_1", name: "code", args: { source: "tools.write_file({ path: 'x.txt', content: 'x' }); return 'left it waiting';" } }] }));
-    server.provider.enqueue(reply(API, { text: ["Done."] }));
-    server.runtime.input.push(line("t", "turn.start", { session_id: sessionId, prompt: "write it" }));
-    await until(() => events(server, "approval.requested").length === 1, "approval.requested");
-    assert.match(String(events(server, "approval.requested")[0]!.summary), /^Code Mode: Write 1 byte to "x\.txt"/);
-    writeFileSync(marker, "");
-    await until(() => events(server, "run.finished").length === 1, "run.finished, with the approval never answered");
-    assert.equal(events(server, "run.finished")[0]!.outcome, "completed");
-    assert.deepEqual(events(server, "approval.resolved").map((data) => data.outcome), ["superseded"]);
-    assert.deepEqual(events(server, "activity").map((data) => `${data.name}:${data.state}`), ["code:started", "write_file:failed", "code:completed"]);
-    assert.match(String(events(server, "activity")[1]!.summary), /^Code Mode: .*\(cancelled\)$/);
-    const writeCard = events(server, "tool.card").map((data) => data.card as { tool: string; decision: string | null; outcome: string | null }).filter((card) => card.tool === "write_file").at(-1)!;
-    assert.deepEqual([writeCard.decision, writeCard.outcome], ["superseded", "cancelled"], "the card says the question was withdrawn, in the same word");
-    assert.equal(server.runtime.fs.contents("/work/project/x.txt") ?? null, null, "the withdrawn call never ran");
-    const toolMessage = (server.provider.log[1]!.body as { messages: { role: string; content: string }[] }).messages.find((message) => message.role === "tool")!;
-    assert.match(toolMessage.content, /The program returned:\nleft it waiting/);
-    assert.equal(await stopTurnServer(server), 0);
-    assert.equal(existsSync(marker), true);
+    try {
+      await scenario(server, marker);
+    } finally {
+      // The child kills its host itself; this only keeps a failing run from leaving the scripted one behind.
+      for (const host of hosts) host.kill("SIGKILL");
+    }
   });
 });
+
+/** Drives the turn: the approval, the program's end, and what the client and the model then see. */
+async function scenario(server: TurnServer, marker: string): Promise<void> {
+  server.runtime.input.push(line("c", "session.create"));
+  await until(() => server.frames().some((frame) => frame.id === "c"), "the session");
+  const sessionId = (server.frames().find((frame) => frame.id === "c")!.result as { session_id: string }).session_id;
+  server.provider.enqueue(reply(API, { calls: [{ id: "call_1", name: "code", args: { source: "tools.write_file({ path: 'x.txt', content: 'x' }); return 'left it waiting';" } }] }));
+  server.provider.enqueue(reply(API, { text: ["Done."] }));
+  server.runtime.input.push(line("t", "turn.start", { session_id: sessionId, prompt: "write it" }));
+  await until(() => events(server, "approval.requested").length === 1, "approval.requested");
+  assert.match(String(events(server, "approval.requested")[0]!.summary), /^Code Mode: Write 1 byte to "x\.txt"/);
+  writeFileSync(marker, "");
+  await until(() => events(server, "run.finished").length === 1, "run.finished, with the approval never answered");
+  assert.equal(events(server, "run.finished")[0]!.outcome, "completed");
+  assert.deepEqual(events(server, "approval.resolved").map((data) => data.outcome), ["superseded"]);
+  assert.deepEqual(events(server, "activity").map((data) => `${data.name}:${data.state}`), ["code:started", "write_file:failed", "code:completed"]);
+  assert.match(String(events(server, "activity")[1]!.summary), /^Code Mode: .*\(cancelled\)$/);
+  const writeCard = events(server, "tool.card").map((data) => data.card as { tool: string; decision: string | null; outcome: string | null }).filter((card) => card.tool === "write_file").at(-1)!;
+  assert.deepEqual([writeCard.decision, writeCard.outcome], ["superseded", "cancelled"], "the card says the question was withdrawn, in the same word");
+  assert.equal(server.runtime.fs.contents("/work/project/x.txt") ?? null, null, "the withdrawn call never ran");
+  const toolMessage = (server.provider.log[1]!.body as { messages: { role: string; content: string }[] }).messages.find((message) => message.role === "tool")!;
+  assert.match(toolMessage.content, /The program returned:\nleft it waiting/);
+  assert.equal(await stopTurnServer(server), 0);
+}
