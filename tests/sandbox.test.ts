@@ -19,6 +19,7 @@ import { createNodeRuntime } from "../runtime/node-runtime.ts";
 import type { Runtime, Subprocess } from "../src/host/runtime.ts";
 import { SANDBOX_LIMITS, type SandboxLimits } from "../src/sandbox/limits.ts";
 import { type HostCommand, type ProgramOutcome, type ProgramRequest, runProgram } from "../src/sandbox/program.ts";
+import { DENO_LAUNCH_FLAGS } from "../runtime/deno-launch.ts";
 import { guarded } from "./support/hang-guard.ts";
 import { denoBinary, nodeBinary, repoRoot, seaBinary, seaHost } from "./support/processes.ts";
 
@@ -37,10 +38,12 @@ if (!isDeno && seaHost && existsSync(seaBinary())) hosts.push(["sea", { command:
 /** Runs `source` in a host started by `host`; returns the outcome, the nested calls and the host's pid. */
 async function run(host: HostCommand, source: string, options: { limits?: Partial<SandboxLimits>; tools?: string[]; signal?: AbortSignal; call?: ProgramRequest["call"] } = {}) {
   const spawned: Subprocess[] = [];
+  const environments: Readonly<Record<string, string>>[] = [];
   // The real adapter, only watched: the test needs the host's pid to look for it afterwards.
   const runtime: Runtime = { ...base, spawn: (command, spawnOptions) => {
     const child = base.spawn(command, spawnOptions);
     spawned.push(child);
+    environments.push(spawnOptions.env ?? {});
     return child;
   } };
   const calls: [string, string][] = [];
@@ -60,7 +63,7 @@ async function run(host: HostCommand, source: string, options: { limits?: Partia
   }), "the program");
   assert.equal(spawned.length, 1);
   assert.equal(base.isProcessAlive(spawned[0]!.pid), false, "the host process is gone");
-  return { outcome, calls };
+  return { outcome, calls, env: environments[0]! };
 }
 
 const ESCAPES = `
@@ -143,6 +146,17 @@ for (const [name, host] of hosts) {
     });
   });
 }
+
+describe("how the host is started", () => {
+  it("the host gets no variable but a runtime's start-up ones, and DENO_NO_UPDATE_CHECK=1; a deno run host, the launch flags", async () => {
+    const { env } = await run(hosts[0]![1], "return 1");
+    const allowed = new Set(["HOME", "TMPDIR", "TMP", "TEMP", "DENO_DIR", "XDG_CACHE_HOME", "NODE_COMPILE_CACHE", "SYSTEMROOT", "LANG", "DENO_NO_UPDATE_CHECK"]);
+    assert.deepEqual(Object.keys(env).filter((name) => !allowed.has(name)), []);
+    // Deno's CLI would otherwise ask dl.deno.land for a newer Deno: a network request from the sandbox's process.
+    assert.equal(env.DENO_NO_UPDATE_CHECK, "1");
+    if (isDeno) assert.deepEqual(DENO_LAUNCH_FLAGS.filter((flag) => !base.self!.args.includes(flag)), [], "a deno run host starts as cheaply as its child");
+  });
+});
 
 describe("the child's side of the host protocol", () => {
   it("a host that writes a frame longer than FRAME_BYTES is killed and the call fails as a protocol fault", async () => {
