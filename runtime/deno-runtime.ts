@@ -22,7 +22,6 @@ import {
 } from "../src/host/runtime.ts";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { DENO_LAUNCH_FLAGS } from "./deno-launch.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 import { denoFetch } from "./deno-http.ts";
 import { createStdioKinds } from "./deno-stdio.ts";
@@ -234,13 +233,14 @@ const timers: IdleClock = {
 /**
  * How this program starts again: a `deno compile` binary runs its embedded
  * entry from its own path; `deno run` runs the entry module again, with no
- * permission flag (the Code Mode host needs none), the launch flags that
- * make it start cheaper (`deno-launch.ts`) and the same working directory,
- * so it finds the same configuration.
+ * permission flag (the Code Mode host needs none) and the same working
+ * directory, so it finds the same configuration. Not the launch flags of
+ * `deno-launch.ts`: importing them here would add a module to every
+ * child's start-up (tests/startup-budget.test.ts).
  */
 function selfCommand(): { command: string; args: string[] } {
   const compiled = Deno.mainModule.includes("/deno-compile-");
-  return { command: Deno.execPath(), args: compiled ? [] : ["run", "--quiet", "--no-prompt", ...DENO_LAUNCH_FLAGS, Deno.mainModule] };
+  return { command: Deno.execPath(), args: compiled ? [] : ["run", "--quiet", "--no-prompt", Deno.mainModule] };
 }
 
 /** Creates the Deno runtime for this process. */
