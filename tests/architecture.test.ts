@@ -41,6 +41,7 @@ const LAYERS = [
   "catalog",
   "cards",
   "runner",
+  "agents",
   "mcp",
   "hooks",
   "admission",

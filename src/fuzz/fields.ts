@@ -9,7 +9,7 @@
 
 import fc from "fast-check";
 import { LIMITS } from "../protocol/limits.ts";
-import type { WireMethod } from "./methods.ts";
+import type { KitMethod } from "./methods.ts";
 import { boundedId, identifier, INVISIBLE_NON_SPACE, prompt } from "./text.ts";
 
 /**
@@ -45,7 +45,7 @@ const PAGED: readonly FieldSpec[] = [field("revision", "nullable-opaque", false)
  * `session.discover`, `model.catalog`) also pair revision and cursor, which
  * no single row expresses; see {@link isPaged}.
  */
-export const PARAMS_FIELDS: Readonly<Record<WireMethod, readonly FieldSpec[]>> = Object.freeze({
+export const PARAMS_FIELDS: Readonly<Record<KitMethod, readonly FieldSpec[]>> = Object.freeze({
   "initialize": [field("required_capabilities", "capabilities")],
   "status": [],
   "shutdown": [],
@@ -69,10 +69,11 @@ export const PARAMS_FIELDS: Readonly<Record<WireMethod, readonly FieldSpec[]>> =
     field("effort", "effort", false),
   ],
   "operation.cancel": [field("id", "opaque")],
+  "agent.info": [],
 });
 
 /** Whether `method` takes paged params, where revision and cursor are both null/omitted or both set. */
-export function isPaged(method: WireMethod): boolean {
+export function isPaged(method: KitMethod): boolean {
   return PARAMS_FIELDS[method] === PAGED;
 }
 

@@ -33,6 +33,8 @@ import { OperationCanceller } from "./cancel/operation-cancel.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { titlesEnabled } from "../config/title-settings.ts";
 import { SessionTitles } from "./turns/session-titles.ts";
+import { childJournal } from "../store/child-journal.ts";
+import { childRunJournal } from "./turns/child-journal-port.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
 const RESPONSE_RESERVE = 4;
@@ -78,7 +80,8 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
-  const base = runConfig(runtime, snapshot, secrets);
+  const storage = { runtime, home: snapshot.home, instanceId: output.instanceId, cwd: snapshot.cwd };
+  const base = runConfig(runtime, snapshot, secrets, (childId) => childRunJournal(childJournal(storage, childId)));
   const titles: SessionTitles = new SessionTitles({
     store,
     enabled: titlesEnabled(snapshot.settings.agent?.titles),

@@ -16,12 +16,24 @@
 import { ErrorCode as Codes } from "./errors.ts";
 import type { Reject } from "./dispatcher.ts";
 import { CAPABILITIES, isMethodName, type MethodName } from "./methods.ts";
+import { EmptyParamsSchema } from "./schemas.ts";
 
 /** The advertised methods a client must require before calling them. */
 export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover"]);
 
-/** Capabilities that are no method: advertised only to a client that required them. */
-export const EXTENSION_CAPABILITIES = ["approval.scope", "run.usage", "tool.cards"] as const;
+/**
+ * Capabilities that are no base method: advertised only to a client that
+ * required them. `agent.info` is also a request, served only to such a
+ * client (`Dispatcher`'s extension requests).
+ */
+export const EXTENSION_CAPABILITIES = ["agent.info", "approval.scope", "run.usage", "tool.cards"] as const;
+
+/**
+ * The extension capabilities that are also requests, with their params
+ * schema (`Dispatcher`'s extension requests). Here rather than beside their
+ * results so a child that serves none loads nothing more than this table.
+ */
+export const EXTENSION_REQUESTS: { readonly "agent.info": typeof EmptyParamsSchema } = { "agent.info": EmptyParamsSchema };
 
 /** One extension capability. */
 export type ExtensionCapability = typeof EXTENSION_CAPABILITIES[number];

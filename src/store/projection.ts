@@ -22,7 +22,7 @@ import type { Card } from "../protocol/tool-cards.ts";
  * satisfy it without this module depending on the record schemas.
  */
 export type ProjectionRecord =
-  | { readonly type: "session" | "session_preferences" | "session_title" | "internal_prompt" | "usage" }
+  | { readonly type: "session" | "session_preferences" | "session_title" | "internal_prompt" | "usage" | "subagent_link" }
   | { readonly type: "turn_started"; readonly turn_id: string }
   | {
     readonly type: "turn_finished";

@@ -18,18 +18,16 @@ import { bytesWithin, CountSchema, IdSchema, isIdentifier, SessionIdSchema, stri
 import { EFFORTS } from "../policy/efforts.ts";
 import { NESTED_RECORD_BYTES } from "./record-evolution.ts";
 import { TurnContextSchema } from "./turn-context.ts";
+import { SUBAGENT_LINK } from "./subagent-link.ts";
 import { TOOL_CARD } from "./tool-card-record.ts";
 
 export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
 /**
- * The newest record format version this code reads. Format 1 defines every
- * type below at `v: 1`; format 2 adds one definition, the replacing
- * `compaction` at `v: 2` (its `through_turn` changes the provider replay, so
- * a format-1 reader must refuse it). A record is written with the oldest `v`
- * that defines it, so only replacing compactions carry `v: 2`.
+ * The newest record format this code reads: format 1 defines the types at `v: 1`, format 2 the replacing
+ * `compaction` (it changes the replay), format 3 `subagent_link`. A record is written with the oldest `v` defining it.
  */
-export const RECORD_VERSION = 2;
+export const RECORD_VERSION = 3;
 
 function common<const T extends string, const V extends 1 | 2 = 1>(type: T, version: V = 1 as V) {
   return {
@@ -165,6 +163,7 @@ const VARIANT = v.variant("type", [
   v.strictObject(INTERNAL_PROMPT),
   v.strictObject(USAGE),
   v.strictObject(TURN_FINISHED),
+  v.strictObject(SUBAGENT_LINK),
   v.strictObject(TOOL_CARD),
 ]);
 
@@ -184,11 +183,11 @@ export interface TypeSchemas {
 }
 
 /** The types that define a field holding an array or object. */
-const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started", "tool_card"]);
+const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started", "subagent_link", "tool_card"]);
 
 // `v.variant` tries its options in turn (most of the parse time on a large
 // history); a lookup by `v` and `type` reaches the same option schema directly.
-const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].map((version) =>
+const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2, 3].map((version) =>
   new Map(
     VARIANT.options.filter((option) => option.entries.v.literal === version).map((option) => [option.entries.type.literal, {
       exact: option as v.GenericSchema<unknown, SessionRecord>,
@@ -201,7 +200,7 @@ const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].m
 
 /** The schemas of `type` at record format `version`, or undefined when this version does not understand such a record. */
 export function schemasOf(version: unknown, type: unknown): TypeSchemas | undefined {
-  return version === 1 || version === 2 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
+  return version === 1 || version === 2 || version === 3 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
 }
 
 /** Validates `value` against the schema of its own `v` and `type`: what {@link RecordSchema} decides, without the scan. */
@@ -266,6 +265,7 @@ export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
   "internal_prompt",
   "usage",
   "turn_finished",
+  "subagent_link",
   "tool_card",
 ]);
 
