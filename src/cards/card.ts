@@ -167,7 +167,8 @@ export interface Ending {
 /** The terminal outcome of a call. */
 export function outcomeOf(card: Card, ending: Ending): CardOutcome {
   if (ending.deniedByPolicy || ending.decision === "denied" || ending.decision === "expired") return "denied";
-  if (ending.decision === "cancelled") return "cancelled";
+  // Superseded: the Code Mode program that made the call ended while it waited, which cancels it.
+  if (ending.decision === "cancelled" || ending.decision === "superseded") return "cancelled";
   if (!ending.ran) return ending.cancelled ? "cancelled" : "failed";
   if (ending.unanswered) return "unknown";
   const shell = card.shell?.ending;

@@ -46,6 +46,12 @@ export interface ToolStepContext {
   readonly external: ExternalTools | null;
   /** The merged `code_mode` section when Code Mode is on; absent or null when it is off. */
   readonly codeMode?: CodeModeSettings | null;
+  /**
+   * A nested call's: aborts when its Code Mode program ended before it did.
+   * An approval it still waits for is then withdrawn (`superseded`), since
+   * no answer could make the call run.
+   */
+  readonly programEnded?: AbortSignal;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
   /** The run's tool cards, or null when the client did not negotiate `tool.cards`. */
@@ -120,7 +126,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
   const skills = (context.tool.skills ?? []).length > 0;
-  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal) => runOne(nested, { ...context, tool: { ...context.tool, signal } }, "code_mode"));
+  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal, ended) => runOne(nested, { ...context, tool: { ...context.tool, signal }, programEnded: ended }, "code_mode"));
   const builtin = code?.tool ?? findBuiltinTool(call.name, skills);
   const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
@@ -173,8 +179,9 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
       return result(prepared.tooLongToShow, true);
     }
     await card?.prepared(prepared, null, policy !== "ask");
-    const decision = await askApproval(io, broker, approvalPrompt(before.hookAsked, shown), scopeKey);
-    await card?.decided(context.tool.signal.aborted ? "cancelled" : decision);
+    const decision = await askApproval(io, broker, approvalPrompt(before.hookAsked, shown), scopeKey, context.programEnded);
+    // A withdrawn question keeps its own word; any other answer a cancelled run got is its cancellation.
+    await card?.decided(context.tool.signal.aborted && decision !== "superseded" ? "cancelled" : decision);
     if (context.tool.signal.aborted) {
       await activity(io, card, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
@@ -210,15 +217,20 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
  * Emits `approval.requested` for `shown` (a whole, safe summary) and waits
  * for the decision, which the broker settles exactly once; with
  * `approval.scope`, the grant `scopeKey` may be offered (null: once only)
- * and `approval.resolved` follows.
+ * and `approval.resolved` follows. Once `withdrawOn` aborts (a nested
+ * call's program ended), the question is withdrawn: `superseded`.
  */
-export async function askApproval(io: RunIO, broker: ApprovalBroker, shown: string, scopeKey: string | null): Promise<ApprovalDecision> {
+export async function askApproval(io: RunIO, broker: ApprovalBroker, shown: string, scopeKey: string | null, withdrawOn?: AbortSignal): Promise<ApprovalDecision> {
   const approval = broker.request(shown, scopeKey);
   await io.emit({
     event: "approval.requested",
     data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
   }, approval.delivered);
+  const withdraw = () => broker.withdraw(approval.approvalId);
+  withdrawOn?.addEventListener("abort", withdraw, { once: true });
+  if (withdrawOn?.aborted) withdraw();
   const decision = await approval.decision;
+  withdrawOn?.removeEventListener("abort", withdraw);
   await reportResolved(io, broker, approval, decision);
   return decision;
 }
