@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { reply } from "./support/provider-scripts.ts";
 import { CWD, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, terminalData, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
-import { Gate, type LoggedRequest, type Script } from "./support/fake-provider.ts";
+import { Gate, type LoggedRequest, type Script, startFakeProvider } from "./support/fake-provider.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { ManualClock } from "../runtime/memory.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
@@ -217,6 +217,36 @@ describe("the task tool", () => {
     assert.match(results[1]!.text, /^The looper subagent failed: it reached its limit of 2 model requests/);
     const subagent = activities(events).filter((activity) => activity.kind === "subagent").map((activity) => [activity.name, activity.state]);
     assert.deepEqual(subagent, [["task", "failed"], ["looper", "started"], ["looper", "failed"]]);
+    assert.equal(await stopTurnServer(server), 0);
+  });
+
+  it("a profile model not in providers.catalog.enabled fails its task with a clear result and sends nothing; an enabled one runs", async () => {
+    const provider = await startFakeProvider();
+    const fs = new MemoryFileSystem();
+    fs.writeFile(`${HOME}/agents/pricey.md`, "---\ndescription: Pricey\nmode: subagent\nmodel: big-model\n---\nYou cost.\n");
+    fs.writeFile(`${HOME}/agents/cheap.md`, "---\ndescription: Cheap\nmode: subagent\nmodel: small-model\n---\nYou save.\n");
+    const providers = { endpoints: { ollama: { base_url: `${provider.url}/v1` } }, catalog: { enabled: ["ollama/qwen", "ollama/small-model"] } };
+    const server = await startTurnServer(API, { fs, provider, settings: { providers } });
+    server.provider.handler = (logged): Script => {
+      if (systemOf(logged).includes("You save.")) return reply(API, { text: ["Saved."] });
+      if (systemOf(logged).includes("You cost.")) return reply(API, { text: ["Spent."] });
+      return resultsIn(logged) === 0
+        ? reply(API, { calls: [task("big", "pricey", "Spend", "Spend."), task("small", "cheap", "Save", "Save.")] })
+        : reply(API, { text: ["Done."] });
+    };
+    const { runId } = await startTurn(server, "Delegate");
+    const events = await runEvents(server, runId);
+    assert.equal(terminalData(events).outcome, "completed");
+    const log = server.provider.log;
+    const modelOf = (logged: LoggedRequest) => (logged.body as { model: string }).model;
+    assert.ok(!log.some((logged) => modelOf(logged) === "big-model"), "no request ever names a model the user did not enable");
+    assert.deepEqual(log.filter((logged) => systemOf(logged).includes("You save.")).map(modelOf), ["small-model"]);
+    const results = messagesOf(log.at(-1)!).filter((message) => message.role === "tool").map((message) => ({ id: message.tool_call_id, text: String(message.content) }));
+    assert.equal(results[0]!.id, "big");
+    assert.match(results[0]!.text, /^The pricey subagent's model big-model is not enabled/);
+    assert.deepEqual(results[1], { id: "small", text: "Saved." });
+    const subagent = activities(events).filter((activity) => activity.kind === "subagent").map((activity) => [activity.name, activity.state]);
+    assert.deepEqual(subagent.filter(([name]) => name === "pricey"), [["pricey", "failed"]]);
     assert.equal(await stopTurnServer(server), 0);
   });
 

@@ -6,6 +6,7 @@
  */
 
 import type { AgentProfile } from "../config/agent-settings.ts";
+import type { EnabledChoice } from "../config/catalog-settings.ts";
 import type { RunJournal } from "../runner/journal-port.ts";
 import type { TurnContextParts } from "../store/records.ts";
 
@@ -17,6 +18,8 @@ export interface SubagentSetup {
   instructions(profile: AgentProfile): string;
   /** What a child's `turn_started` records of its setup. */
   context(profile: AgentProfile): TurnContextParts;
+  /** The admitted `providers.catalog.enabled` list: the only models a profile may switch a subagent to. */
+  readonly enabled: readonly EnabledChoice[];
   /** The settings' step bound (`agent.max_steps`, default applied). */
   readonly maxSteps: number;
   /** Opens the history of a new child, under `sessions/subagents/` (`store/child-journal.ts`). */

@@ -24,6 +24,7 @@ import { askApproval, recordActivity } from "../runner/tool-calls.ts";
 import { MAX_SUMMARY_BYTES } from "../runner/tools/tool.ts";
 import { runChild } from "./child-run.ts";
 import type { SubagentSetup } from "./setup.ts";
+import type { AgentProfile } from "../config/agent-settings.ts";
 import type { Slots } from "./slots.ts";
 import { TaskParams } from "./task-spec.ts";
 
@@ -72,6 +73,10 @@ export async function runTaskCall(
     return await refuse(TASK_TOOL, `task: no subagent profile ${JSON.stringify(params.profile)}`, `There is no subagent profile named ${JSON.stringify(params.profile)}. Delegate to one of: ${names}.`);
   }
   const name = profile.name;
+  if (!modelAdmitted(profile, config, setup)) {
+    const model = redactSecrets(escapeInvisible(profile.model!), io.secrets);
+    return await refuse(name, `${name}: its model is not enabled`, `The ${name} subagent's model ${model} is not enabled for ${config.endpoint.name} (providers.catalog.enabled), so it cannot run. Do not retry it; do the task yourself or delegate to another profile.`);
+  }
   // One line, every invisible character visible, secrets hidden: the user decides on what this says.
   const description = redactSecrets(escapeInvisible(params.description), io.secrets);
   const { policy, byProfile } = profilePolicy(resolvePolicy(TASK_TOOL, config.policies), TASK_TOOL, config.profile);
@@ -149,4 +154,16 @@ export async function runTaskCall(
   } finally {
     release();
   }
+}
+
+/**
+ * Whether `profile` may run on the delegating run's provider: a model of its
+ * own must be one the user enabled there (`providers.catalog.enabled`), as
+ * for any selection, so a profile file never spends on a model the user
+ * never chose. The delegating run's own model needs no check: it already
+ * runs, with the same provider and key, so it is as ready as the child.
+ */
+function modelAdmitted(profile: AgentProfile, config: DelegatingStep["config"], setup: SubagentSetup): boolean {
+  if (profile.model === undefined || profile.model === config.model) return true;
+  return setup.enabled.some((choice) => choice.provider === config.endpoint.name && choice.model === profile.model);
 }

@@ -20,6 +20,7 @@ import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import { boundTurnContext } from "../../store/turn-context.ts";
 import { codeModeEnabled } from "../../config/code-mode-settings.ts";
+import { enabledChoices } from "../../config/catalog-settings.ts";
 
 /**
  * Builds the run configuration from `snapshot`; `secrets` are the values to
@@ -39,6 +40,7 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     profiles: delegableProfiles(snapshot.profiles.all, snapshot.settings.agent?.disabled_subagents),
     instructions: (chosen) => systemPrompt(snapshot.instructions, snapshot.cwd, skills, chosen),
     context,
+    enabled: enabledChoices(snapshot.settings.providers?.catalog),
     maxSteps,
     journal: childJournal,
   });
