@@ -86,7 +86,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
   const storage = { runtime, home: snapshot.home, instanceId: output.instanceId, cwd: snapshot.cwd };
-  const rewind = new RewindOperations(runtime, () => sessions, snapshot.home, snapshot.cwd);
+  const rewind = new RewindOperations(runtime, () => sessions, snapshot.home, snapshot.cwd, secrets);
   const plain = runConfig(runtime, snapshot, secrets, (childId) => childRunJournal(childJournal(storage, childId)));
   const base = rewinds === true ? { ...plain, checkpoints: (sessionId: string, turnId: string) => rewind.taker(sessionId, turnId) } : plain;
   const titles: SessionTitles = new SessionTitles({
