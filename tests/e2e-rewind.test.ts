@@ -41,6 +41,15 @@ async function userMessage(client: WireClient, sessionId: string, revision: stri
   return (page.entries as { kind: string; text: string; message_id: string }[]).find((entry) => entry.kind === "user" && entry.text === text)!.message_id;
 }
 
+/** Negotiates rewind, creates a session and runs one turn, prompt "only": the session, its revision and that prompt's message id. */
+async function oneTurn(client: WireClient): Promise<{ sessionId: string; revision: string; target: string }> {
+  await client.ok("initialize", { required_capabilities: REWIND });
+  const sessionId = (await client.ok("session.create")).session_id as string;
+  const runId = (await client.ok("turn.start", { session_id: sessionId, prompt: "only" })).run_id as string;
+  const revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
+  return { sessionId, revision, target: await userMessage(client, sessionId, revision, "only") };
+}
+
 /** The texts of the user messages a provider request carried. */
 function userTexts(body: unknown): string[] {
   const messages = (body as { messages: { role: string; content: unknown }[] }).messages;
@@ -186,11 +195,7 @@ for (const launcher of launchers()) {
       provider.enqueue(reply("openai-chat", { text: ["Done."] }));
       const client = new WireClient(launcher, ws.cwd, ws.env);
       try {
-        await client.ok("initialize", { required_capabilities: REWIND });
-        const sessionId = (await client.ok("session.create")).session_id as string;
-        const runId = (await client.ok("turn.start", { session_id: sessionId, prompt: "only" })).run_id as string;
-        const revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
-        const target = await userMessage(client, sessionId, revision, "only");
+        const { sessionId, revision, target } = await oneTurn(client);
         const preview = await client.ok("session.rewind.preview", { session_id: sessionId, revision, message_id: target });
         const files = preview.files as { path: string; diff: { text: string; truncated: boolean; total_bytes: number } | null; diff_omitted: boolean }[];
         assert.equal(files.length, 9);
@@ -220,11 +225,7 @@ for (const launcher of launchers()) {
       provider.enqueue(reply("openai-chat", { text: ["Done."] }));
       const client = new WireClient(launcher, ws.cwd, ws.env);
       try {
-        await client.ok("initialize", { required_capabilities: REWIND });
-        const sessionId = (await client.ok("session.create")).session_id as string;
-        const runId = (await client.ok("turn.start", { session_id: sessionId, prompt: "only" })).run_id as string;
-        const revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
-        const target = await userMessage(client, sessionId, revision, "only");
+        const { sessionId, revision, target } = await oneTurn(client);
         const applied = await client.ok("session.rewind", { session_id: sessionId, revision, message_id: target, restore_files: false });
         assert.deepEqual(applied.files, [{ path: "a.txt", created: true, state: "kept" }]);
         assert.equal(readFileSync(join(ws.cwd, "a.txt"), "utf8"), "new\n");
