@@ -73,7 +73,7 @@ describe("required-only methods in every phase", () => {
     }
   });
 
-  it("the fuzz kit's admissionCode() for a required agent.info is the phase's code while startup is pending and after it failed, as the server answers", async () => {
+  it("the fuzz kit's admissionCode() for a required agent.info is the phase's code while startup is pending and after it failed, as the server answers", () => {
     const required = ["agent.info"];
     assert.equal(admissionCode("agent.info", true, { kind: "starting", required }), "not_initialized");
     assert.equal(admissionCode("agent.info", false, { kind: "starting", required }), "invalid_params");
