@@ -157,6 +157,22 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.equal(existsSync(canary), false);
     });
 
+    it("a PreToolUse hook gets the prepared call's canonical arguments: the checked parameters, the path resolved", async () => {
+      const seen = join(root, `seen-${counter}`);
+      const cwd = scripts({ "seen.sh": `cat > ${seen}\n` });
+      const fs = new MemoryFileSystem();
+      fs.writeFile(join(cwd, "notes.txt"), "hello\n", 0o644);
+      fs.writeFile(join(cwd, "sub", "keep.txt"), "", 0o644);
+      const server = await startWith(runtime, cwd, { hooks: { PreToolUse: [sh(join(cwd, "seen.sh"), { matcher: "read_file" })] }, tools: { read_file: "allow" } }, fs);
+      server.provider.enqueue(reply("openai-chat", { calls: [{ id: "call_1", name: "read_file", args: { path: "./sub/../notes.txt" } }] }));
+      server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const { runId } = await startTurn(server, "Read the notes");
+      assert.equal(finished(await runEvents(server, runId)).outcome, "completed");
+      const input = JSON.parse(readFileSync(seen, "utf8")) as { tool: { name: string; arguments: { path: string } } };
+      assert.equal(input.tool.name, "read_file");
+      assert.equal(input.tool.arguments.path, "notes.txt");
+    });
+
     it("a Stop hook that always denies sends the model back at most 3 times, its reason as the next user message", async () => {
       const cwd = scripts({ "stop.sh": 'cat >/dev/null\necho \'{"decision":"deny","reason":"tests still fail"}\'\n' });
       const server = await startWith(runtime, cwd, { hooks: { Stop: [sh(join(cwd, "stop.sh"))] } });
