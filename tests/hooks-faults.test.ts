@@ -3,7 +3,8 @@
  * that hangs (killed at its timeout with its whole process group), floods
  * its output, dies of a signal, does not exist or prints invalid JSON is one
  * `hook_failed` diagnostic and never blocks the call; a turn cancelled while
- * a hook runs ends cancelled with the hook's process group gone.
+ * a hook runs ends cancelled with the hook's process group gone, and so
+ * does a child whose input ends while a hook runs.
  */
 
 import assert from "node:assert/strict";
@@ -91,6 +92,21 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.equal(events.filter((frame) => frame.event === "activity").length, 0, "the call never started");
       assert.equal(server.provider.log.length, 1);
       await eventually(() => !alive(Number(readFileSync(join(cwd, "bg.pid"), "utf8"))), "the hook's background child is gone");
+    });
+
+    it("a child whose input ends (EOF) while a hook runs kills the hook's process group", async () => {
+      const { server, cwd } = await serverWith(runtime, "sleep 600 &\necho $! > bg.pid\nwait\n");
+      await startTurn(server, "Run it");
+      await eventually(() => {
+        try {
+          return readFileSync(join(cwd, "bg.pid"), "utf8").endsWith("\n");
+        } catch {
+          return false;
+        }
+      }, "the hook started");
+      server.runtime.input.end();
+      await server.exit;
+      await eventually(() => !alive(Number(readFileSync(join(cwd, "bg.pid"), "utf8"))), "no hook process outlives the child");
     });
   });
 }
