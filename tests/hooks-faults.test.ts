@@ -76,6 +76,22 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       });
     }
 
+    const floodedDenials: [string, string, RegExp][] = [
+      ["exits 2 after flooding its stderr", "cat >/dev/null\nhead -c 300000 /dev/zero | tr '\\0' x >&2\nexit 2\n", /^The tool call was denied by the user's hook: x{100}/],
+      ["answers deny on stdout after flooding its stderr", "cat >/dev/null\nhead -c 300000 /dev/zero | tr '\\0' x >&2\necho '{\"decision\":\"deny\",\"reason\":\"not today\"}'\n", /^The tool call was denied by the user's hook: not today$/],
+    ];
+    for (const [what, script, result] of floodedDenials) {
+      it(`a PreToolUse hook that ${what} still denies the call: a veto never fails open`, async () => {
+        const { server } = await serverWith(runtime, script);
+        const { runId } = await startTurn(server, "Run it");
+        const events = await runEvents(server, runId);
+        assert.equal((events.at(-1)!.data as { outcome: string }).outcome, "completed");
+        assert.deepEqual(diagnostics(events), []);
+        const output = (server.provider.log[1]!.body as { messages: { tool_call_id?: string; content: string }[] }).messages.find((entry) => entry.tool_call_id === "call_1");
+        assert.match(output!.content, result);
+      });
+    }
+
     it("a turn cancelled while a hook runs ends cancelled, and the hook's process group is killed", async () => {
       const { server, cwd } = await serverWith(runtime, "sleep 600 &\necho $! > bg.pid\nwait\n");
       const { sessionId, runId } = await startTurn(server, "Run it");

@@ -21,7 +21,7 @@ const exited = (code: number | null, stdout = "", stderr = "", signal: string | 
   status: { code, signal },
   stdout: encoder.encode(stdout),
   stderr: encoder.encode(stderr),
-  overflowed: false,
+  overflowed: { stdout: false, stderr: false },
 });
 
 describe("hooks settings", () => {
@@ -69,6 +69,15 @@ describe("hookAnswer()", () => {
     assert.deepEqual(hookAnswer("PreToolUse", exited(2, "", `no: ${secret}\n`), [secret]), { kind: "block", reason: "no: [redacted]" });
     assert.deepEqual(hookAnswer("PreToolUse", exited(1), []), { kind: "failed", why: "exited with code 1" });
     assert.deepEqual(hookAnswer("PreToolUse", exited(null, "", "", "SIGKILL"), []), { kind: "failed", why: "was killed by SIGKILL" });
+  });
+
+  it("a flood spoils only the stream an ending reads: exit 2 blocks with its stderr's first bytes, a cut character dropped; exit 0 fails on a stdout flood", () => {
+    const cut = encoder.encode("stop \u00e9").subarray(0, 6);
+    const flooded = (code: number, overflowed: { stdout: boolean; stderr: boolean }, stderr = cut): HookProcessResult => ({ kind: "exited", status: { code, signal: null }, stdout: new Uint8Array(), stderr, overflowed });
+    assert.deepEqual(hookAnswer("PreToolUse", flooded(2, { stdout: false, stderr: true }), []), { kind: "block", reason: "stop" });
+    assert.deepEqual(hookAnswer("PreToolUse", flooded(2, { stdout: true, stderr: false }, encoder.encode("no")), []), { kind: "block", reason: "no" });
+    assert.deepEqual(hookAnswer("PreToolUse", flooded(0, { stdout: false, stderr: true }), []), { kind: "proceed", decision: null, reason: null, context: null });
+    assert.deepEqual(hookAnswer("PreToolUse", flooded(0, { stdout: true, stderr: false }), []), { kind: "failed", why: "printed more than 64 KiB on stdout" });
   });
 
   it("each event takes only its own fields and decisions", () => {
