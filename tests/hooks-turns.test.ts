@@ -173,6 +173,32 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.equal(input.tool.arguments.path, "notes.txt");
     });
 
+    it("a PreToolUse hook cannot be bypassed by arguments too large for its input: the call is denied, not run unchecked", async () => {
+      const cwd = scripts({ "veto.sh": 'cat >/dev/null\necho "no writes" >&2\nexit 2\n' });
+      const fs = new MemoryFileSystem();
+      const server = await startWith(runtime, cwd, { hooks: { PreToolUse: [sh(join(cwd, "veto.sh"), { matcher: "write_file" })] }, tools: { write_file: "allow" } }, fs);
+      // Over 1 MiB of arguments, streamed in pieces as a provider does (one SSE event holds at most 1 MiB).
+      const args = JSON.stringify({ path: "big.txt", content: "x".repeat(1_100_000) });
+      const event = (delta: Record<string, unknown>, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const pieces = Array.from({ length: Math.ceil(args.length / 100_000) }, (_, index) => args.slice(index * 100_000, (index + 1) * 100_000));
+      server.provider.enqueue({
+        chunks: [
+          event({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "write_file", arguments: "" } }] }),
+          ...pieces.map((piece) => event({ tool_calls: [{ index: 0, function: { arguments: piece } }] })),
+          event({}, "tool_calls"),
+          "data: [DONE]\n\n",
+        ],
+      });
+      server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const { runId } = await startTurn(server, "Write a big file");
+      const events = await runEvents(server, runId);
+      assert.equal(finished(events).outcome, "completed", JSON.stringify(diagnostics(events)));
+      assert.equal(fs.exists(join(cwd, "big.txt")), false, "the unchecked write did not happen");
+      assert.match(toolResult(server, 1, "call_1"), /^The tool call was denied by the user's hook: .*too large/);
+      assert.match(activities(events)[0]!.summary, /\(denied by a hook\)$/);
+    });
+
     it("a Stop hook that always denies sends the model back at most 3 times, its reason as the next user message", async () => {
       const cwd = scripts({ "stop.sh": 'cat >/dev/null\necho \'{"decision":"deny","reason":"tests still fail"}\'\n' });
       const server = await startWith(runtime, cwd, { hooks: { Stop: [sh(join(cwd, "stop.sh"))] } });

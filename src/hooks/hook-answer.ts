@@ -4,7 +4,9 @@
  * stderr the reason; anything else (another code, a signal, a timeout, a
  * program that could not start, output over the bound, stdout that is not
  * the JSON the event takes, more than 64 KiB on stdout with exit 0) is a hook
- * failure, which never blocks anything. Exit 2's stderr reason is its first
+ * failure, which never blocks anything, except that a `PreToolUse` hook
+ * whose input is over 1 MiB blocks the call: the model cannot pad its
+ * arguments past a veto. Exit 2's stderr reason is its first
  * 64 KiB, whatever follows; what a hook prints on the stream its ending does
  * not read is ignored, so a flood there never turns a veto into "proceed".
  *
@@ -31,6 +33,9 @@ import type { HookProcessResult } from "./hook-process.ts";
 
 /** Longest reason or context one hook gives the model, in UTF-8 bytes. */
 export const MAX_HOOK_TEXT_BYTES = 10_000;
+
+/** Why a call whose hook input exceeds 1 MiB is denied rather than run unchecked. */
+export const TOO_LARGE_TO_CHECK = "its arguments are too large (over 1 MiB) for the hook to check, so it was not run. Make smaller calls.";
 
 /** One hook's answer. */
 export type HookAnswer =
@@ -107,7 +112,8 @@ export function hookAnswer(event: HookEvent, result: HookProcessResult, secrets:
     case "not_started":
       return { kind: "failed", why: "could not be started (not found or not executable)" };
     case "input_too_large":
-      return { kind: "failed", why: "was not run: its input exceeds 1 MiB" };
+      // The model sizes a call's arguments: a veto it could pad its way past would be no veto.
+      return event === "PreToolUse" ? { kind: "block", reason: TOO_LARGE_TO_CHECK } : { kind: "failed", why: "was not run: its input exceeds 1 MiB" };
   }
   const { status } = result;
   if (status.code === null) return { kind: "failed", why: `was killed by ${status.signal ?? "a signal"}` };
