@@ -1,6 +1,6 @@
 /**
  * Hooks without processes: the `hooks` settings section, matchers, the
- * canonical definition's pinned digest, and what a hook's ending means per
+ * canonical definition's pinned digest, what voids a project hook's approval, and what a hook's ending means per
  * event (docs/features/runner.md, "Hooks").
  */
 
@@ -9,7 +9,10 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { HOOK_MATCHER, matchesTool, parseHooksSettings } from "../src/config/hooks-settings.ts";
 import { parseSettingsText } from "../src/config/settings.ts";
-import { canonicalHookText } from "../src/hooks/definition.ts";
+import { canonicalHookText, hookApprovalFor, hookStatuses } from "../src/hooks/definition.ts";
+import { createMemoryRuntime } from "../runtime/memory.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { configuredHooks } from "../src/config/hooks-settings.ts";
 import { hookAnswer, MAX_HOOK_TEXT_BYTES } from "../src/hooks/hook-answer.ts";
 import type { HookProcessResult } from "../src/hooks/hook-process.ts";
 import { sha256Hex } from "../src/util/digest.ts";
@@ -59,6 +62,27 @@ describe("hooks settings", () => {
     const text = canonicalHookText({ v: 1, event: "PreToolUse", matcher: "shell", command: "/bin/sh", args: ["-c", "exit 0"], source: "/w/.magi-code/settings.jsonc" });
     assert.equal(text, '{"v":1,"event":"PreToolUse","matcher":"shell","command":"/bin/sh","args":["-c","exit 0"],"source":"/w/.magi-code/settings.jsonc"}');
     assert.equal(await sha256Hex(encoder.encode(text)), "572ed42369691c10df4a17b0bea0e4018bbefed780c12b670a9ea2cbe4b4c322");
+  });
+});
+
+describe("project hook approvals", () => {
+  it("hookStatuses(): a changed command, or the same command finding another program, voids the approval", async () => {
+    const fs = new MemoryFileSystem();
+    for (const path of ["/bin/sh", "/bin/bash", "/opt/bin/lint", "/usr/bin/lint"]) fs.writeFile(path, "", 0o755);
+    fs.writeFile("/w/.magi-code/settings.jsonc", "{}", 0o644);
+    const statuses = async (command: string, path: string, approvals: Parameters<typeof hookStatuses>[2]) => {
+      const runtime = createMemoryRuntime({ fs, cwd: "/w", env: { HOME: "/home/user", PATH: path } });
+      const hooks = configuredHooks({ file: "/home/user/.magi-code/settings.jsonc" }, { file: "/w/.magi-code/settings.jsonc", hooks: { Stop: [{ command, args: ["x"] }] } });
+      return await hookStatuses(runtime, hooks, approvals, "/w");
+    };
+    const [first] = await statuses("/bin/sh", "/usr/bin", []);
+    const approvals = [hookApprovalFor(first!)!];
+    assert.equal((await statuses("/bin/sh", "/usr/bin", approvals))[0]!.state, "approved");
+    assert.equal((await statuses("/bin/bash", "/usr/bin", approvals))[0]!.state, "not_approved");
+    const [lint] = await statuses("lint", "/usr/bin", []);
+    const lintApproved = [hookApprovalFor(lint!)!];
+    assert.equal((await statuses("lint", "/usr/bin", lintApproved))[0]!.state, "approved");
+    assert.equal((await statuses("lint", "/opt/bin:/usr/bin", lintApproved))[0]!.state, "changed");
   });
 });
 
