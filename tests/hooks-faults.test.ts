@@ -35,6 +35,16 @@ const alive = (pid: number) => {
   }
 };
 
+/** Waits until the hook of `cwd` wrote its background child's pid. */
+const hookStarted = (cwd: string) =>
+  eventually(() => {
+    try {
+      return readFileSync(join(cwd, "bg.pid"), "utf8").endsWith("\n");
+    } catch {
+      return false;
+    }
+  }, "the hook started");
+
 /** A workspace holding `hook.sh`, and a server whose one PreToolUse hook runs it (or `command`). */
 async function serverWith(runtime: Runtime, script: string, hook: Record<string, unknown> = {}) {
   const cwd = join(root, `ws-${counter++}`);
@@ -95,13 +105,7 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
     it("a turn cancelled while a hook runs ends cancelled, and the hook's process group is killed", async () => {
       const { server, cwd } = await serverWith(runtime, "sleep 600 &\necho $! > bg.pid\nwait\n");
       const { sessionId, runId } = await startTurn(server, "Run it");
-      await eventually(() => {
-        try {
-          return readFileSync(join(cwd, "bg.pid"), "utf8").endsWith("\n");
-        } catch {
-          return false;
-        }
-      }, "the hook started");
+      await hookStarted(cwd);
       await request(server, "cancel", "turn.cancel", { session_id: sessionId, run_id: runId });
       const events = await runEvents(server, runId);
       assert.equal((events.at(-1)!.data as { outcome: string }).outcome, "cancelled");
@@ -113,13 +117,7 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
     it("a child whose input ends (EOF) while a hook runs kills the hook's process group", async () => {
       const { server, cwd } = await serverWith(runtime, "sleep 600 &\necho $! > bg.pid\nwait\n");
       await startTurn(server, "Run it");
-      await eventually(() => {
-        try {
-          return readFileSync(join(cwd, "bg.pid"), "utf8").endsWith("\n");
-        } catch {
-          return false;
-        }
-      }, "the hook started");
+      await hookStarted(cwd);
       server.runtime.input.end();
       await server.exit;
       await eventually(() => !alive(Number(readFileSync(join(cwd, "bg.pid"), "utf8"))), "no hook process outlives the child");
