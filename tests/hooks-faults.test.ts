@@ -16,7 +16,8 @@ import type { Runtime } from "../src/host/runtime.ts";
 import type { Frame } from "./support/harness.ts";
 import { eventually } from "./support/hang-guard.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { spawningRuntimes } from "./support/tools.ts";
+import { mirrorPrograms, spawningRuntimes } from "./support/tools.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { closedAfterAll, request, runEvents, startTurn, startTurnServer, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-hooks-faults-")));
@@ -51,7 +52,8 @@ async function serverWith(runtime: Runtime, script: string, hook: Record<string,
   mkdirSync(cwd);
   writeFileSync(join(cwd, "hook.sh"), script);
   const settings = { hooks: { PreToolUse: [{ command: "sh", args: [join(cwd, "hook.sh")], ...hook }] }, tools: { shell: "allow" } };
-  const server = await startTurnServer("openai-chat", { processes: runtime, fetch: runtime.fetch, cwd, env: { PATH: process.env.PATH ?? "" }, settings });
+  const fs = mirrorPrograms(new MemoryFileSystem(), ["sh"]);
+  const server = await startTurnServer("openai-chat", { processes: runtime, fetch: runtime.fetch, cwd, fs, env: { PATH: process.env.PATH ?? "" }, settings });
   started.push(server);
   server.provider.enqueue(reply("openai-chat", { calls: [{ id: "call_1", name: "shell", args: { command: "echo ran" } }] }));
   server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));

@@ -9,7 +9,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -21,7 +21,7 @@ import { withApproval } from "../src/trust/approvals.ts";
 import { updateApprovals } from "../src/trust/approvals-write.ts";
 import type { Frame } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { spawningRuntimes } from "./support/tools.ts";
+import { mirrorPrograms, spawningRuntimes } from "./support/tools.ts";
 import { closedAfterAll, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-hooks-turns-")));
@@ -46,7 +46,7 @@ function scripts(files: Record<string, string>): string {
 const started = closedAfterAll();
 
 async function startWith(runtime: Runtime, cwd: string, settings: Record<string, unknown>, fs = new MemoryFileSystem()): Promise<TurnServer> {
-  const server = await startTurnServer("openai-chat", { processes: runtime, fetch: runtime.fetch, cwd, fs, env: { PATH: process.env.PATH ?? "" }, settings });
+  const server = await startTurnServer("openai-chat", { processes: runtime, fetch: runtime.fetch, cwd, fs: mirrorPrograms(fs, ["sh", "node"]), env: { PATH: process.env.PATH ?? "" }, settings });
   started.push(server);
   return server;
 }
@@ -91,6 +91,7 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
         processes: runtime,
         fetch: runtime.fetch,
         cwd,
+        fs: mirrorPrograms(new MemoryFileSystem(), ["sh"]),
         env: { PATH: process.env.PATH ?? "" },
         settings: { hooks: { PreToolUse: [sh(join(cwd, "ask.sh"))] }, tools: { shell: "ask" } },
         capabilities: [...TURN_CAPABILITIES, "approval.scope"],
@@ -197,6 +198,27 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.equal(fs.exists(join(cwd, "big.txt")), false, "the unchecked write did not happen");
       assert.match(toolResult(server, 1, "call_1"), /^The tool call was denied by the user's hook: .*too large/);
       assert.match(activities(events)[0]!.summary, /\(denied by a hook\)$/);
+    });
+
+    it("a global hook whose bare command is on no absolute PATH entry fails unrun: never the workspace's program of that name (canary)", async () => {
+      const canary = join(root, `canary-path-${counter}`);
+      const cwd = scripts({ "magi-lint-hook": `#!/bin/sh\necho ran >> ${canary}\n` });
+      chmodSync(join(cwd, "magi-lint-hook"), 0o755);
+      const server = await startTurnServer("openai-chat", {
+        processes: runtime,
+        fetch: runtime.fetch,
+        cwd,
+        env: { PATH: `${process.env.PATH ?? ""}:.` },
+        settings: { hooks: { UserPromptSubmit: [{ command: "magi-lint-hook" }] } },
+      });
+      started.push(server);
+      server.provider.enqueue(reply("openai-chat", { text: ["Hi."] }));
+      const { runId } = await startTurn(server, "Hello");
+      const events = await runEvents(server, runId);
+      assert.equal(finished(events).outcome, "completed");
+      assert.equal(existsSync(canary), false, "the repository's program did not run");
+      assert.deepEqual(diagnostics(events).map((entry) => entry.code), ["hook_failed"]);
+      assert.match(diagnostics(events)[0]!.summary, /could not be started/);
     });
 
     it("a Stop hook that always denies sends the model back at most 3 times, its reason as the next user message", async () => {
