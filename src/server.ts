@@ -21,7 +21,7 @@ import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
 import { StatusView } from "./operations/status.ts";
 import { Dispatcher, type Reject } from "./protocol/dispatcher.ts";
-import { Negotiation } from "./protocol/negotiation.ts";
+import { EXTENSION_REQUESTS, Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
 import { ErrorCode } from "./protocol/errors.ts";
 import type { ApprovalAnswerParams } from "./protocol/schemas.ts";
@@ -72,6 +72,8 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
   });
   const gate = new PhaseGate(() => lifecycle.phase, () => workers.runner, reject);
   const answer = gate.ready(({ turns }, id, params: ApprovalAnswerParams) => turns.answer(id, params));
+  // `agent.info` reads the admitted snapshot only: it is gated on a ready child without loading the workers.
+  const info = new PhaseGate<ReadyWorkers>(() => lifecycle.phase, () => workers.view === null ? null : (handle) => handle(workers), reject).ready((ready: ReadyWorkers, id: string) => ready.info(id));
   const dispatcher = new Dispatcher({
     "initialize": (id, params) => initializer.initialize(id, params),
     "status": (id) => status.answer(id),
@@ -91,7 +93,9 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "model.refresh": gate.ready(negotiation.only("model.refresh", ({ catalog }, id, params) => catalog.refresh(id, params))),
     "selection.set": gate.ready(({ catalog }, id, params) => catalog.select(id, params)),
     "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
-  }, reject);
+    "session.rewind.preview": gate.ready(({ rewind }, id, params) => rewind.preview(id, params)),
+    "session.rewind": gate.ready(({ rewind }, id, params) => rewind.apply(id, params)),
+  }, reject, new Map([["agent.info", { params: EXTENSION_REQUESTS["agent.info"], negotiated: () => negotiation.negotiated("agent.info"), handle: (id) => info(id, {}) }]]), (method) => negotiation.routed(method));
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;
 }

@@ -6,11 +6,11 @@
  * @module
  */
 
-import type { MethodName } from "../protocol/methods.ts";
+import type { ClientMethod } from "./methods.ts";
 import type { Outgoing } from "./outbox.ts";
 
 /** The operations `operation.cancel` stops by request id (docs/features/local-agent-extensions.md). */
-export const CANCELLABLE: ReadonlySet<MethodName> = new Set<MethodName>([
+export const CANCELLABLE: ReadonlySet<ClientMethod> = new Set<ClientMethod>([
   "session.list",
   "session.discover",
   "session.open",
@@ -18,6 +18,8 @@ export const CANCELLABLE: ReadonlySet<MethodName> = new Set<MethodName>([
   "model.catalog",
   "model.catalog.status",
   "model.refresh",
+  "session.rewind.preview",
+  "session.rewind",
 ]);
 
 /** The longest `timeoutMs`, about 24.8 days: a timer's delay is a signed 32-bit count, and a longer one would fire at once. */
@@ -68,7 +70,7 @@ export interface Pending extends Outgoing {
 }
 
 /** A request not yet sent; `caller` null for one the client sends on its own behalf. */
-export function pending(method: MethodName, params: unknown, caller: Caller | null, onResult?: (result: never) => void): Pending {
+export function pending(method: ClientMethod, params: unknown, caller: Caller | null, onResult?: (result: never) => void): Pending {
   return { method, params, held: false, id: null, caller, onResult, busyRetries: 0, cancelled: null, dispose: () => {} };
 }
 

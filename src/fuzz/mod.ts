@@ -21,9 +21,20 @@ export { type AnswerFrame, expectAnswer, type ExpectedAnswer, frameText } from "
 export { hasNonSpace, identifier, INVISIBLE_NON_SPACE, type Prompt, prompt, WHITE_SPACE } from "./text.ts";
 export { admissionCode, type ChildPhase, type NegotiationCall, negotiationCall } from "./admission.ts";
 export { type Defect, effortDefects } from "./defects.ts";
-export { capabilityList, effortRequest, type FieldKind, type FieldSpec, isPaged, PARAMS_FIELDS, selectionName, SET_EFFORT_VALUES, sessionId } from "./fields.ts";
+export { capabilityList, effortRequest, type FieldKind, type FieldSpec, isPaged, PARAMS_FIELDS, REQUIRED_ONLY_FIELDS, selectionName, SET_EFFORT_VALUES, sessionId } from "./fields.ts";
 export { invalidCall, type InvalidParams, invalidParams, paramsFrameBytes } from "./invalid-params.ts";
-export { EXTENSION_CAPABILITIES, isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
+export {
+  EXTENSION_CAPABILITIES,
+  EXTENSION_METHODS,
+  type ExtensionMethod,
+  isExtensionMethod,
+  isGated,
+  type KitMethod,
+  NEGOTIATED_METHODS,
+  REQUIRED_ONLY_METHODS,
+  type WireMethod,
+  WIRE_METHODS,
+} from "./methods.ts";
 export { fieldValue, type ParamsContext, validCall, validParams } from "./params.ts";
 
 const encoder = new TextEncoder();

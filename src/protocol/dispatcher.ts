@@ -20,6 +20,20 @@ import { isMethodName, type MethodHandlers, type MethodName, METHODS } from "./m
 /** Sends an error response for a rejected request; `id` is `null` when the request's identity is unrecoverable. */
 export type Reject = (id: string | null, code: ErrorCode) => void;
 
+/**
+ * A request beyond the base method table (`agent.info`): a client that did
+ * not negotiate it meets an unknown method, exactly as before it existed,
+ * so its refusal comes before params are looked at.
+ */
+export interface ExtensionRequest {
+  /** Its params schema. */
+  readonly params: v.GenericSchema;
+  /** Whether the admitted `initialize` required it. */
+  readonly negotiated: () => boolean;
+  /** Answers a request whose params the schema validated. */
+  readonly handle: (id: string, params: unknown) => void;
+}
+
 /** A frame of spaces, tabs and CRs only: "empty lines are invalid", before any JSON parsing. */
 function isBlank(bytes: Uint8Array): boolean {
   for (const byte of bytes) {
@@ -33,11 +47,19 @@ export class Dispatcher {
   readonly #ledger = new IdLedger(LIMITS.request_ids);
   readonly #handlers: MethodHandlers;
   readonly #reject: Reject;
+  readonly #extensions: ReadonlyMap<string, ExtensionRequest>;
+  readonly #routed: (method: MethodName) => boolean;
 
-  /** Creates a dispatcher over `handlers` that answers rejections through `reject`. */
-  constructor(handlers: MethodHandlers, reject: Reject) {
+  /**
+   * Creates a dispatcher over `handlers` and the `extensions` requests that
+   * answers rejections through `reject`; a method `routed` denies is
+   * answered as an unknown one.
+   */
+  constructor(handlers: MethodHandlers, reject: Reject, extensions: ReadonlyMap<string, ExtensionRequest> = new Map(), routed: (method: MethodName) => boolean = () => true) {
     this.#handlers = handlers;
     this.#reject = reject;
+    this.#extensions = extensions;
+    this.#routed = routed;
   }
 
   /**
@@ -60,9 +82,17 @@ export class Dispatcher {
   }
 
   #dispatch(request: Request): void {
-    if (!isMethodName(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
+    const extension = this.#extensions.get(request.method);
+    if (extension !== undefined && extension.negotiated()) return this.#extension(extension, request);
+    if (!isMethodName(request.method) || !this.#routed(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
     if (request.paramsHaveDuplicate) return this.#reject(request.id, Codes.invalidParams);
     if (!this.#run(request.method, request.id, request.params)) this.#reject(request.id, Codes.invalidParams);
+  }
+
+  #extension(extension: ExtensionRequest, request: Request): void {
+    const parsed = request.paramsHaveDuplicate ? null : v.safeParse(extension.params, request.params);
+    if (parsed === null || !parsed.success) return this.#reject(request.id, Codes.invalidParams);
+    extension.handle(request.id, parsed.output);
   }
 
   /** Validates `params` against method `name`'s schema and runs its handler; `false` when they are invalid. */

@@ -19,6 +19,7 @@ import type { MethodName } from "./methods.ts";
 import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CountSchema, list } from "./schema-parts.ts";
 import { CapabilityNameSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
+import { SessionRewindPreviewResultSchema, SessionRewindResultSchema } from "./rewind-schemas.ts";
 import {
   ModelCatalogResultSchema,
   ModelCatalogStatusResultSchema,
@@ -246,6 +247,8 @@ export const RESULTS = {
   "model.catalog.status": ModelCatalogStatusResultSchema,
   "model.refresh": ModelRefreshResultSchema,
   "selection.set": SelectionSetResultSchema,
+  "session.rewind.preview": SessionRewindPreviewResultSchema,
+  "session.rewind": SessionRewindResultSchema,
 } as const satisfies { readonly [M in MethodName]: v.GenericSchema };
 
 /** The result of method `M`, inferred from its schema. */

@@ -104,7 +104,7 @@ class LiveCard implements CallCard {
     this.#card = fitCard({ ...finished, phase: "finished", outcome: outcomeOf(finished, ending), effect: effectOf(finished, ending) });
     // Saved as it ends, for history.page: after the call's last activity record, which it attaches to.
     const { session_id } = this.#io.scope;
-    const saved = { v: 1, type: "tool_card", ignorable: true, session_id, at: this.#io.at(), turn_id: this.#io.turnId } as const;
+    const saved = { v: 3, type: "tool_card", ignorable: true, session_id, at: this.#io.at(), turn_id: this.#io.turnId } as const;
     await this.#io.persist([{ ...saved, activity_id: this.#activityId, card_id: this.#cardId, card: this.#card }]);
     await this.#send("terminal");
   }

@@ -26,12 +26,14 @@ export function* chunkSlots(
   after: HistorySnapshot,
 ): Generator<number, ProjectionResult> {
   const entries: HistoryEntry[] = [];
+  const userTurns = new Map<string, string>();
   const cards = new Map(after.cards);
   let cardBytes = after.cardBytes;
   const earlier = after.entries.length;
   let bytes = after.bytes; // the array's brackets and every earlier entry
   for (const [index, slot] of slots.entries()) {
     const messageId = `m${(after.messages + index).toString(36)}`;
+    if (slot.turn !== undefined) userTurns.set(messageId, slot.turn);
     // Redaction is one synchronous pass; a text that could not fit the snapshot even after
     // shrinking every byte into a marker is refused before it can hold the loop for long.
     if (slot.text.length > LIMITS.history_snapshot_bytes) return { ok: false, code: ErrorCode.historyLimit };
@@ -75,6 +77,7 @@ export function* chunkSlots(
       messages: after.messages + slots.length,
       bytes,
       tailNotice: ending.tailNotice,
+      userTurns,
       cards,
       cardBytes,
     }),

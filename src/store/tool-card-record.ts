@@ -16,7 +16,7 @@ import { IdSchema, SessionIdSchema, TimestampSchema } from "./record-field-schem
 
 /** The fields of a `tool_card` record (a table, as `records.ts` builds its variant from tables). */
 export const TOOL_CARD = {
-  v: v.literal(1),
+  v: v.literal(3),
   type: v.literal("tool_card"),
   ignorable: v.literal(true),
   session_id: SessionIdSchema,

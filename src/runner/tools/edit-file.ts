@@ -143,6 +143,7 @@ async function prepare(params: EditFileParams, context: ToolContext): Promise<Pr
       }
       let written: "written" | "moved";
       try {
+        await context.checkpoint?.(target.path, original.bytes, bytes);
         written = await writeFileAtomic(context.runtime, target.path, bytes, writable.mode);
       } catch (error) {
         return done(false, `Writing the file failed: ${describeError(error)}.`, `failed (${describeError(error)})`);

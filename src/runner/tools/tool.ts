@@ -44,7 +44,17 @@ export interface ToolContext {
   readonly secrets: readonly string[];
   /** The enabled skills: `skill` loads them, and `read_file` may read inside their directories. Absent: none. */
   readonly skills?: readonly Skill[];
+  /**
+   * Called by `write_file` and `edit_file` right before they change the file
+   * at canonical `path`, with its content now (null: there is none) and what
+   * replaces it, so `session.rewind` can put it back (`src/rewind/`).
+   * Absent: no checkpoints (the client did not negotiate `session.rewind`).
+   */
+  readonly checkpoint?: TakeCheckpoint;
 }
+
+/** Keeps a file's content before a tool changes it; see {@link ToolContext.checkpoint}. */
+export type TakeCheckpoint = (path: string, before: Uint8Array | null, after: Uint8Array) => Promise<void>;
 
 /** How a call ended. */
 export interface ToolResult {

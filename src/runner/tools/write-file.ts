@@ -67,6 +67,11 @@ async function prepare(params: WriteFileParams, context: ToolContext): Promise<P
       let written: "written" | "moved";
       try {
         if (writable.created) await context.runtime.fs.mkdir(dirname(target.path), 0o755);
+        // The content being replaced, for `session.rewind`; a write that cannot read it takes none.
+        if (context.checkpoint !== undefined) {
+          const before = writable.created ? null : await context.runtime.fs.readFile(target.path, MAX_WRITE_BYTES).catch(() => undefined);
+          if (before !== undefined) await context.checkpoint(target.path, before, bytes);
+        }
         written = await writeFileAtomic(context.runtime, target.path, bytes, writable.mode);
       } catch (error) {
         return done(false, `Writing the file failed: ${describeError(error)}.`, `failed (${describeError(error)})`);
