@@ -41,8 +41,14 @@ function byFile(checkpoints: readonly Checkpoint[]): Planned[] {
   return [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-/** The content of the file at `path` when it holds exactly what the last dropped write left; else null. */
+/**
+ * The content of the file at `path` when it holds exactly what the last
+ * dropped write left, at that very path; else null. One no longer its own
+ * canonical path (it, or a directory above it, swapped for a symlink) leads
+ * elsewhere, so the preview and the rewind both call it changed.
+ */
 async function unchanged(runtime: Runtime, path: string, afterSha256: string): Promise<Uint8Array | null> {
+  if (await runtime.fs.realpath(path).catch(() => null) !== path) return null;
   const now = await runtime.fs.readFile(path, MAX_WRITE_BYTES).catch(() => null);
   if (now === null) return null;
   const hash = runtime.createSha256();
@@ -80,9 +86,7 @@ export async function restoreFiles(runtime: Runtime, store: Checkpoints, checkpo
   for (const file of byFile(checkpoints)) {
     const path = store.absolute(file.path);
     const change = (state: FileState): FileChange => ({ path: file.path, created: file.before === null, state });
-    // A path that is no longer its own canonical path (a directory swapped for a symlink) leads elsewhere.
-    const canonical = await runtime.fs.realpath(path).catch(() => null);
-    if (canonical !== path || await unchanged(runtime, path, file.afterSha256) === null) {
+    if (await unchanged(runtime, path, file.afterSha256) === null) {
       out.push(change("changed"));
       continue;
     }
