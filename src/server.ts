@@ -95,7 +95,7 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
     "session.rewind.preview": gate.ready(({ rewind }, id, params) => rewind.preview(id, params)),
     "session.rewind": gate.ready(({ rewind }, id, params) => rewind.apply(id, params)),
-  }, reject, new Map([["agent.info", { params: EXTENSION_REQUESTS["agent.info"], negotiated: () => negotiation.negotiated("agent.info"), handle: (id) => info(id, {}) }]]), (method) => negotiation.routed(method));
+  }, reject, new Map([["agent.info", { params: EXTENSION_REQUESTS["agent.info"], handle: (id) => info(id, {}) }]]), (method) => negotiation.routed(method));
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;
 }

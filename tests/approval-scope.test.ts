@@ -183,6 +183,35 @@ describe("approval.scope over the protocol", () => {
     }
   });
 
+  it("a rewind withdraws the session's grants: a grant the history no longer shows lets nothing run unasked", async () => {
+    const server = await startTurnServer(API, { capabilities: [...SCOPED, "session.rewind"] });
+    try {
+      server.provider.enqueue(writeCall("c1", "a.txt"));
+      server.provider.enqueue(reply(API, { text: ["Done."] }));
+      const first = await startTurn(server, "write a");
+      await answer(server, "a1", first.sessionId, await nextEvent(server, first.runId, "approval.requested"), true, "session");
+      await runEvents(server, first.runId);
+      server.provider.enqueue(reply(API, { text: ["Noted."] }));
+      const second = await startTurn(server, "just talk", first.sessionId);
+      const finished = (await runEvents(server, second.runId)).find((e) => e.event === "run.finished")!;
+      const revision = (finished.data as { revision: string }).revision;
+      const page = await request(server, "page", "history.page", { session_id: first.sessionId, revision, cursor: null });
+      const target = (page.result as { entries: { kind: string; text: string; message_id: string }[] }).entries.find((e) => e.kind === "user" && e.text === "just talk")!;
+      // Only the second turn is dropped; the grant's own turn stays, yet it is withdrawn all the same.
+      const rewound = await request(server, "rewind", "session.rewind", { session_id: first.sessionId, revision, message_id: target.message_id, restore_files: false });
+      assert.equal((rewound.result as { dropped_turns: number }).dropped_turns, 1);
+      server.provider.enqueue(writeCall("c2", "a.txt"));
+      server.provider.enqueue(reply(API, { text: ["Done."] }));
+      const third = await startTurn(server, "write a again", first.sessionId);
+      const asked = await nextEvent(server, third.runId, "approval.requested");
+      assert.equal((asked.data as { scope_key: string }).scope_key, 'write_file "a.txt"');
+      await answer(server, "a2", first.sessionId, asked, false);
+      await runEvents(server, third.runId);
+    } finally {
+      assert.equal(await stopTurnServer(server), 0);
+    }
+  });
+
   it("grants die with the child: a new child over the same session asks again", async () => {
     const first = await startTurnServer(API, { capabilities: SCOPED });
     const fs = first.runtime.fs;

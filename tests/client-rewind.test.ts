@@ -41,7 +41,8 @@ describe("the client library's session.rewind", () => {
       const page = await agent.request("history.page", { session_id: session.session_id, revision });
       const target = page.entries.find((entry) => entry.kind === "user")!.message_id;
       const preview = await agent.request("session.rewind.preview", { session_id: session.session_id, revision, message_id: target });
-      assert.deepEqual(preview.files, [{ path: "hi.txt", created: true, state: "restorable" }]);
+      assert.deepEqual(preview.files.map(({ diff: _diff, ...file }) => file), [{ path: "hi.txt", created: true, state: "restorable", diff_omitted: false }]);
+      assert.match(preview.files[0]!.diff!.text, /^--- a\/hi.txt\n\+\+\+ \/dev\/null\n/u);
       assert.deepEqual(preview.unrestorable, [{ tool: "write_file", calls: 1 }]);
       const applied = await agent.request("session.rewind", { session_id: session.session_id, revision, message_id: target, restore_files: true });
       assert.deepEqual(applied.files, [{ path: "hi.txt", created: true, state: "restored" }]);

@@ -41,11 +41,23 @@ async function userMessage(client: WireClient, sessionId: string, revision: stri
   return (page.entries as { kind: string; text: string; message_id: string }[]).find((entry) => entry.kind === "user" && entry.text === text)!.message_id;
 }
 
+/** Negotiates rewind, creates a session and runs one turn, prompt "only": the session, its revision and that prompt's message id. */
+async function oneTurn(client: WireClient): Promise<{ sessionId: string; revision: string; target: string }> {
+  await client.ok("initialize", { required_capabilities: REWIND });
+  const sessionId = (await client.ok("session.create")).session_id as string;
+  const runId = (await client.ok("turn.start", { session_id: sessionId, prompt: "only" })).run_id as string;
+  const revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
+  return { sessionId, revision, target: await userMessage(client, sessionId, revision, "only") };
+}
+
 /** The texts of the user messages a provider request carried. */
 function userTexts(body: unknown): string[] {
   const messages = (body as { messages: { role: string; content: unknown }[] }).messages;
   return messages.filter((message) => message.role === "user").map((message) => (typeof message.content === "string" ? message.content : JSON.stringify(message.content)));
 }
+
+/** A preview's diff shown whole: `text` is ASCII here, so its length is its size. */
+const whole = (text: string) => ({ text, truncated: false, total_bytes: text.length });
 
 for (const launcher of launchers()) {
   describe(`${launcher.name}: session.rewind over real pipes`, () => {
@@ -152,9 +164,9 @@ for (const launcher of launchers()) {
         const preview = await client.ok("session.rewind.preview", { session_id: sessionId, revision, message_id: target });
         assert.deepEqual(preview.unrestorable, [{ tool: "edit_file", calls: 1 }, { tool: "write_file", calls: 2 }]);
         assert.deepEqual(preview.files, [
-          { path: "a.txt", created: true, state: "restorable" },
-          { path: "b.txt", created: false, state: "restorable" },
-          { path: "c.txt", created: false, state: "changed" },
+          { path: "a.txt", created: true, state: "restorable", diff: whole("--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-new\n"), diff_omitted: false },
+          { path: "b.txt", created: false, state: "restorable", diff: whole("--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-BETA\n+beta\n"), diff_omitted: false },
+          { path: "c.txt", created: false, state: "changed", diff: null, diff_omitted: false },
         ]);
         const applied = await client.ok("session.rewind", { session_id: sessionId, revision, message_id: target, restore_files: true });
         assert.deepEqual(applied.files, [
@@ -173,6 +185,39 @@ for (const launcher of launchers()) {
       }
     });
 
+    it("a preview's diffs are redacted, each cut to diff_bytes with a marker naming its size, and past preview_diff_bytes left out and marked", async () => {
+      const provider = await startFakeProvider();
+      const ws = workspace(root, `diffs-${launcher.name}`, provider, { tools: { write_file: "allow" } });
+      const token = "ghp_0123456789abcdefABCDEF";
+      // Nine files of 20,000 bytes: each diff is cut, and seven cut diffs fill the preview's budget.
+      const calls = Array.from({ length: 9 }, (_, index) => ({ id: `call_${index}`, name: "write_file", args: { path: `f${index}.txt`, content: `${token}\n${"x".repeat(80)}\n`.repeat(200) } }));
+      provider.enqueue(reply("openai-chat", { text: ["Writing."], calls }));
+      provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const client = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        const { sessionId, revision, target } = await oneTurn(client);
+        const preview = await client.ok("session.rewind.preview", { session_id: sessionId, revision, message_id: target });
+        const files = preview.files as { path: string; diff: { text: string; truncated: boolean; total_bytes: number } | null; diff_omitted: boolean }[];
+        assert.equal(files.length, 9);
+        const shown = files.filter((file) => file.diff !== null);
+        assert.ok(shown.length >= 1 && shown.length < 9, `${shown.length} diffs shown`);
+        for (const file of shown) {
+          assert.equal(file.diff_omitted, false);
+          assert.equal(file.diff!.truncated, true);
+          assert.ok(!file.diff!.text.includes(token), "a token starting a removed line leaks through the diff");
+          assert.match(file.diff!.text, /^--- a\/f\d\.txt\n\+\+\+ \/dev\/null\n@@ -1,400 \+0,0 @@\n-\[redacted\]\n/u);
+          assert.match(file.diff!.text, new RegExp(`\\n\\[… diff truncated: \\d+ of ${file.diff!.total_bytes} bytes shown …\\]$`, "u"));
+          assert.ok(new TextEncoder().encode(JSON.stringify(file.diff!.text)).length - 2 <= 4_096);
+        }
+        assert.ok(shown.reduce((sum, file) => sum + file.diff!.text.length, 0) <= 32_768);
+        for (const file of files.filter((file) => file.diff === null)) assert.equal(file.diff_omitted, true);
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+        await provider.close();
+      }
+    });
+
     it("a rewind without restore_files leaves every file as the dropped turns left it", async () => {
       const provider = await startFakeProvider();
       const ws = workspace(root, `keep-${launcher.name}`, provider, { tools: { write_file: "allow" } });
@@ -180,11 +225,7 @@ for (const launcher of launchers()) {
       provider.enqueue(reply("openai-chat", { text: ["Done."] }));
       const client = new WireClient(launcher, ws.cwd, ws.env);
       try {
-        await client.ok("initialize", { required_capabilities: REWIND });
-        const sessionId = (await client.ok("session.create")).session_id as string;
-        const runId = (await client.ok("turn.start", { session_id: sessionId, prompt: "only" })).run_id as string;
-        const revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
-        const target = await userMessage(client, sessionId, revision, "only");
+        const { sessionId, revision, target } = await oneTurn(client);
         const applied = await client.ok("session.rewind", { session_id: sessionId, revision, message_id: target, restore_files: false });
         assert.deepEqual(applied.files, [{ path: "a.txt", created: true, state: "kept" }]);
         assert.equal(readFileSync(join(ws.cwd, "a.txt"), "utf8"), "new\n");

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { cutWithMarker, displayText, escapedBytes, headWithin, tailWithin } from "../src/cards/bounds.ts";
-import { boundedDiff, emptyCard, fitCard, preparedCard, runningCard } from "../src/cards/card.ts";
+import { cardDiff, emptyCard, fitCard, preparedCard, runningCard } from "../src/cards/card.ts";
 import { DetailBudget } from "../src/cards/bounds.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { unifiedDiff } from "../src/cards/diff.ts";
@@ -85,20 +85,20 @@ describe("card bounds", () => {
     assert.equal(displayText("key=sk-secret-value-123\n\tx\u202Ey", ["sk-secret-value-123"]), "key=[redacted]\n\tx\\u{202E}y");
   });
 
-  it("boundedDiff() cuts a long diff to diff_bytes with its marker and counts the whole diff", () => {
+  it("cardDiff() cuts a long diff to diff_bytes with its marker and counts the whole diff", () => {
     const after = "z".repeat(20_000);
-    const diff = boundedDiff("big", null, after, [])!;
+    const diff = cardDiff("big", null, after, [])!;
     assert.equal(diff.truncated, true);
     assert.equal(diff.total_bytes, "--- /dev/null\n+++ b/big\n@@ -0,0 +1 @@\n+".length + 20_000 + "\n\\ No newline at end of file\n".length);
     assert.ok(escapedBytes(diff.text) <= CARD_LIMITS.diff_bytes);
     assert.match(diff.text, /\n\[… diff truncated: \d+ of \d+ bytes shown …\]$/u);
   });
 
-  it("boundedDiff() redacts a credential at the start of a removed or added line, where the line's sign would hide it from redaction", () => {
+  it("cardDiff() redacts a credential at the start of a removed or added line, where the line's sign would hide it from redaction", () => {
     const key = "AKIAIOSFODNN7EXAMPLE";
     const token = "ghp_0123456789abcdefABCDEF";
     const url = "https://deploy:hunter2hunter2@example.com/repo.git";
-    const diff = boundedDiff("creds.txt", `${key}\n${token}\nkeep\n`, `keep\n${url}\n`, [])!;
+    const diff = cardDiff("creds.txt", `${key}\n${token}\nkeep\n`, `keep\n${url}\n`, [])!;
     for (const secret of [key, token, "hunter2hunter2"]) assert.ok(!diff.text.includes(secret), `${secret} leaks through the diff`);
     assert.equal(diff.text, "--- a/creds.txt\n+++ b/creds.txt\n@@ -1,3 +1,2 @@\n-[redacted]\n-[redacted]\n keep\n+https://deploy:[redacted]@example.com/repo.git\n");
   });
@@ -120,7 +120,7 @@ describe("card bounds", () => {
   it("fitCard() cutting an already cut diff keeps one marker, naming the whole diff's size", () => {
     // A long escaped path fills the card twice (the card's path, the diff's headers), so the diff is cut again.
     const path = "\\u{200B}".repeat(1_000);
-    const diff = boundedDiff(path, null, "x\n".repeat(10_000), [])!;
+    const diff = cardDiff(path, null, "x\n".repeat(10_000), [])!;
     const card = fitCard({ ...emptyCard("write_file", "write"), path, summary: `write_file ${path.slice(0, 1_000)}`, diff });
     assert.ok(Buffer.byteLength(JSON.stringify(card)) <= CARD_LIMITS.card_bytes);
     assert.ok(escapedBytes(card.diff!.text) < escapedBytes(diff.text), "the diff was cut again");

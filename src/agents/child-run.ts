@@ -59,8 +59,11 @@ export function childConfig(parent: RunConfig, setup: Pick<ChildSetup, "profile"
   // A profile's model runs with the delegating run's provider; its effort only where the profile says, since
   // the delegating run's was chosen for the delegating run's model.
   const model = profile.model ?? parent.model;
+  // A subagent takes no rewind checkpoints: its history is never opened, so nothing could restore them,
+  // and each task call would start a fresh per-session bound of its own.
+  const { checkpoints: _unrestorable, ...inherited } = parent;
   return {
-    ...parent,
+    ...inherited,
     model,
     effort: profile.effort ?? (model === parent.model ? parent.effort : "default"),
     contextWindow: model === parent.model ? parent.contextWindow : null,

@@ -13,7 +13,7 @@ import type { FileSystem } from "../host/fs.ts";
 import type { ApprovalOutcome } from "../protocol/approval-outcomes.ts";
 import { CARD_LIMITS, type Card, type CardDiff, type CardKind, type CardOutcome, type CardOutput, type CardShell } from "../protocol/tool-cards.ts";
 import { cutWithMarker, type DetailBudget, displayText, escapedBytes, headWithin, tailWithin } from "./bounds.ts";
-import { unifiedDiff } from "./diff.ts";
+import { boundedDiff, DIFF_MARKER_START, diffMarker } from "./bounded-diff.ts";
 import { finishedMcp, preparedMcp } from "./mcp.ts";
 import type { CallFacts, OutputFacts, ResultFacts } from "./facts.ts";
 import { escapeInvisible } from "../util/invisible.ts";
@@ -48,27 +48,9 @@ export function emptyCard(tool: string, kind: CardKind): Card {
   };
 }
 
-const DIFF_MARKER_START = "\n[… diff truncated: ";
-const diffMarker = (shown: number, total: number) => `${DIFF_MARKER_START}${shown} of ${total} bytes shown …]`;
-
-/**
- * A diff made safe to show line by line: each hunk line's text is redacted
- * apart from its sign, because a sign (`-`, `+`) in front of a credential
- * would hide it from the token-boundary rules of redaction.
- */
-function displayDiff(diff: string, secrets: readonly string[]): string {
-  return diff.split("\n").map((line, index) => {
-    const body = index >= 2 && (line.startsWith(" ") || line.startsWith("-") || line.startsWith("+"));
-    return body ? line[0] + displayText(line.slice(1), secrets) : displayText(line, secrets);
-  }).join("\n");
-}
-
 /** The bounded diff of `before` (null: created) to `after`, or null when it is empty. */
-export function boundedDiff(path: string, before: string | null, after: string, secrets: readonly string[]): CardDiff | null {
-  const whole = displayDiff(unifiedDiff(path, before, after), secrets);
-  if (whole === "") return null;
-  const { text, cut } = cutWithMarker(whole, CARD_LIMITS.diff_bytes, diffMarker);
-  return { text, truncated: cut, total_bytes: new TextEncoder().encode(whole).length };
+export function cardDiff(path: string, before: string | null, after: string, secrets: readonly string[]): CardDiff | null {
+  return boundedDiff(path, before, after, secrets, CARD_LIMITS.diff_bytes);
 }
 
 /** The text of the file `write_file` replaces, or null when it is not shown (hard-linked, not UTF-8, unreadable). */
@@ -108,7 +90,7 @@ export async function preparedCard(card: Card, facts: CallFacts | undefined, fs:
     : { mode: facts.created ? "create" as const : "overwrite" as const, bytes_before: facts.bytesBefore, bytes_after: facts.after.length, replacements: null };
   // A file that is not text (or not shown) has no text diff; bytes the call writes that are not UTF-8 neither.
   const textual = (facts.kind === "edit" || facts.created || before !== null) && !decoded.includes("\uFFFD");
-  const diff = textual ? boundedDiff(path, before, decoded, secrets) : null;
+  const diff = textual ? cardDiff(path, before, decoded, secrets) : null;
   if (diff === null || budget.take(escapedBytes(diff.text))) return { ...card, path, write, diff };
   return { ...card, path, write, detail_omitted: true };
 }

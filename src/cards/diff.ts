@@ -81,14 +81,15 @@ function hunkLine(op: Op): string {
 }
 
 /**
- * The unified diff from `before` (null: the file is created) to `after`,
- * labelled `a/<path>` and `b/<path>`; "" when nothing changes.
+ * The unified diff from `before` (null: the file is created) to `after`
+ * (null: the file is removed), labelled `a/<path>` and `b/<path>`, or
+ * `/dev/null` for the side with no file; "" when nothing changes.
  */
-export function unifiedDiff(path: string, before: string | null, after: string): string {
-  const ops = editScript(before === null ? [] : linesOf(before), linesOf(after));
+export function unifiedDiff(path: string, before: string | null, after: string | null): string {
+  const ops = editScript(before === null ? [] : linesOf(before), after === null ? [] : linesOf(after));
   const changed = ops.flatMap((op, index) => (op.sign === " " ? [] : [index]));
   if (changed.length === 0) return "";
-  let out = `--- ${before === null ? "/dev/null" : `a/${path}`}\n+++ b/${path}\n`;
+  let out = `--- ${before === null ? "/dev/null" : `a/${path}`}\n+++ ${after === null ? "/dev/null" : `b/${path}`}\n`;
   // Line numbers before each op, on both sides.
   const oldAt: number[] = [];
   const newAt: number[] = [];

@@ -21,24 +21,27 @@ import { type ParamsContext, validParams } from "./params.ts";
 /**
  * Where a child stands: no `initialize` admitted yet, startup pending,
  * ready with the admitted `required_capabilities`, or failed with its
- * startup error code.
+ * startup error code. A pending or failed startup's `required` (absent:
+ * none) matters only to an extension request: one the admitted `initialize`
+ * required exists, and meets the phase gate like any method.
  */
 export type ChildPhase =
   | { readonly kind: "new" }
-  | { readonly kind: "starting" }
+  | { readonly kind: "starting"; readonly required?: readonly string[] }
   | { readonly kind: "ready"; readonly required: readonly string[] }
-  | { readonly kind: "failed"; readonly code: ErrorCode };
+  | { readonly kind: "failed"; readonly code: ErrorCode; readonly required?: readonly string[] };
 
 /**
  * The code the spec requires for a `method` request whose params are
  * `paramsValid` or not, in `phase`; null when admission lets it through and
  * the operation answers (with its result or one of its own codes, never
  * `invalid_params`, a phase code or `unsupported_capability`). An extension
- * request a ready child's `initialize` did not require is an unknown method,
- * whatever its params, as it was before the extension existed.
+ * request the admitted `initialize` did not require (none before one) is an
+ * unknown method, whatever its params, as it was before the extension existed.
  */
 export function admissionCode(method: KitMethod, paramsValid: boolean, phase: ChildPhase): ErrorCode | null {
-  if (isExtensionMethod(method) && !(phase.kind === "ready" && phase.required.includes(method))) return ErrorCode.unsupportedMethod;
+  const required = phase.kind === "new" ? [] : phase.required ?? [];
+  if (isExtensionMethod(method) && !required.includes(method)) return ErrorCode.unsupportedMethod;
   if (!paramsValid) return ErrorCode.invalidParams;
   if (method === "shutdown") return null;
   if (method === "initialize") return phase.kind === "new" ? null : ErrorCode.alreadyInitialized;

@@ -68,4 +68,14 @@ export class SessionGrants {
     this.#count++;
     return true;
   }
+
+  /**
+   * Withdraws every grant of session `sessionId`. A rewind calls it: the
+   * history that recorded a grant may be gone, and a grant the user can no
+   * longer see must not let anything run unasked (asking again is the safe side).
+   */
+  revoke(sessionId: string): void {
+    this.#count -= this.#bySession.get(sessionId)?.size ?? 0;
+    this.#bySession.delete(sessionId);
+  }
 }

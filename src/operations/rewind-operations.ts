@@ -20,14 +20,23 @@ export class RewindOperations {
   readonly #sessions: () => SessionWorker;
   readonly #home: string;
   readonly #workspace: string;
+  readonly #secrets: readonly string[];
+  readonly #rewound: (sessionId: string) => void;
   #checkpoints: Promise<Checkpoints> | null = null;
 
-  /** Creates the handlers; `sessions()` runs them; checkpoints live in `home` for files of `workspace`. */
-  constructor(runtime: Runtime, sessions: () => SessionWorker, home: string, workspace: string) {
+  /**
+   * Creates the handlers; `sessions()` runs them; checkpoints live in `home`
+   * for files of `workspace`; `secrets` (the child's one growing list) are
+   * redacted from previews; `rewound` hears of each applied rewind (the
+   * session's grants are withdrawn).
+   */
+  constructor(runtime: Runtime, sessions: () => SessionWorker, home: string, workspace: string, secrets: readonly string[], rewound: (sessionId: string) => void) {
     this.#runtime = runtime;
     this.#sessions = sessions;
     this.#home = home;
     this.#workspace = workspace;
+    this.#secrets = secrets;
+    this.#rewound = rewound;
   }
 
   #store(): Promise<Checkpoints> {
@@ -43,7 +52,7 @@ export class RewindOperations {
   preview(id: string, params: MethodParams<"session.rewind.preview">): void {
     this.#sessions().run(id, async (store, signal) => {
       const [{ previewRewind }, checkpoints] = await Promise.all([import("../rewind/session-rewind.ts"), this.#store()]);
-      return previewRewind({ runtime: this.#runtime, store, checkpoints }, params, signal);
+      return previewRewind({ runtime: this.#runtime, store, checkpoints, secrets: this.#secrets }, params, signal);
     });
   }
 
@@ -51,7 +60,9 @@ export class RewindOperations {
   apply(id: string, params: MethodParams<"session.rewind">): void {
     this.#sessions().run(id, async (store, signal, commit) => {
       const [{ applyRewind }, checkpoints] = await Promise.all([import("../rewind/session-rewind.ts"), this.#store()]);
-      return applyRewind({ runtime: this.#runtime, store, checkpoints }, params, signal, commit);
+      const applied = await applyRewind({ runtime: this.#runtime, store, checkpoints, secrets: this.#secrets }, params, signal, commit);
+      if (applied.ok) this.#rewound(params.session_id);
+      return applied;
     });
   }
 }

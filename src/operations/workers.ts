@@ -86,7 +86,9 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
   const storage = { runtime, home: snapshot.home, instanceId: output.instanceId, cwd: snapshot.cwd };
-  const rewind = new RewindOperations(runtime, () => sessions, snapshot.home, snapshot.cwd);
+  // In memory for the child's lifetime, never written anywhere: gone when the child exits.
+  const grants = approvalScope === true ? new SessionGrants() : null;
+  const rewind = new RewindOperations(runtime, () => sessions, snapshot.home, snapshot.cwd, secrets, (sessionId) => grants?.revoke(sessionId));
   const plain = runConfig(runtime, snapshot, secrets, (childId) => childRunJournal(childJournal(storage, childId)));
   const base = rewinds === true ? { ...plain, checkpoints: (sessionId: string, turnId: string) => rewind.taker(sessionId, turnId) } : plain;
   const titles: SessionTitles = new SessionTitles({
@@ -121,8 +123,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     reportUsage,
     toolCards: toolCards ?? false,
     titles,
-    // In memory for the child's lifetime, never written anywhere: gone when the child exits.
-    ...(approvalScope === true ? { grants: new SessionGrants() } : {}),
+    ...(grants !== null ? { grants } : {}),
   });
   return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), rewind };
 }

@@ -9,12 +9,17 @@
 import { describe, type Descriptions } from "./describe.ts";
 import { ErrorCode } from "./errors.ts";
 import { METHODS } from "./methods.ts";
-import { RewindFileSchema, SessionRewindPreviewResultSchema, SessionRewindResultSchema, UnrestorableSchema } from "./rewind-schemas.ts";
+import { REWIND_LIMITS, RewindFileSchema, RewindPreviewFileSchema, SessionRewindPreviewResultSchema, SessionRewindResultSchema, UnrestorableSchema } from "./rewind-schemas.ts";
 
 const TARGET = {
   session_id: "The attached session's id.",
   revision: `The history revision the client shows (from \`session.open\`, \`run.finished\` or a rewind); any other is \`${ErrorCode.staleRevision}\`.`,
   message_id: `A \`user\` entry's \`message_id\` at that revision: it and everything after it are dropped. Any other id is \`${ErrorCode.invalidParams}\`.`,
+};
+
+const FILE = {
+  path: "The workspace-relative path.",
+  created: "Whether the dropped turns created it: restoring removes it.",
 };
 
 const DROPPED = {
@@ -37,10 +42,15 @@ export const REWIND_DESCRIPTIONS: Descriptions = new Map([
     tool: "The tool's name as activities show it.",
     calls: "How many calls.",
   }),
-  describe(RewindFileSchema, "One file the dropped turns changed, and how it stands.", {
-    path: "The workspace-relative path.",
-    created: "Whether the dropped turns created it: restoring removes it.",
-    state: "Preview: `restorable` (holds exactly what the dropped turns wrote) or `changed` (changed since: never touched). Rewind: `restored`, `changed`, `kept` (restore_files false) or `failed` (could not be written; left as it was).",
+  describe(RewindFileSchema, "One file the dropped turns changed, and how the rewind left it.", {
+    ...FILE,
+    state: "`restored`, `changed` (changed since the dropped turns' last write: never touched), `kept` (restore_files false) or `failed` (could not be written; left as it was).",
+  }),
+  describe(RewindPreviewFileSchema, "One file the dropped turns changed, how it stands, and what restoring it would change.", {
+    ...FILE,
+    state: "`restorable` (holds exactly what the dropped turns wrote) or `changed` (changed since: never touched).",
+    diff: `For a \`restorable\` file whose content now and restored are both UTF-8 text: the unified diff from what is on disk now to what restoring puts back (\`+++ /dev/null\` when it removes the file), redacted and escaped, cut to ${REWIND_LIMITS.diff_bytes} escaped bytes with a marker naming the whole diff's size; null otherwise, or when \`diff_omitted\`.`,
+    diff_omitted: `Whether the diff was left out because the preview's diffs reached ${REWIND_LIMITS.preview_diff_bytes} escaped bytes together (or the response's frame would not hold it).`,
   }),
   describe(SessionRewindPreviewResultSchema, "`session.rewind.preview` result: what a rewind at this revision would do.", {
     ...DROPPED,

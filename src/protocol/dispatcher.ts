@@ -21,15 +21,14 @@ import { isMethodName, type MethodHandlers, type MethodName, METHODS } from "./m
 export type Reject = (id: string | null, code: ErrorCode) => void;
 
 /**
- * A request beyond the base method table (`agent.info`): a client that did
- * not negotiate it meets an unknown method, exactly as before it existed,
- * so its refusal comes before params are looked at.
+ * A request beyond the base method table (`agent.info`). Like a
+ * required-only method it exists only where the dispatcher's `routed`
+ * says so: for any other client it is an unknown method, exactly as
+ * before it existed, refused before params are looked at.
  */
 export interface ExtensionRequest {
   /** Its params schema. */
   readonly params: v.GenericSchema;
-  /** Whether the admitted `initialize` required it. */
-  readonly negotiated: () => boolean;
   /** Answers a request whose params the schema validated. */
   readonly handle: (id: string, params: unknown) => void;
 }
@@ -48,14 +47,15 @@ export class Dispatcher {
   readonly #handlers: MethodHandlers;
   readonly #reject: Reject;
   readonly #extensions: ReadonlyMap<string, ExtensionRequest>;
-  readonly #routed: (method: MethodName) => boolean;
+  readonly #routed: (method: string) => boolean;
 
   /**
    * Creates a dispatcher over `handlers` and the `extensions` requests that
-   * answers rejections through `reject`; a method `routed` denies is
-   * answered as an unknown one.
+   * answers rejections through `reject`; a method or extension request
+   * `routed` denies (one only a client that required it has) is answered as
+   * an unknown one.
    */
-  constructor(handlers: MethodHandlers, reject: Reject, extensions: ReadonlyMap<string, ExtensionRequest> = new Map(), routed: (method: MethodName) => boolean = () => true) {
+  constructor(handlers: MethodHandlers, reject: Reject, extensions: ReadonlyMap<string, ExtensionRequest>, routed: (method: string) => boolean) {
     this.#handlers = handlers;
     this.#reject = reject;
     this.#extensions = extensions;
@@ -82,9 +82,10 @@ export class Dispatcher {
   }
 
   #dispatch(request: Request): void {
+    if (!this.#routed(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
     const extension = this.#extensions.get(request.method);
-    if (extension !== undefined && extension.negotiated()) return this.#extension(extension, request);
-    if (!isMethodName(request.method) || !this.#routed(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
+    if (extension !== undefined) return this.#extension(extension, request);
+    if (!isMethodName(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
     if (request.paramsHaveDuplicate) return this.#reject(request.id, Codes.invalidParams);
     if (!this.#run(request.method, request.id, request.params)) this.#reject(request.id, Codes.invalidParams);
   }

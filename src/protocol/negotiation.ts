@@ -5,10 +5,11 @@
  * base contract never meets their extra codes or semantics by accident. A
  * call without that negotiation is `unsupported_capability`.
  *
- * Required-only methods (`REQUIRED_ONLY` of `methods.ts`) go further: for
- * a client that did not require them they do not exist at all, so the
- * dispatcher answers them as unknown methods before reading their params
- * ({@link Negotiation.routed}).
+ * Required-only requests go further: the methods of `REQUIRED_ONLY`
+ * (`methods.ts`) and the {@link EXTENSION_REQUESTS} beyond the method
+ * table. For a client that did not require one it does not exist at all,
+ * so the dispatcher answers it as an unknown method before reading its
+ * params; one gate decides for both ({@link Negotiation.routed}).
  *
  * Extension capabilities name no method but a behaviour (an extra event):
  * a client that requires one sees it in its `capabilities` and gets the
@@ -93,9 +94,14 @@ export class Negotiation {
     return this.#required.has(capability);
   }
 
-  /** Whether a call of `method` exists for this client: every method but a required-only one it did not require. */
-  routed(method: MethodName): boolean {
-    return !REQUIRED_ONLY.has(method) || this.#required.has(method);
+  /**
+   * Whether a request named `method` is routed for this client: every name
+   * but a required-only method or extension request it did not require (a
+   * name that is no method at all is routed, to be answered as unknown).
+   */
+  routed(method: string): boolean {
+    const requiredOnly = (isMethodName(method) && REQUIRED_ONLY.has(method)) || Object.hasOwn(EXTENSION_REQUESTS, method);
+    return !requiredOnly || this.#required.has(method);
   }
 
   /** Wraps `handle` so that a call of `method` without negotiation is `unsupported_capability`. */

@@ -41,21 +41,36 @@ function byFile(checkpoints: readonly Checkpoint[]): Planned[] {
   return [...files.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-/** Whether the file at `path` holds exactly what the last dropped write left. */
-async function unchanged(runtime: Runtime, path: string, afterSha256: string): Promise<boolean> {
+/**
+ * The content of the file at `path` when it holds exactly what the last
+ * dropped write left, at that very path; else null. One no longer its own
+ * canonical path (it, or a directory above it, swapped for a symlink) leads
+ * elsewhere, so the preview and the rewind both call it changed.
+ */
+async function unchanged(runtime: Runtime, path: string, afterSha256: string): Promise<Uint8Array | null> {
+  if (await runtime.fs.realpath(path).catch(() => null) !== path) return null;
   const now = await runtime.fs.readFile(path, MAX_WRITE_BYTES).catch(() => null);
-  if (now === null) return false;
+  if (now === null) return null;
   const hash = runtime.createSha256();
   hash.update(now);
-  return hash.digest() === afterSha256;
+  return hash.digest() === afterSha256 ? now : null;
+}
+
+/** One file as a preview found it: its change, what restoring puts back, and its content now when restorable. */
+export interface PreviewedFile {
+  readonly change: FileChange;
+  /** The content restoring puts back; null when restoring removes the file. */
+  readonly before: Uint8Array | null;
+  /** The content now; null unless `restorable`. */
+  readonly now: Uint8Array | null;
 }
 
 /** What restoring each file of `checkpoints` would do now; changes nothing. */
-export async function previewFiles(runtime: Runtime, store: Checkpoints, checkpoints: readonly Checkpoint[]): Promise<FileChange[]> {
-  const out: FileChange[] = [];
+export async function previewFiles(runtime: Runtime, store: Checkpoints, checkpoints: readonly Checkpoint[]): Promise<PreviewedFile[]> {
+  const out: PreviewedFile[] = [];
   for (const file of byFile(checkpoints)) {
-    const state = await unchanged(runtime, store.absolute(file.path), file.afterSha256) ? "restorable" : "changed";
-    out.push({ path: file.path, created: file.before === null, state });
+    const now = await unchanged(runtime, store.absolute(file.path), file.afterSha256);
+    out.push({ change: { path: file.path, created: file.before === null, state: now === null ? "changed" : "restorable" }, before: file.before, now });
   }
   return out;
 }
@@ -71,9 +86,7 @@ export async function restoreFiles(runtime: Runtime, store: Checkpoints, checkpo
   for (const file of byFile(checkpoints)) {
     const path = store.absolute(file.path);
     const change = (state: FileState): FileChange => ({ path: file.path, created: file.before === null, state });
-    // A path that is no longer its own canonical path (a directory swapped for a symlink) leads elsewhere.
-    const canonical = await runtime.fs.realpath(path).catch(() => null);
-    if (canonical !== path || !await unchanged(runtime, path, file.afterSha256)) {
+    if (await unchanged(runtime, path, file.afterSha256) === null) {
       out.push(change("changed"));
       continue;
     }

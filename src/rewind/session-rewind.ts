@@ -20,6 +20,7 @@ import { readSessionFile } from "../store/session-file.ts";
 import type { SessionStore, StoreResult } from "../store/sessions.ts";
 import type { Checkpoint, Checkpoints } from "./checkpoints.ts";
 import { keptFiles, previewFiles, restoreFiles } from "./file-restore.ts";
+import { withDiffs, withoutDiffs } from "./preview-diffs.ts";
 import { messagesFrom, planRewind, type RewindPlan } from "./rewind-plan.ts";
 
 /** What a rewind works with. */
@@ -27,6 +28,8 @@ export interface RewindContext {
   readonly runtime: Runtime;
   readonly store: SessionStore;
   readonly checkpoints: Checkpoints;
+  /** The child's known secrets, redacted from the preview's diffs. */
+  readonly secrets: readonly string[];
 }
 
 type Target = { readonly ok: true; readonly turn: string; readonly plan: RewindPlan; readonly messages: number; readonly checkpoints: readonly Checkpoint[] };
@@ -67,8 +70,9 @@ export async function previewRewind(
 ): Promise<StoreResult<MethodResult<"session.rewind.preview">>> {
   const found = await target(context, params, signal);
   if (!found.ok) return found;
-  const files = await previewFiles(context.runtime, context.checkpoints, found.checkpoints);
-  return { ok: true, result: { ...dropped(params, found), files, revision: params.revision } };
+  const previewed = await previewFiles(context.runtime, context.checkpoints, found.checkpoints);
+  const bare = { ...dropped(params, found), files: withoutDiffs(previewed), revision: params.revision };
+  return { ok: true, result: { ...bare, files: withDiffs(previewed, context.secrets, bare) } };
 }
 
 /**

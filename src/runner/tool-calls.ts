@@ -160,7 +160,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  const hooked = { name, arguments: args };
+  const hooked = { name, arguments: prepared.arguments ?? args };
   const before = await beforeToolCall(context.hooks, io, context.tool.signal, hooked, { asks: policy === "ask", mustAsk: prepared.mustAsk });
   if ("denied" in before) {
     // The user's hook is the user's rule: its card ends as a call the settings denied.

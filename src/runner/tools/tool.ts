@@ -109,6 +109,13 @@ export interface PreparedCall {
   readonly activity?: string;
   /** For the model, when {@link action} is too long to show for approval: why, and what to do instead. */
   readonly tooLongToShow: string;
+  /**
+   * The call's canonical arguments, what `PreToolUse` and `PostToolUse`
+   * hooks receive: the parameters as the tool's schema produced them, a
+   * resolved path as the canonical path acted on; absent: the parameters
+   * as checked (an external tool's: as the model sent them).
+   */
+  readonly arguments?: unknown;
   /** Whether the call needs the user's approval even where its policy is `allow` (a hard-linked file). */
   readonly mustAsk: boolean;
   /**

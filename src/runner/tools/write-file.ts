@@ -12,7 +12,7 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { dirname } from "../../util/paths.ts";
 import { MAX_WRITE_BYTES, writableMode, writeFileAtomic } from "./atomic-write.ts";
-import { PATH_TOO_LONG, resolveTarget, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { PATH_TOO_LONG, resolveTarget, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure, resolvedArguments } from "./call-target.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
@@ -50,6 +50,7 @@ async function prepare(params: WriteFileParams, context: ToolContext): Promise<P
   return {
     action: `Write ${count(bytes.length, "byte")} to ${target.shown}, ${writable.created ? "creating a new file" : "replacing the whole existing file"}`,
     tooLongToShow: PATH_TOO_LONG,
+    arguments: resolvedArguments(params, context, target),
     mustAsk: false,
     scopeTarget: target.shown,
     facts: {
