@@ -254,6 +254,7 @@ export class AgentClient {
     if (run === undefined || run.sessionId !== event.data.session_id) return this.#violation(`${event.event} outside an active run`);
     // A negotiated event is no part of the base contract: unrequired, it is as unknown as any other.
     if (event.event === "run.usage" && !this.#required.has("run.usage")) return this.#violation("run.usage was not required in initialize");
+    if (event.event.startsWith("client.tool.") && !this.#required.has("client.tools")) return this.#violation(`${event.event} without client.tools required in initialize`);
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {

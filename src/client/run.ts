@@ -188,6 +188,10 @@ export class Run {
         if (this.#usage !== null) return "run.usage repeated";
         this.#usage = event.data;
         return null;
+      case "client.tool.call":
+      case "client.tool.cancel":
+        // The client routes them to its handlers (client.ts); they change nothing a run assembles.
+        return null;
       case "run.finished":
         this.#result = event.data;
         this.#approvals.clear();

@@ -14,6 +14,9 @@ import {
   ApprovalAnswerResultSchema,
   HistoryEntrySchema,
   HistoryPageResultSchema,
+  ClientToolEntrySchema,
+  ClientToolsDescriptorSchema,
+  ExtensionsSchema,
   InitializeResultSchema,
   LimitsSchema,
   SessionCreateResultSchema,
@@ -58,6 +61,19 @@ export const RESULT_DESCRIPTIONS: Descriptions = new Map([
     capabilities: "Every method this child serves, sorted; a negotiated extension among them works only when `initialize` required it. `run.usage` is listed only when `initialize` required it.",
     limits: "The published bounds.",
     status: "The status once startup ended, as `status` returns it.",
+    extensions: "Descriptors of negotiated extensions that have one, by extension name; absent when none was negotiated.",
+  }),
+  describe(ExtensionsSchema, "Negotiated extensions' descriptors.", {
+    "client.tools": "The registered client tools (docs/features/local-agent-client-tools.md).",
+  }),
+  describe(ClientToolsDescriptorSchema, "The `client.tools` descriptor.", {
+    tools: "The registered tools, in registration order.",
+    max_output_bytes: "The largest `output` a `client.tool.result` may carry, in UTF-8 bytes.",
+  }),
+  describe(ClientToolEntrySchema, "One registered client tool.", {
+    name: "The registered name, as `client.tool.call` events and settings use it.",
+    model_name: "The name the model calls it by: `client__` and the registered name.",
+    timeout_ms: "How long the backend waits for one call's result.",
   }),
   describe(ShutdownResultSchema, "`shutdown` result: no later input is admitted; the child cancels its work, drains its output and exits.", {
     state: "Always `stopping`.",

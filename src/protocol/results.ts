@@ -77,11 +77,35 @@ export const LimitsSchema: Obj<LimitsEntries> = v.object(
   ) as LimitsEntries,
 );
 
-/** `initialize`'s result: what the child serves, its bounds and its status. */
-export const InitializeResultSchema: Obj<{ capabilities: List<Pattern>; limits: typeof LimitsSchema; status: typeof StatusResultSchema }> = v.object({
+/** One client tool in the `client.tools` descriptor. */
+export const ClientToolEntrySchema: Obj<{ name: Str; model_name: Str; timeout_ms: Count }> = v.object({
+  name: v.string(),
+  model_name: v.string(),
+  timeout_ms: CountSchema,
+});
+
+/** The `client.tools` descriptor (docs/features/local-agent-client-tools.md). */
+export const ClientToolsDescriptorSchema: Obj<{ tools: List<typeof ClientToolEntrySchema>; max_output_bytes: Count }> = v.object({
+  tools: list(ClientToolEntrySchema),
+  max_output_bytes: CountSchema,
+});
+
+/** `initialize`'s `extensions`: one descriptor per negotiated extension that has one. */
+export const ExtensionsSchema: Obj<{ "client.tools": v.ExactOptionalSchema<typeof ClientToolsDescriptorSchema, undefined> }> = v.object({
+  "client.tools": v.exactOptional(ClientToolsDescriptorSchema),
+});
+
+/** `initialize`'s result: what the child serves, its bounds and its status; `extensions` only for a client that negotiated one with a descriptor. */
+export const InitializeResultSchema: Obj<{
+  capabilities: List<Pattern>;
+  limits: typeof LimitsSchema;
+  status: typeof StatusResultSchema;
+  extensions: v.ExactOptionalSchema<typeof ExtensionsSchema, undefined>;
+}> = v.object({
   capabilities: list(CapabilityNameSchema),
   limits: LimitsSchema,
   status: StatusResultSchema,
+  extensions: v.exactOptional(ExtensionsSchema),
 });
 
 /** `shutdown`'s result. */
