@@ -11,6 +11,7 @@
  * @module
  */
 
+import { ClientToolsSettingsSchema } from "./client-tools-settings.ts";
 import * as v from "valibot";
 import { ApprovalPolicySchema, type ApprovalPolicy } from "../policy/tool-policies.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
@@ -144,7 +145,7 @@ export const McpSettingsSchema = v.pipe(
 );
 
 /** The whole schema of one settings file, `mcp` and `skills` included: for `config check` and the published JSON Schema. */
-export const CompleteSettingsSchema = settingsSchema(McpSettingsSchema, SkillsSettingsSchema);
+export const CompleteSettingsSchema = settingsSchema(McpSettingsSchema, SkillsSettingsSchema, ClientToolsSettingsSchema);
 
 /** Checks a file's `mcp` section; null when it is invalid. */
 export function parseMcpSettings(raw: unknown): McpSettings | null {

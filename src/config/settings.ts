@@ -23,6 +23,7 @@ import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.
 import { AgentSchema, type AgentSettings, mergeAgentSettings } from "./agent-settings.ts";
 import { type InstructionsSettings, InstructionsSettingsSchema } from "./instructions-settings.ts";
 import type { SkillsSettings } from "./skills-settings.ts";
+import type { ClientToolsSettings } from "./client-tools-settings.ts";
 import { ContextWindowSchema } from "./compaction-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
@@ -166,11 +167,16 @@ const SECTIONS = {
  * by `mcp` and its `skills` section by `skills`. Unknown keys are errors at
  * every level.
  */
-export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills extends v.GenericSchema>(mcp: TMcp, skills: TSkills) {
+export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills extends v.GenericSchema, const TClient extends v.GenericSchema>(
+  mcp: TMcp,
+  skills: TSkills,
+  clientTools: TClient,
+) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
     skills: v.exactOptional(skills),
+    client_tools: v.exactOptional(clientTools),
   });
 }
 
@@ -182,7 +188,7 @@ export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills
  * `config check` and the published JSON Schema use the complete schema
  * (`mcp-settings.ts`).
  */
-export const SettingsSchema = settingsSchema(v.unknown(), v.unknown());
+export const SettingsSchema = settingsSchema(v.unknown(), v.unknown(), v.unknown());
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
 export interface EndpointSettings {
@@ -216,11 +222,13 @@ export interface Settings {
   readonly instructions?: InstructionsSettings;
   /** Which skills are not offered (`skills-settings.ts`). */
   readonly skills?: SkillsSettings;
+  /** Approval policy per client tool, by registered name (`client-tools-settings.ts`). */
+  readonly client_tools?: ClientToolsSettings;
 }
 
 /** Outcome of parsing one settings text; `mcp` and `skills` are the file's sections of those names, present and still unchecked. */
 export type ParseSettingsResult =
-  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown }
+  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown; clientTools?: unknown }
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
@@ -237,8 +245,9 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   if (value === undefined) return { ok: true, settings: {} };
   const parsed = v.safeParse(SettingsSchema, value);
   if (!parsed.success) return INVALID;
-  const { mcp, skills, ...settings } = parsed.output;
-  return { ok: true, settings: settings satisfies Settings, ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }) };
+  const { mcp, skills, client_tools: clientTools, ...settings } = parsed.output;
+  const apart = { ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }), ...(clientTools === undefined ? {} : { clientTools }) };
+  return { ok: true, settings: settings satisfies Settings, ...apart };
 }
 
 /**
@@ -272,6 +281,10 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
   if (global.tools !== undefined || project.tools !== undefined) {
     // Own entries only, through fromEntries, for the same prototype reason as endpoints.
     out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
+  }
+  if (global.client_tools !== undefined || project.client_tools !== undefined) {
+    // Per name, like `tools`; settings-load.ts admits a project entry only when it tightens.
+    out.client_tools = Object.fromEntries([...Object.entries(global.client_tools ?? {}), ...Object.entries(project.client_tools ?? {})]);
   }
   if (global.agent !== undefined || project.agent !== undefined) out.agent = mergeAgentSettings(global.agent, project.agent);
   if (global.instructions !== undefined || project.instructions !== undefined) {

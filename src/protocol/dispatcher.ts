@@ -20,6 +20,21 @@ import { isMethodName, type MethodHandlers, type MethodName, METHODS } from "./m
 /** Sends an error response for a rejected request; `id` is `null` when the request's identity is unrecoverable. */
 export type Reject = (id: string | null, code: ErrorCode) => void;
 
+/**
+ * A method that only a negotiated extension adds (`client.tool.result`): no
+ * capability of its own and no place in the method table, so a client that
+ * did not negotiate it gets `unsupported_method` as for any unknown name.
+ */
+export interface ExtensionMethod {
+  /** Its params schema; a mismatch is `invalid_params`. */
+  readonly schema: v.GenericSchema;
+  /** Runs it with the validated params. */
+  handle(id: string, params: unknown): void;
+}
+
+/** The extension method `name` when this connection negotiated it, else undefined. */
+export type ExtensionMethods = (name: string) => ExtensionMethod | undefined;
+
 /** A frame of spaces, tabs and CRs only: "empty lines are invalid", before any JSON parsing. */
 function isBlank(bytes: Uint8Array): boolean {
   for (const byte of bytes) {
@@ -33,11 +48,13 @@ export class Dispatcher {
   readonly #ledger = new IdLedger(LIMITS.request_ids);
   readonly #handlers: MethodHandlers;
   readonly #reject: Reject;
+  readonly #extensions: ExtensionMethods;
 
-  /** Creates a dispatcher over `handlers` that answers rejections through `reject`. */
-  constructor(handlers: MethodHandlers, reject: Reject) {
+  /** Creates a dispatcher over `handlers` (and the negotiated `extensions`) that answers rejections through `reject`. */
+  constructor(handlers: MethodHandlers, reject: Reject, extensions: ExtensionMethods = () => undefined) {
     this.#handlers = handlers;
     this.#reject = reject;
+    this.#extensions = extensions;
   }
 
   /**
@@ -60,9 +77,17 @@ export class Dispatcher {
   }
 
   #dispatch(request: Request): void {
-    if (!isMethodName(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
+    if (!isMethodName(request.method)) return this.#extension(request);
     if (request.paramsHaveDuplicate) return this.#reject(request.id, Codes.invalidParams);
     if (!this.#run(request.method, request.id, request.params)) this.#reject(request.id, Codes.invalidParams);
+  }
+
+  #extension(request: Request): void {
+    const method = this.#extensions(request.method);
+    if (method === undefined) return this.#reject(request.id, Codes.unsupportedMethod);
+    const parsed = request.paramsHaveDuplicate ? null : v.safeParse(method.schema, request.params);
+    if (parsed === null || !parsed.success) return this.#reject(request.id, Codes.invalidParams);
+    method.handle(request.id, parsed.output);
   }
 
   /** Validates `params` against method `name`'s schema and runs its handler; `false` when they are invalid. */
