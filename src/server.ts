@@ -20,7 +20,9 @@ import { Lifecycle } from "./admission/lifecycle.ts";
 import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
 import { StatusView } from "./operations/status.ts";
-import { Dispatcher, type Reject } from "./protocol/dispatcher.ts";
+import { Dispatcher, type ExtensionMethods, type Reject } from "./protocol/dispatcher.ts";
+import { type ClientToolResultParams, ClientToolResultParamsSchema } from "./protocol/schemas.ts";
+import { ErrorCode as Codes } from "./protocol/errors.ts";
 import { Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
 import { ConnectionClose } from "./transport/closing.ts";
@@ -69,6 +71,15 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     settled: () => workers.settled(),
   });
   const gate = new PhaseGate(() => lifecycle.phase, () => workers.runner, reject);
+  // `client.tool.result` exists only for a client that negotiated `client.tools`: for any other it is no method.
+  const clientToolResult = gate.ready<ClientToolResultParams>(({ clientTools }, id, params) => {
+    if (clientTools === null) return reject(id, Codes.staleToolCall);
+    clientTools.result(id, params);
+  });
+  const extensions: ExtensionMethods = (name) =>
+    name === "client.tool.result" && negotiation.negotiated("client.tools")
+      ? { schema: ClientToolResultParamsSchema, handle: (id, params) => clientToolResult(id, params as ClientToolResultParams) }
+      : undefined;
   const dispatcher = new Dispatcher({
     "initialize": (id, params) => initializer.initialize(id, params),
     "status": (id) => status.answer(id),
@@ -86,7 +97,7 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "model.refresh": gate.ready(negotiation.only("model.refresh", ({ catalog }, id, params) => catalog.refresh(id, params))),
     "selection.set": gate.ready(({ catalog }, id, params) => catalog.select(id, params)),
     "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
-  }, reject);
+  }, reject, extensions);
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;
 }

@@ -39,6 +39,7 @@ const LAYERS = [
   "catalog",
   "runner",
   "mcp",
+  "client-tools",
   "admission",
   "operations",
   "server.ts",

@@ -137,10 +137,16 @@ export class ReadyWorkers implements ReadyView {
   }
 
   #load(): Promise<Workers | null> {
-    this.#loading ??= import("./workers.ts").then(
-      ({ createWorkers }) => {
+    if (this.#loading !== null) return this.#loading;
+    const registry = this.#ready!.snapshot.clientTools;
+    // The client tools' chunk loads beside the workers', and only when a registry was admitted.
+    const clientTools = registry === undefined ? null : import("../client-tools/client-tools.ts");
+    this.#loading = Promise.all([import("./workers.ts"), clientTools]).then(
+      ([{ createWorkers }, tools]) => {
         const ready = this.#ready!;
+        const settings = ready.snapshot.settings.client_tools;
         const workers = createWorkers({
+          clientTools: tools === null ? null : tools.clientToolSet(registry!, settings, this.#runtime, this.#output),
           runtime: this.#runtime,
           output: this.#output,
           snapshot: ready.snapshot,

@@ -32,6 +32,8 @@ import { OperationCanceller } from "./cancel/operation-cancel.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { titlesEnabled } from "../config/title-settings.ts";
 import { SessionTitles } from "./turns/session-titles.ts";
+import type { ClientToolCalls } from "../client-tools/calls.ts";
+import type { ClientToolSet } from "../client-tools/client-tools.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
 const RESPONSE_RESERVE = 4;
@@ -47,6 +49,8 @@ export interface Workers {
   readonly catalog: CatalogOperations;
   /** `operation.cancel`, over the session worker's cancellable operations. */
   readonly operations: OperationCanceller;
+  /** `client.tool.result`, over the pending client tool calls; null without registered client tools. */
+  readonly clientTools: ClientToolCalls | null;
 }
 
 /** What the workers are built from: the connection's parts and the admitted snapshot. */
@@ -60,10 +64,12 @@ export interface WorkerParts {
   readonly outputFailed: () => void;
   /** Whether the admitted `initialize` required `run.usage`. */
   readonly reportUsage: boolean;
+  /** The client's registered tools (`client.tools`), loaded only when a registry was admitted; else null. */
+  readonly clientTools: ClientToolSet | null;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, clientTools }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
@@ -71,7 +77,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
-  const base = runConfig(runtime, snapshot, secrets);
+  const base = runConfig(runtime, snapshot, secrets, clientTools?.tools ?? null);
   const titles: SessionTitles = new SessionTitles({
     store,
     enabled: titlesEnabled(snapshot.settings.agent?.titles),
@@ -104,5 +110,5 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     reportUsage,
     titles,
   });
-  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output) };
+  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), clientTools: clientTools?.calls ?? null };
 }

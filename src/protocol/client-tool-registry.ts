@@ -30,8 +30,8 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 /** Smallest and largest `timeout_ms`. */
 export const TIMEOUT_BOUNDS = { min: 1_000, max: 600_000 } as const;
 
-/** Largest `output` of a `client.tool.result`, in UTF-8 bytes. */
-export const MAX_RESULT_OUTPUT_BYTES = 65_536;
+/** Largest `output` of a `client.tool.result`, in UTF-8 bytes: the input frame's 64 KiB less room for the envelope. */
+export const MAX_RESULT_OUTPUT_BYTES = 61_440;
 
 /** A registered name: lowercase, digits and `_`, 1–48 characters, starting with a letter. */
 export const CLIENT_TOOL_NAME: RegExp = /^[a-z][a-z0-9_]{0,47}$/;

@@ -165,20 +165,23 @@ export const OperationCancelParamsSchema: Exact<{ id: Pattern }> = exactObject({
 /** The output of {@link OperationCancelParamsSchema}. */
 export type OperationCancelParams = v.InferOutput<typeof OperationCancelParamsSchema>;
 
-/** `client.tool.result` params: exactly `{ session_id, run_id, call_id, ok, output }`, output at most 65,536 UTF-8 bytes. */
+/**
+ * `client.tool.result` params: exactly `{ session_id, run_id, call_id, ok, output }`, output at most 61,440
+ * UTF-8 bytes: what is left of the 65,536-byte input frame for it once the envelope and ids are written.
+ */
 export const ClientToolResultParamsSchema: Exact<{
   session_id: Pattern;
   run_id: Pattern;
   call_id: Pattern;
   ok: Bool;
-  output: v.SchemaWithPipe<readonly [Str, v.MaxBytesAction<string, 65_536, undefined>]>;
+  output: v.SchemaWithPipe<readonly [Str, v.MaxBytesAction<string, 61_440, undefined>]>;
 }> = exactObject({
   session_id: SessionIdSchema,
   run_id: OpaqueIdSchema,
   call_id: OpaqueIdSchema,
   ok: v.boolean(),
   // The registry's MAX_RESULT_OUTPUT_BYTES, spelled here so start-up does not load the registry module.
-  output: v.pipe(v.string(), v.maxBytes(65_536)),
+  output: v.pipe(v.string(), v.maxBytes(61_440)),
 });
 
 /** The output of {@link ClientToolResultParamsSchema}. */

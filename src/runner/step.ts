@@ -196,7 +196,15 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     profile: config.profile,
     external: config.external,
     nextActivityId: context.nextActivityId,
-    tool: { runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
+    tool: {
+      runtime: config.runtime,
+      workspace: config.workspace,
+      home: config.home,
+      signal,
+      secrets: config.secrets,
+      skills: config.skills,
+      events: { scope: io.scope, emit: (event) => io.emit(event).then(() => true, () => false) },
+    },
   });
   context.messages.push(...results);
   return { calledTools: true, overflowed: false };

@@ -14,9 +14,11 @@ import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import { boundTurnContext } from "../../store/turn-context.ts";
+import type { ExternalTools } from "../../runner/tools/external.ts";
+import { joinExternalTools } from "../../runner/tools/external-union.ts";
 
-/** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere. */
-export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[]): RunConfig {
+/** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere; `clientTools` the client's registered tools, if any. */
+export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[], clientTools: ExternalTools | null = null): RunConfig {
   const { selection } = snapshot;
   const skills = snapshot.skills?.skills ?? [];
   const profile = snapshot.profiles.primary;
@@ -43,6 +45,6 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
-    external: snapshot.mcp ?? null,
+    external: joinExternalTools(snapshot.mcp ?? null, clientTools),
   };
 }

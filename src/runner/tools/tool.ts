@@ -22,6 +22,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { Runtime } from "../../host/runtime.ts";
 import type { PathScope } from "../../policy/workspace-paths.ts";
 import type { Skill } from "../../config/skills.ts";
+import type { CriticalEvent, RunScope } from "../run-events.ts";
 
 /** Largest `output` a tool hands the model, in UTF-8 bytes. */
 export const MAX_OUTPUT_BYTES = 65_536;
@@ -43,6 +44,16 @@ export interface ToolContext {
   readonly secrets: readonly string[];
   /** The enabled skills: `skill` loads them, and `read_file` may read inside their directories. Absent: none. */
   readonly skills?: readonly Skill[];
+  /** The run's critical events, for a tool the client executes (`client.tools`); absent outside a run's step. */
+  readonly events?: RunEvents;
+}
+
+/** What a call may tell the client, in the run's event order: its scope and critical events. */
+export interface RunEvents {
+  /** The run's scope, stamped on every run event. */
+  readonly scope: RunScope;
+  /** Emits a critical event; false when it could not be delivered (the run then fails as for any undelivered event). */
+  emit(event: CriticalEvent): Promise<boolean>;
 }
 
 /** How a call ended. */
