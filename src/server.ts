@@ -61,7 +61,7 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     lifecycle,
     replies: output,
     negotiation,
-    start: (snapshot) => workers.start(snapshot),
+    start: (snapshot, clientTools) => workers.start(snapshot, clientTools),
     status: () => status.render(),
     ...(options.mcpServers === undefined ? {} : { mcpServers: options.mcpServers }),
   });

@@ -42,8 +42,12 @@ export interface InitializeHost {
   readonly replies: WorkerReplies;
   /** Learns which negotiated capabilities the admitted request required. */
   readonly negotiation: Negotiation;
-  /** Readies the child on the admitted snapshot (its workers load on first use), before the result announces readiness. */
-  start(snapshot: StartupSnapshot): void;
+  /**
+   * Readies the child on the admitted snapshot and the client's registered
+   * tools, if any (its workers load on first use), before the result
+   * announces readiness.
+   */
+  start(snapshot: StartupSnapshot, clientTools: readonly ClientToolSpec[] | null): void;
   /** The `status` object the result carries. */
   status(): StatusResult;
   /** Which MCP servers startup starts (default: the approved ones). */
@@ -129,9 +133,11 @@ export class Initializer {
     const host = this.#host;
     host.lifecycle.settle(outcome);
     if (!outcome.ok) return host.replies.error(id, outcome.code);
-    host.start(this.#registry === null ? outcome.snapshot : { ...outcome.snapshot, clientTools: this.#registry });
+    host.start(outcome.snapshot, this.#registry);
     const limits = publishedLimits(host.negotiation.negotiated("session.discover"));
-    const extensions = Object.keys(this.#extensions).length === 0 ? {} : { extensions: this.#extensions };
-    host.replies.result(id, { capabilities: host.negotiation.capabilities(), limits, status: host.status(), ...extensions } satisfies InitializeResult);
+    const capabilities = host.negotiation.capabilities();
+    // A client that negotiated no extension with a descriptor gets no `extensions` field at all.
+    if (Object.keys(this.#extensions).length === 0) return host.replies.result(id, { capabilities, limits, status: host.status() } satisfies InitializeResult);
+    host.replies.result(id, { capabilities, limits, status: host.status(), extensions: this.#extensions } satisfies InitializeResult);
   }
 }

@@ -9,7 +9,6 @@
  * @module
  */
 
-import type { ClientToolSpec } from "../protocol/client-tool-registry.ts";
 import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import { isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { lengthPrefixed, sha256Hex } from "../util/digest.ts";
@@ -68,8 +67,6 @@ export interface StartupSnapshot {
   readonly skills?: SkillSet;
   /** The connected MCP servers, for the child's lifetime; absent when none was started. */
   readonly mcp?: McpManager;
-  /** The tools the client registered with `client.tools` (immutable); absent without the extension. */
-  readonly clientTools?: readonly ClientToolSpec[];
 }
 
 /** The outcome of {@link runStartup}. */

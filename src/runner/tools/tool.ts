@@ -22,7 +22,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { Runtime } from "../../host/runtime.ts";
 import type { PathScope } from "../../policy/workspace-paths.ts";
 import type { Skill } from "../../config/skills.ts";
-import type { CriticalEvent, RunScope } from "../run-events.ts";
+import type { WireEvent } from "../../protocol/events.ts";
 
 /** Largest `output` a tool hands the model, in UTF-8 bytes. */
 export const MAX_OUTPUT_BYTES = 65_536;
@@ -48,12 +48,16 @@ export interface ToolContext {
   readonly events?: RunEvents;
 }
 
-/** What a call may tell the client, in the run's event order: its scope and critical events. */
+/**
+ * What a call may tell the client, in the run's event order: its scope and
+ * critical events (the run's `RunIO`, seen from a tool; spelled with the
+ * wire's types so tools need nothing of the run).
+ */
 export interface RunEvents {
   /** The run's scope, stamped on every run event. */
-  readonly scope: RunScope;
+  readonly scope: { readonly session_id: string; readonly run_id: string };
   /** Emits a critical event; false when it could not be delivered (the run then fails as for any undelivered event). */
-  emit(event: CriticalEvent): Promise<boolean>;
+  emit(event: Exclude<WireEvent, { readonly event: "message.delta" | "run.finished" }>): Promise<boolean>;
 }
 
 /** How a call ended. */
