@@ -17,6 +17,7 @@ import { capabilityList } from "./fields.ts";
 import { type InvalidParams, invalidParams } from "./invalid-params.ts";
 import { EXTENSION_CAPABILITIES, isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
 import { type ParamsContext, validParams } from "./params.ts";
+import { clientToolRegistry } from "./client-tools.ts";
 
 /**
  * Where a child stands: no `initialize` admitted yet, startup pending,
@@ -56,6 +57,8 @@ export function admissionCode(method: WireMethod, paramsValid: boolean, phase: C
 export interface NegotiationCall {
   /** The `required_capabilities` of the child's `initialize`. */
   readonly required: readonly string[];
+  /** The params of that `initialize`: `required`, with a `client_tools` registry when it lists `client.tools`. */
+  readonly initialize: Readonly<Record<string, unknown>>;
   readonly method: WireMethod;
   /** The params as JSON text (send it with `paramsFrameBytes`). */
   readonly json: string;
@@ -80,14 +83,19 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
   // initialize would change the phase it is checked in, and shutdown ends input.
   const callable = WIRE_METHODS.filter((method) => method !== "initialize" && method !== "shutdown");
   const method = fc.oneof(fc.constantFrom(...NEGOTIATED_METHODS), fc.constantFrom(...callable));
-  const withExtensions = fc.tuple(capabilityList(WIRE_METHODS), fc.subarray([...EXTENSION_CAPABILITIES]))
-    .map(([methods, extensions]) => [...methods.slice(0, LIMITS.required_capabilities - extensions.length), ...extensions]);
-  return fc.tuple(withExtensions, method, fc.boolean()).chain(([required, name, valid]) => {
+  const withExtensions = fc.tuple(capabilityList(WIRE_METHODS), fc.subarray([...EXTENSION_CAPABILITIES]), clientToolRegistry(2))
+    .map(([methods, extensions, tools]) => {
+      const required = [...methods.slice(0, LIMITS.required_capabilities - extensions.length), ...extensions];
+      // `client.tools` is required together with its registry, or not at all.
+      return { required, initialize: extensions.includes("client.tools") ? { required_capabilities: required, client_tools: tools } : { required_capabilities: required } };
+    });
+  return fc.tuple(withExtensions, method, fc.boolean()).chain(([{ required, initialize }, name, valid]) => {
     const params: fc.Arbitrary<{ json: string; label: string }> = valid
       ? validParams(name, context).map((value) => ({ json: JSON.stringify(value), label: "valid params" }))
       : invalidParams(name, context).map((bad: InvalidParams) => ({ json: bad.json, label: bad.label }));
     return params.map(({ json, label }): NegotiationCall => ({
       required,
+      initialize,
       method: name,
       json,
       valid,
