@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { AgentClient } from "../src/client/client.ts";
+import { AgentClient, type AgentClientOptions } from "../src/client/client.ts";
 import { SpawnError } from "../src/client/errors.ts";
 
 export * from "../src/client/mod.ts";
@@ -81,6 +81,8 @@ export interface SpawnAgentOptions {
   readonly stderr?: "tail" | "ignore" | "inherit";
   /** Give the child its own process group, so a terminal Ctrl-C reaches only the parent (default false). */
   readonly detached?: boolean;
+  /** Tools this client lends the agent (`client.tools`; see `AgentClientOptions.clientTools`). */
+  readonly clientTools?: AgentClientOptions["clientTools"];
 }
 
 /** A client connected to a child it spawned. */
@@ -141,7 +143,7 @@ export function spawnAgent(options: SpawnAgentOptions = {}): SpawnedAgent {
   const client = new AgentClient({
     readable: Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
     writable: Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-  }, { exited, stderrTail: () => tail.toString("utf8").trimEnd() });
+  }, { exited, stderrTail: () => tail.toString("utf8").trimEnd(), ...(options.clientTools === undefined ? {} : { clientTools: options.clientTools }) });
   return Object.assign(client, { child });
 }
 

@@ -9,8 +9,11 @@
 import type { MethodName } from "../protocol/methods.ts";
 import type { Outgoing } from "./outbox.ts";
 
+/** What this client sends: a method, or the `client.tool.result` a negotiated `client.tools` adds. */
+export type SentMethod = MethodName | "client.tool.result";
+
 /** The operations `operation.cancel` stops by request id (docs/features/local-agent-extensions.md). */
-export const CANCELLABLE: ReadonlySet<MethodName> = new Set<MethodName>([
+export const CANCELLABLE: ReadonlySet<SentMethod> = new Set<SentMethod>([
   "session.list",
   "session.discover",
   "session.open",
@@ -68,7 +71,7 @@ export interface Pending extends Outgoing {
 }
 
 /** A request not yet sent; `caller` null for one the client sends on its own behalf. */
-export function pending(method: MethodName, params: unknown, caller: Caller | null, onResult?: (result: never) => void): Pending {
+export function pending(method: SentMethod, params: unknown, caller: Caller | null, onResult?: (result: never) => void): Pending {
   return { method, params, held: false, id: null, caller, onResult, busyRetries: 0, cancelled: null, dispose: () => {} };
 }
 

@@ -108,6 +108,9 @@ export const InitializeResultSchema: Obj<{
   extensions: v.exactOptional(ExtensionsSchema),
 });
 
+/** `client.tool.result`'s result (an extension method, so no entry of {@link RESULTS}). */
+export const ClientToolResultResultSchema: Obj<{ accepted: Lit<true> }> = v.object({ accepted: v.literal(true) });
+
 /** `shutdown`'s result. */
 export const ShutdownResultSchema: Obj<{ state: Lit<"stopping"> }> = v.object({ state: v.literal("stopping") });
 
