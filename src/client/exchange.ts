@@ -15,8 +15,8 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 import { ClientToolResultResultSchema, RESULTS } from "../protocol/results.ts";
 import { ProtocolError, RequestAborted, RequestRefused } from "./errors.ts";
-import { EXCLUSIVE, Outbox } from "./outbox.ts";
-import { arm, CANCELLABLE, MAX_TIMEOUT_MS, type Pending, pending, type RequestOptions, type SentMethod, settle } from "./requests.ts";
+import { EXCLUSIVE, Outbox, type SentMethod } from "./outbox.ts";
+import { arm, CANCELLABLE, MAX_TIMEOUT_MS, type Pending, pending, type RequestOptions, settle } from "./requests.ts";
 
 /** How often, and after how long a first wait (doubling), an exclusive request answered `busy` by a cancelled operation's tail is sent again. */
 const BUSY_RETRIES = 10;

@@ -28,7 +28,9 @@
  */
 
 import type { MethodName } from "../protocol/methods.ts";
-import type { SentMethod } from "./requests.ts";
+
+/** What this client sends: a method, or the `client.tool.result` a negotiated `client.tools` adds. */
+export type SentMethod = MethodName | "client.tool.result";
 
 /** Requests the client keeps unanswered at most: half the published `pending_output_frames` (32). */
 export const REQUEST_WINDOW = 16;

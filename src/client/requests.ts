@@ -7,10 +7,7 @@
  */
 
 import type { MethodName } from "../protocol/methods.ts";
-import type { Outgoing } from "./outbox.ts";
-
-/** What this client sends: a method, or the `client.tool.result` a negotiated `client.tools` adds. */
-export type SentMethod = MethodName | "client.tool.result";
+import type { Outgoing, SentMethod } from "./outbox.ts";
 
 /** The operations `operation.cancel` stops by request id (docs/features/local-agent-extensions.md). */
 export const CANCELLABLE: ReadonlySet<SentMethod> = new Set<SentMethod>([

@@ -124,7 +124,7 @@ export const EVENT_DESCRIPTIONS: Descriptions = new Map([
     name: "The tool's registered name (not the model's `client__` name).",
     arguments: "The arguments the model sent, already valid against the registered `input_schema`.",
   }),
-  describe(ClientToolCancelSchema, "`client.tool.cancel` (negotiated `client.tools`): the call ended without its result (timeout, turn cancel, shutdown, EOF); stop its work. A later result is `stale_tool_call`.", {
+  describe(ClientToolCancelSchema, `\`client.tool.cancel\` (negotiated \`client.tools\`): the call ended without its result (timeout, turn cancel, shutdown, EOF); stop its work. A later result is \`${ErrorCode.staleToolCall}\`.`, {
     ...SCOPE,
     call_id: "The call that ended.",
   }),
