@@ -7,8 +7,8 @@
 // Each run spawns a fresh child over socketpairs (Node's child stdio) with a
 // fresh MC_HOME and a fresh, settings-free cwd, writes one `initialize` line at
 // once, and times spawn() → the complete response line. Just before sending
-// `shutdown` it reads VmHWM (peak RSS) from /proc/<pid>/status, then waits for
-// exit. Variants run round-robin so machine noise spreads evenly over them.
+// `shutdown` it reads VmHWM (peak RSS) from /proc/<pid>/status and the child's
+// CPU so far from /proc/<pid>/task/*/schedstat, then waits for exit. Variants run round-robin so machine noise spreads evenly over them.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus as cpuList, loadavg, tmpdir } from "node:os";
@@ -124,15 +124,23 @@ for (let i = 0; i < WARMUP + runs; i++) {
 }
 
 const foreignCores = monitor.stop();
-const rows = [["variant", "median", "p90", "min", "max", "peak RSS (median)", "shutdown→exit", "readiness"]];
+const rows = [["variant", "median", "p90", "min", "max", "peak RSS (median)", "child CPU (median)", "shutdown→exit", "readiness"]];
 const summary = {};
 for (const variant of variants) {
   const list = samples.get(variant.key);
   const stats = summarize(list.map((sample) => sample.ms));
   const hwm = list.map((sample) => sample.hwmKiB).filter((value) => value !== null);
   const exits = list.map((sample) => sample.exitMs).filter((value) => value !== undefined);
+  // The child's own CPU up to its answer: other load stretches wall time far more than it.
+  const cpu = list.map((sample) => sample.cpuMs).filter((value) => typeof value === "number");
   const readiness = [...new Set(list.map((sample) => sample.readiness).filter(Boolean))].join(",");
-  summary[variant.key] = { label: variant.label, ...stats, hwmKiB: hwm.length > 0 ? median(hwm) : null, exitMs: exits.length > 0 ? median(exits) : null };
+  summary[variant.key] = {
+    label: variant.label,
+    ...stats,
+    hwmKiB: hwm.length > 0 ? median(hwm) : null,
+    cpuMs: cpu.length > 0 ? median(cpu) : null,
+    exitMs: exits.length > 0 ? median(exits) : null,
+  };
   rows.push([
     variant.label,
     ms(stats.median),
@@ -140,6 +148,7 @@ for (const variant of variants) {
     ms(stats.min),
     ms(stats.max),
     hwm.length > 0 ? mib(median(hwm)) : "-",
+    cpu.length > 0 ? ms(median(cpu)) : "-",
     exits.length > 0 ? ms(median(exits)) : "-",
     readiness || "-",
   ]);
@@ -169,7 +178,9 @@ for (const name of ["node", "deno"]) {
     const loaded = await modulesAtInitialize(name);
     const budget = STARTUP_BUDGET[name];
     modules[name] = { ...loaded, forbidden: loaded.packages.filter((pkg) => FORBIDDEN.test(pkg)) };
-    const compat = name === "deno" ? `, ${loaded.compat} Node-compat modules (budget ${budget.compat})` : "";
+    const compat = name === "deno"
+      ? `, ${loaded.compat} Node-compat modules (budget ${budget.compat})`
+      : ` in ${loaded.files} bundle files (budget ${budget.files})`;
     console.log(`${name}: ${loaded.own.length} own modules (budget ${budget.own})${compat}; packages: ${loaded.packages.join(", ") || "(none)"}`);
     console.log(`  ${loaded.own.join(" ")}`);
   } catch (error) {

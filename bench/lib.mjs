@@ -266,7 +266,8 @@ export function processCpuMs(pid) {
 
 /**
  * One timed start of magi-code: spawn → complete initialize response line,
- * VmHWM just before `shutdown`, then shutdown → exit. Fresh MC_HOME and cwd.
+ * VmHWM and the child's CPU so far (all threads) just before `shutdown`,
+ * then shutdown → exit. Fresh MC_HOME and cwd.
  */
 export async function startOnce(launcher, env, TIMEOUT_MS = 15_000) {
   const dirs = freshDirs("magi-cold-");
@@ -284,6 +285,7 @@ export async function startOnce(launcher, env, TIMEOUT_MS = 15_000) {
       exited.then((status) => reject(new Error(`exited (${status.code ?? status.signal}) before answering: ${stderr().trim()}`)));
     });
     const mem = procMemory(child.pid);
+    const cpuMs = processCpuMs(child.pid);
     const response = JSON.parse(first.line);
     const t1 = first.now;
     const tShutdown = performance.now();
@@ -295,6 +297,7 @@ export async function startOnce(launcher, env, TIMEOUT_MS = 15_000) {
     return {
       ms: t1 - t0,
       hwmKiB: mem.hwmKiB,
+      cpuMs,
       exitMs: tExit - tShutdown,
       exitCode: status?.code ?? null,
       readiness: response.result?.status?.readiness ?? `error:${response.error?.code ?? "?"}`,

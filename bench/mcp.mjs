@@ -117,6 +117,8 @@ function prepareHome(launcher, count) {
   const settings = {
     model: { provider: "ollama", model: "bench-model" },
     providers: { endpoints: { ollama: { base_url: baseUrl } } },
+    // A titling request after the first turn would reach the fake provider, which answers only the two tool prompts.
+    agent: { titles: { enabled: false } },
     ...(count === 0 ? {} : { mcp: { servers } }),
   };
   writeFileSync(join(dirs.home, "settings.jsonc"), JSON.stringify(settings, null, 2), { mode: 0o600 });

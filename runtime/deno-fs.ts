@@ -224,8 +224,9 @@ export const denoFileSystem: FileSystem = {
     }),
   openAppend: (path, options) =>
     guard("open", async (): Promise<AppendHandle> => {
-      const { file } = await openChecked(path, { append: true, create: options.create, mode: options.mode }, options.create);
+      const { file, info } = await openChecked(path, { append: true, create: options.create, mode: options.mode }, options.create);
       return {
+        info,
         stat: () => guard("fstat", async () => fileInfo(await file.stat())),
         append: (bytes) => guard("append", () => writeAll(file, bytes)),
         truncate: (length) => guard("truncate", () => file.truncate(length)),

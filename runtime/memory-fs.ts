@@ -256,6 +256,7 @@ export class MemoryFileSystem implements FileSystem {
       const resolved = this.#regular(path, "open");
       const node = this.#nodes.get(resolved) as { data: Uint8Array; mtimeMs: number };
       return {
+        info: this.#info(resolved),
         stat: () => Promise.resolve(this.#info(resolved)),
         append: (bytes: Uint8Array) =>
           this.#run("append", path, () => {

@@ -76,7 +76,8 @@ function fileInfo(stats: fs.Stats): FileInfo {
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_WRONLY, O_APPEND, O_CREAT } = fs.constants;
 
-async function openRegular(path: string): Promise<fsp.FileHandle> {
+/** Opens a regular file for reading, with what its handle's stat said. */
+async function openRegular(path: string): Promise<{ handle: fsp.FileHandle; stats: fs.Stats }> {
   // O_NONBLOCK so a FIFO planted at `path` cannot hang the open; O_NOFOLLOW refuses a final symlink.
   const handle = await fsp.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   const stats = await handle.stat();
@@ -84,7 +85,7 @@ async function openRegular(path: string): Promise<fsp.FileHandle> {
     await handle.close();
     throw new RuntimeError("not_file", "open");
   }
-  return handle;
+  return { handle, stats };
 }
 
 /** A callback-form `fs` call as a promise. */
@@ -217,9 +218,9 @@ export const nodeFileSystem: FileSystem = {
   mkdir: (path, mode) => guard("mkdir", () => mkdirParents(path, mode, 0)),
   readFile: (path, maxBytes) =>
     guard("readFile", async () => {
-      const handle = await openRegular(path);
+      const { handle, stats } = await openRegular(path);
       try {
-        const buffer = new Uint8Array(Math.min((await handle.stat()).size, maxBytes) + 1);
+        const buffer = new Uint8Array(Math.min(stats.size, maxBytes) + 1);
         let length = 0;
         for (;;) {
           if (length === buffer.length) throw new RuntimeError("too_large", "readFile");
@@ -256,11 +257,13 @@ export const nodeFileSystem: FileSystem = {
     guard("open", async (): Promise<AppendHandle> => {
       const flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | (options.create ? O_CREAT : 0);
       const handle = await fsp.open(path, flags, options.mode);
-      if (!(await handle.stat()).isFile()) {
+      const opened = await handle.stat();
+      if (!opened.isFile()) {
         await handle.close();
         throw new RuntimeError("not_file", "open");
       }
       return {
+        info: fileInfo(opened),
         stat: () => guard("fstat", async () => fileInfo(await handle.stat())),
         append: (bytes) => guard("append", () => writeAll(handle, bytes)),
         truncate: (length) => guard("truncate", () => handle.truncate(length)),

@@ -20,9 +20,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist");
 
-// Chunk names carry content hashes; stale ones from earlier builds would pile up.
-await rm(join(outdir, "chunks"), { recursive: true, force: true });
-const built = await build({
+const options = {
   entryPoints: { "magi-code": join(root, "runtime", "node.ts") },
   outdir,
   outExtension: { ".js": ".mjs" },
@@ -43,7 +41,53 @@ const built = await build({
   metafile: true,
   // The metafile's paths are relative to this, whatever directory the script runs from.
   absWorkingDir: root,
-});
+};
+
+// esbuild gives each set of entry points (the bin and every import() target) that reaches a piece of
+// code a chunk of its own, and it does not know that a lazy chunk only ever loads after the start-up
+// graph: so the code start-up needs came in as many files as there are sets of lazy chunks sharing
+// parts of it (26 files for 66 modules). Each file costs Node a resolution, a module record and a
+// link; together they also made path normalisation hot enough for V8 to start its optimizing
+// compiler before the answer, which touched ~3.5 MiB more of the node binary (bench/README.md).
+// Every lazy entry of ours therefore re-exports every export of the start-up modules (by name: a
+// namespace object per module would be built at start-up, in the chunk of its module), so all of
+// their code is reached by the same set of entries and lands in one chunk; the re-exports live in a
+// lazy chunk.
+const ANCHOR = "magi-code:startup-anchor";
+const graph = await build({ ...options, write: false });
+const startup = staticClosure(graph.metafile.inputs, "runtime/node-main.ts");
+const lazyEntries = new Set(
+  Object.values(graph.metafile.inputs).flatMap(({ imports }) =>
+    imports.filter((edge) => edge.kind === "dynamic-import" && !edge.external && ownSource(edge.path) && edge.path !== "runtime/node-main.ts").map((edge) => edge.path)
+  ),
+);
+const anchored = [...startup].filter((path) => ownSource(path) && path !== "runtime/node-main.ts").sort();
+// Each module's own export names (a module's `export * from` names are those of a module listed too).
+const unbundled = await build({ entryPoints: anchored, outdir: "/", bundle: false, format: "esm", write: false, metafile: true, absWorkingDir: root, logLevel: "warning" });
+const exportsOf = new Map(Object.values(unbundled.metafile.outputs).map(({ entryPoint, exports }) => [entryPoint, exports]));
+const startupAnchor = {
+  name: "startup-anchor",
+  setup(plugin) {
+    plugin.onResolve({ filter: /^magi-code:startup-anchor$/ }, () => ({ path: ANCHOR, namespace: "startup-anchor" }));
+    plugin.onLoad({ filter: /.*/, namespace: "startup-anchor" }, () => ({
+      contents: anchored
+        .filter((path) => exportsOf.get(path).length > 0)
+        .map((path, index) => `export { ${exportsOf.get(path).map((name) => `${name} as m${index}_${name}`).join(", ")} } from ${JSON.stringify(join(root, path))};`)
+        .join("\n"),
+      resolveDir: root,
+      loader: "js",
+    }));
+    plugin.onLoad({ filter: /\.ts$/ }, async ({ path }) => {
+      if (!lazyEntries.has(relative(root, path))) return undefined;
+      const source = await readFile(path, "utf8");
+      return { contents: `${source}\nexport * as __magiCodeStartup from "${ANCHOR}";\n`, loader: "ts" };
+    });
+  },
+};
+
+// Chunk names carry content hashes; stale ones from earlier builds would pile up.
+await rm(join(outdir, "chunks"), { recursive: true, force: true });
+const built = await build({ ...options, plugins: [startupAnchor] });
 await chmod(join(outdir, "magi-code.mjs"), 0o755);
 // Which sources each output file holds, for the start-up budget test (tests/startup-budget.test.ts),
 // which names the modules a loaded chunk brings; not shipped (package.json `files`).
@@ -92,3 +136,21 @@ async function copyDeclarations(path) {
   }
 }
 await copyDeclarations(join("runtime", "node-client.d.ts"));
+
+/** Whether a metafile input path is one of ours rather than a package's. */
+function ownSource(path) {
+  return !path.includes("node_modules/");
+}
+
+/** The inputs `entry` reaches through static imports in esbuild's metafile `inputs`, itself included. */
+function staticClosure(inputs, entry) {
+  const reached = new Set();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const path = pending.pop();
+    if (reached.has(path)) continue;
+    reached.add(path);
+    for (const edge of inputs[path].imports) if (edge.kind === "import-statement" && !edge.external) pending.push(edge.path);
+  }
+  return reached;
+}

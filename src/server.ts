@@ -25,6 +25,8 @@ import { type ClientToolResultParams, ClientToolResultParamsSchema } from "./pro
 import { ErrorCode as Codes } from "./protocol/errors.ts";
 import { Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
+import { ErrorCode } from "./protocol/errors.ts";
+import type { ApprovalAnswerParams } from "./protocol/schemas.ts";
 import { ConnectionClose } from "./transport/closing.ts";
 import { ProtocolOutput } from "./transport/output.ts";
 import { readLoop } from "./transport/read-loop.ts";
@@ -80,6 +82,7 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     name === "client.tool.result" && negotiation.negotiated("client.tools")
       ? { schema: ClientToolResultParamsSchema, handle: (id, params) => clientToolResult(id, params as ClientToolResultParams) }
       : undefined;
+  const answer = gate.ready(({ turns }, id, params: ApprovalAnswerParams) => turns.answer(id, params));
   const dispatcher = new Dispatcher({
     "initialize": (id, params) => initializer.initialize(id, params),
     "status": (id) => status.answer(id),
@@ -91,7 +94,9 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "history.page": gate.ready(({ sessions }, id, params) => sessions.page(id, params)),
     "turn.start": gate.ready(({ turns }, id, params) => turns.start(id, params)),
     "turn.cancel": gate.ready(({ turns }, id, params) => turns.cancel(id, params)),
-    "approval.answer": gate.ready(({ turns }, id, params) => turns.answer(id, params)),
+    // `scope` is a field only a client that negotiated `approval.scope` knows; for any other it is unknown, as before.
+    "approval.answer": (id, params) =>
+      params.scope !== undefined && !negotiation.negotiated("approval.scope") ? reject(id, ErrorCode.invalidParams) : answer(id, params),
     "model.catalog": gate.ready(({ catalog }, id, params) => catalog.catalog(id, params)),
     "model.catalog.status": gate.ready(negotiation.only("model.catalog.status", ({ catalog }, id) => catalog.status(id))),
     "model.refresh": gate.ready(negotiation.only("model.refresh", ({ catalog }, id, params) => catalog.refresh(id, params))),

@@ -83,7 +83,7 @@ describe("ApprovalBroker rules", () => {
     broker.cancel("disconnected");
     request.delivered();
     assert.equal(liveTimers(), 0);
-    assert.equal(await request.decision, "denied");
+    assert.equal(await request.decision, "cancelled");
   });
 
   for (const allow of [true, false]) {
@@ -137,7 +137,7 @@ describe("ApprovalBroker rules", () => {
   });
 
   for (const reason of ["cancelled", "disconnected"] as const) {
-    it(`cancel(${reason}) denies every pending approval, refuses new ones and makes all answers stale`, async () => {
+    it(`cancel(${reason}) denies every pending approval (cancelled), refuses new ones and makes all answers stale`, async () => {
       const { host, clock, liveTimers } = countingHost();
       const broker = new ApprovalBroker(host);
       const answered = delivered(broker.request("read: a"));
@@ -145,13 +145,13 @@ describe("ApprovalBroker rules", () => {
       broker.answer(answered.approvalId, true);
       assert.equal(broker.cancel(reason), 2);
       assert.equal(liveTimers(), 0);
-      assert.deepEqual(await Promise.all(open.map((r) => r.decision)), ["denied", "denied"]);
+      assert.deepEqual(await Promise.all(open.map((r) => r.decision)), ["cancelled", "cancelled"]);
       assert.equal(await answered.decision, "allowed");
       for (const r of [answered, ...open]) assert.deepEqual(broker.answer(r.approvalId, true), STALE);
 
       const late = delivered(broker.request("shell: c"));
       assert.equal(late.expiresInMs, 0);
-      assert.equal(await late.decision, "denied");
+      assert.equal(await late.decision, "cancelled");
       assert.equal(liveTimers(), 0);
       assert.deepEqual(broker.answer(late.approvalId, true), STALE);
 
@@ -213,7 +213,7 @@ describe("ApprovalBroker under fc.scheduler()", () => {
               if (entry.model.status === "pending") entry.model.deliveredAt = clock.now();
             });
             if (cancelled) {
-              entry.model.status = "denied";
+              entry.model.status = "cancelled";
               assert.equal(issued.expiresInMs, 0);
             }
             seen.push(entry);
@@ -245,7 +245,7 @@ describe("ApprovalBroker under fc.scheduler()", () => {
             act(`cancel(${cancelReason})`, () => {
               broker.cancel(cancelReason);
               cancelled = true;
-              for (const a of seen) if (a.model.status === "pending") a.model.status = "denied";
+              for (const a of seen) if (a.model.status === "pending") a.model.status = "cancelled";
             });
           }
           check();
@@ -255,7 +255,7 @@ describe("ApprovalBroker under fc.scheduler()", () => {
 
           // Run cleanup always cancels: nothing stays pending, no timer survives, nothing authorizes later.
           broker.cancel("cancelled");
-          for (const a of seen) if (a.model.status === "pending") a.model.status = "denied";
+          for (const a of seen) if (a.model.status === "pending") a.model.status = "cancelled";
           await Promise.all([0, 1, 2].map(() => Promise.resolve()));
           for (const a of seen) assert.deepEqual(a.decisions, [a.model.status]);
           assert.equal(liveTimers(), 0);

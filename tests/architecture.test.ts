@@ -35,6 +35,7 @@ const LAYERS = [
   "transport",
   "config",
   "trust",
+  "grants",
   "store",
   "catalog",
   "runner",

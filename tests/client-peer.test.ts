@@ -187,6 +187,11 @@ describe("the client library against a scripted peer", () => {
     ["a response to no request", (peer) => peer.result("c77", { state: "stopping" })],
     ["a malformed result", (peer) => peer.result("c3", { state: "idle" })],
     ["a run.usage the client did not require", (peer) => peer.event("run.usage", usage)],
+    ["an approval.resolved the client did not require", (peer) => {
+      peer.event("approval.requested", { approval_id: "ap1", summary: "write x", expires_in_ms: 60_000 });
+      peer.event("approval.resolved", { approval_id: "ap1", outcome: "allowed" });
+    }],
+    ["approval.requested scopes the client did not require", (peer) => peer.event("approval.requested", { approval_id: "ap1", summary: "write x", expires_in_ms: 60_000, scopes: ["once"], scope_key: null })],
   ];
   for (const [what, send] of violations) {
     it(`fails closed on ${what}: rejects the pending request and run, closes the child's stdin`, async () => {
@@ -217,6 +222,52 @@ describe("the client library against a scripted peer", () => {
     again.peer.event("run.usage", usage);
     again.peer.event("run.usage", usage);
     await assert.rejects(again.run.finished, (error: unknown) => error instanceof ProtocolViolation);
+  });
+
+  it("with approval.scope: scopes and scope_key, a session answer sends scope, resolutions are kept; session without its key, a resolution of no request or a second one are violations", async () => {
+    const scoped = () => initialized([...CAPABILITIES, "approval.scope"].sort(), ["turn.start", "approval.scope"]);
+    const { peer, run } = await running([], scoped());
+    peer.event("approval.requested", { approval_id: "ap1", summary: "write x", expires_in_ms: 60_000, scopes: ["once", "session"], scope_key: 'write_file "x"' });
+    while (run.approvals.size < 1) await new Promise((resolve) => setTimeout(resolve, 0));
+    const approval = run.approvals.get("ap1")!;
+    assert.deepEqual([approval.scopes, approval.scopeKey], [["once", "session"], 'write_file "x"']);
+    const answered = approval.answer(true, "session");
+    const sent = await peer.requested(3);
+    assert.deepEqual(sent.params, { session_id: "s1", run_id: "run1", approval_id: "ap1", allow: true, scope: "session" });
+    peer.result(sent.id, { recorded: true });
+    assert.equal(await answered, true);
+    peer.event("approval.requested", { approval_id: "ap2", summary: "run y", expires_in_ms: 60_000, scopes: ["once"], scope_key: null });
+    peer.event("approval.resolved", { approval_id: "ap1", outcome: "allowed" });
+    peer.event("approval.resolved", { approval_id: "ap2", outcome: "expired" });
+    peer.event("run.finished", finished);
+    await run.finished;
+    assert.deepEqual([...run.resolutions], [["ap1", "allowed"], ["ap2", "expired"]]);
+    assert.equal(peer.client.failure, null);
+
+    const bad: ((peer: Peer) => void)[] = [
+      (p) => p.event("approval.requested", { approval_id: "ap1", summary: "x", expires_in_ms: 1, scopes: ["once", "session"], scope_key: null }),
+      (p) => p.event("approval.resolved", { approval_id: "nobody", outcome: "denied" }),
+      (p) => {
+        p.event("approval.requested", { approval_id: "ap1", summary: "x", expires_in_ms: 1, scopes: ["once"], scope_key: null });
+        p.event("approval.resolved", { approval_id: "ap1", outcome: "denied" });
+        p.event("approval.resolved", { approval_id: "ap1", outcome: "denied" });
+      },
+    ];
+    for (const send of bad) {
+      const again = await running([], scoped());
+      send(again.peer);
+      await assert.rejects(again.run.finished, (error: unknown) => error instanceof ProtocolViolation);
+    }
+  });
+
+  it("an approval cannot be answered for a scope it did not offer: nothing is sent", async () => {
+    const { peer, run } = await running();
+    peer.event("approval.requested", { approval_id: "ap1", summary: "write x", expires_in_ms: 60_000 });
+    while (run.approvals.size < 1) await new Promise((resolve) => setTimeout(resolve, 0));
+    const approval = run.approvals.get("ap1")!;
+    assert.deepEqual([approval.scopes, approval.scopeKey], [["once"], null]);
+    await assert.rejects(approval.answer(true, "session"), RangeError);
+    assert.ok(run.approvals.has("ap1"), "still pending");
   });
 
   it("knows exactly the codes of src/protocol/errors.ts", () => {

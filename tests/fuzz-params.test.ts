@@ -17,6 +17,7 @@ import {
   EXTENSION_CAPABILITIES as KIT_EXTENSIONS,
   INVISIBLE_NON_SPACE,
   invalidCall,
+  invalidParams,
   NEGOTIATED_METHODS,
   negotiationCall,
   type ParamsContext,
@@ -195,6 +196,27 @@ describe("the params kit", () => {
         );
       });
     });
+  });
+
+  it("approval.answer's scope is valid only with approval.scope negotiated: without it the field is unknown, before initialize too", async () => {
+    const scoped = fc.sample(validParams("approval.answer", {}, ["approval.scope"]), { numRuns: 200, seed: 3 });
+    assert.ok(scoped.some((params) => params.scope === "session") && scoped.some((params) => !("scope" in params)));
+    assert.ok(fc.sample(validParams("approval.answer"), { numRuns: 200, seed: 3 }).every((params) => !("scope" in params)));
+    const unnegotiated = fc.sample(invalidParams("approval.answer"), { numRuns: 400, seed: 3 }).filter((bad) => bad.label === "scope without approval.scope");
+    assert.ok(unnegotiated.length > 0);
+    const early = await child(null);
+    await served(early, async () => {
+      for (const bad of unnegotiated.slice(0, 5)) assert.equal(codeOf(await callRaw(early, "approval.answer", bad.json)), "invalid_params", bad.label);
+    });
+    for (const required of [["approval.answer"], ["approval.answer", "approval.scope"]]) {
+      const run = await child(required);
+      await served(run, async () => {
+        for (const params of scoped.filter((p) => "scope" in p).slice(0, 5)) {
+          const code = codeOf(await callRaw(run, "approval.answer", JSON.stringify(params)));
+          assert.equal(code, required.includes("approval.scope") ? "session_missing" : "invalid_params", JSON.stringify(params));
+        }
+      });
+    }
   });
 
   it("valid selection.set params with the live session, catalog and selection revision are applied or effort_unsupported, never invalid_params", async () => {

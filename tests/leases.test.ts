@@ -7,7 +7,7 @@ import { after, describe, it } from "node:test";
 import { createMemoryRuntime, ManualClock, type MemoryRuntime } from "../runtime/memory.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { ErrorCode } from "../src/protocol/errors.ts";
-import { inspectLease, removeLeaseIf } from "../src/store/lease-file.ts";
+import { inspectLease, LEASE_IDENTITY_SETTLE_MS, removeLeaseIf } from "../src/store/lease-file.ts";
 import {
   isLeaseStale,
   Lease,
@@ -163,6 +163,49 @@ describe("leases on one memory host", () => {
     assert.deepEqual(await a.heartbeat(), { ok: false, code: ErrorCode.sessionBusy });
     assert.deepEqual(await a.verify(), { ok: false, code: ErrorCode.sessionBusy });
     assert.equal(w.body().instance_id, "inst-b", "the rival's file is untouched");
+  });
+
+  it("verify() and release() read the file only when its identity moved since the last read that found it ours", async () => {
+    const w = world();
+    const a = await take(w.child(10), "inst-a");
+    const readFile = w.fs.readFile.bind(w.fs);
+    let reads = 0;
+    w.fs.readFile = (path, maxBytes) => (reads++, readFile(path, maxBytes));
+    w.clock.advance(1_000);
+    for (let i = 0; i < 3; i++) assert.deepEqual(await a.verify(), { ok: true });
+    assert.equal(reads, 1, "one read; then an lstat showing the same device, inode, size and mtime answers");
+    assert.deepEqual(await a.heartbeat(), { ok: true });
+    w.clock.advance(1_000);
+    assert.deepEqual(await a.verify(), { ok: true });
+    assert.equal(reads, 2, "the renewal renamed a new file over the lease: read again");
+    assert.deepEqual(await a.release(), { ok: true });
+    assert.equal(reads, 2);
+    assert.equal(w.fs.exists(PATH), false);
+
+    const b = await take(w.child(11), "inst-b");
+    w.clock.advance(1_000);
+    assert.deepEqual(await b.verify(), { ok: true });
+    // A rival's file at the same name is another file object, whatever its size and mtime.
+    w.fs.writeFile(PATH, JSON.stringify({ ...w.body(), instance_id: "inst-c" }), 0o600);
+    assert.deepEqual(await b.verify(), { ok: false, code: ErrorCode.sessionBusy });
+    assert.deepEqual(await b.release(), { ok: true });
+    assert.equal(w.body().instance_id, "inst-c", "a lost lease's release leaves the rival's file alone");
+  });
+
+  it(`a lease read within ${LEASE_IDENTITY_SETTLE_MS} ms of its write is read again at every check: a replacement in the same clock tick could share its mtime`, async () => {
+    const w = world();
+    const a = await take(w.child(10), "inst-a");
+    const readFile = w.fs.readFile.bind(w.fs);
+    let reads = 0;
+    w.fs.readFile = (path, maxBytes) => (reads++, readFile(path, maxBytes));
+    w.clock.advance(LEASE_IDENTITY_SETTLE_MS);
+    assert.deepEqual(await a.verify(), { ok: true });
+    assert.deepEqual(await a.verify(), { ok: true });
+    assert.equal(reads, 2);
+    w.clock.advance(1);
+    assert.deepEqual(await a.verify(), { ok: true });
+    assert.deepEqual(await a.verify(), { ok: true });
+    assert.equal(reads, 3, "read once more, after which the identity answers");
   });
 
   it("a lease judged stale is not removed if it changed before removal", async () => {

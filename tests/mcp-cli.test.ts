@@ -136,6 +136,22 @@ for (const launcher of launchers()) {
       assert.doesNotMatch(approved.stdout, /[\u034F\u3164\uFE0F\u115F]/u);
     });
 
+    it("approve warns on stderr, and still approves, when env sets LD_PRELOAD, NODE_OPTIONS or a DYLD_ variable; never their values", async () => {
+      const env = { node_options: "--require /tmp/x.js", LD_PRELOAD: ENV_SECRET, DYLD_INSERT_LIBRARIES: "/tmp/x.dylib", SECRET_VALUE: ENV_SECRET };
+      const ws = setup(servers({ shell: { ...shell, env } }));
+      const approved = await run(launcher, ws, ["mcp", "approve", "shell", "--yes"]);
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.equal(
+        approved.stderr,
+        "magi-code mcp: warning: shell's env sets DYLD_INSERT_LIBRARIES, LD_PRELOAD, node_options, which make programs load code their command line does not name; approve it only if you set them on purpose\n",
+      );
+      assert.equal(approved.lines.at(-1), "Approved shell; it starts with the next child.");
+      assert.ok(!approved.stdout.includes(ENV_SECRET) && !approved.stderr.includes(ENV_SECRET), "no value is printed");
+      const plain = await run(launcher, setup(servers({ shell })), ["mcp", "approve", "shell", "--yes"]);
+      assert.equal(plain.code, 0);
+      assert.equal(plain.stderr, "", "no warning for a server without such a variable");
+    });
+
     it("changing one argument shows as changed since approval; config check notes it and exits 0", async () => {
       const ws = setup(servers({ shell }));
       assert.equal((await run(launcher, ws, ["mcp", "approve", "shell", "--yes"])).code, 0);

@@ -21,7 +21,7 @@ import { eventually } from "./support/hang-guard.ts";
 import { everythingStdio, faultServer, filesystemStdio, isRunning, httpServer, startEverythingHttp } from "./support/mcp-servers.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { spawningRuntimes } from "./support/tools.ts";
-import { nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, type TurnServer } from "./support/turns.ts";
+import { closedAfterAll, nextEvent, request, runEvents, startTurn, startTurnServer, stopTurnServer, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-mcp-turns-")));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -49,15 +49,7 @@ function diagnostics(events: readonly Frame[]): string[] {
   return events.filter((frame) => frame.event === "diagnostic").map((frame) => (frame.data as { code: string }).code);
 }
 
-// A test that fails midway leaves its server (and its MCP servers) running: close them all, or the file never exits.
-const started: TurnServer[] = [];
-after(async () => {
-  for (const server of started) {
-    server.runtime.input.end();
-    await server.exit.catch(() => {});
-    await server.provider.close();
-  }
-});
+const started = closedAfterAll();
 
 async function startWith(runtime: Runtime, definitions: McpServerDefinition[], settings: Record<string, unknown> = {}): Promise<TurnServer> {
   const server = await startTurnServer("openai-chat", {

@@ -72,11 +72,13 @@ for (const [name, fs, fixture] of adapters) {
       await rejectsWith(fs.syncDirectory(`${f.dir}/missing`), "not_found");
     });
 
-    it("openAppend() appends, syncs and truncates, and refuses a symlink", async () => {
+    it("openAppend() appends, syncs and truncates, and refuses a symlink; info is the opened file's stat", async () => {
       const f = fixture();
       const path = `${f.dir}/log.jsonl`;
       await rejectsWith(fs.openAppend(path, { create: false, mode: 0o600 }), "not_found");
       const handle = await fs.openAppend(path, { create: true, mode: 0o600 });
+      assert.deepEqual(handle.info, await handle.stat());
+      assert.deepEqual([handle.info.kind, handle.info.size, handle.info.mode], ["file", 0, 0o600]);
       await handle.append(new TextEncoder().encode("one\n"));
       await handle.append(new TextEncoder().encode("two\n"));
       await handle.sync();

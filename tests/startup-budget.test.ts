@@ -32,7 +32,8 @@ const recordOf = (runtime: "node" | "deno") => records.get(runtime) ?? records.s
 
 describe("start-up budget", () => {
   for (const runtime of ["node", "deno"] as const) {
-    it(`${runtime}: the initialize answer is written with at most ${STARTUP_BUDGET[runtime].own} own modules loaded`, async () => {
+    const files = runtime === "node" ? ` from at most ${STARTUP_BUDGET.node.files} bundle files` : "";
+    it(`${runtime}: the initialize answer is written with at most ${STARTUP_BUDGET[runtime].own} own modules loaded${files}`, async () => {
       const loaded = await recordOf(runtime);
       const list = `\nloaded: ${loaded.own.join(" ")}\npackages: ${loaded.packages.join(" ")}`;
       // The recorder still understands the runtime's module log: the entry's own path is there.
@@ -40,6 +41,7 @@ describe("start-up budget", () => {
       assert.deepEqual(loaded.own.filter((path) => NEVER_AT_STARTUP.some((pattern) => pattern.test(path))), [], `loaded before the answer${list}`);
       assert.ok(loaded.own.length <= STARTUP_BUDGET[runtime].own, `${loaded.own.length} own modules over the budget of ${STARTUP_BUDGET[runtime].own}${list}`);
       assert.ok(loaded.compat <= STARTUP_BUDGET[runtime].compat, `${loaded.compat} Node-compat modules over the budget of ${STARTUP_BUDGET[runtime].compat}`);
+      assert.ok(loaded.files <= STARTUP_BUDGET[runtime].files, `${loaded.files} bundle files over the budget of ${STARTUP_BUDGET[runtime].files}`);
       assert.deepEqual(loaded.packages, STARTUP_BUDGET[runtime].packages, `npm packages loaded before the answer${list}`);
     });
 

@@ -10,10 +10,10 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import type { Runtime } from "../src/host/runtime.ts";
 import { type Approval, approvalState, MAX_DIGESTS_PER_KEY, withApproval, withoutApprovals } from "../src/trust/approvals.ts";
 import { approvalsPath, parseApprovalsText, readApprovals, serializeApprovals } from "../src/trust/approvals-file.ts";
 import { updateApprovals } from "../src/trust/approvals-write.ts";
+import { interferingOnce } from "./support/racing-writer.ts";
 import { spawningRuntimes } from "./support/tools.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-trust-")));
@@ -103,22 +103,11 @@ for (const [name, runtime] of spawningRuntimes()) {
     it("updateApprovals() applies its change again when another writer replaced the file meanwhile", async () => {
       const dir = home();
       await updateApprovals(runtime, dir, (current) => withApproval(current, approval("first")));
-      let interfered = false;
       // Another `mcp approve` finishing between this one's read and its rename.
-      const racing: Runtime = {
-        ...runtime,
-        fs: {
-          ...runtime.fs,
-          createExclusive: async (path, bytes, mode) => {
-            if (!interfered) {
-              interfered = true;
-              writeFileSync(join(dir, "other.tmp"), serializeApprovals([approval("first"), approval("other")]), { mode: 0o600 });
-              await runtime.fs.rename(join(dir, "other.tmp"), approvalsPath(dir));
-            }
-            await runtime.fs.createExclusive(path, bytes, mode);
-          },
-        },
-      };
+      const racing = interferingOnce(runtime, async () => {
+        writeFileSync(join(dir, "other.tmp"), serializeApprovals([approval("first"), approval("other")]), { mode: 0o600 });
+        await runtime.fs.rename(join(dir, "other.tmp"), approvalsPath(dir));
+      });
       const result = await updateApprovals(racing, dir, (current) => withApproval(current, approval("mine")));
       assert.ok(result.ok && result.changed);
       assert.deepEqual(parseApprovalsText(readFileSync(approvalsPath(dir), "utf8"))?.map((entry) => entry.name), ["first", "mine", "other"]);

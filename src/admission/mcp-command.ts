@@ -8,6 +8,8 @@
  * `approve` prints the canonical definition, then asks on a terminal. With
  * `--yes` it approves without asking; with neither a terminal on stdin nor
  * `--yes` it refuses (exit 1), so a script can never approve by accident.
+ * A stdio server whose `env` sets a variable that makes programs load other
+ * code (`mcp/code-loading-env.ts`) gets a warning on stderr first.
  * Exit codes: 0 done, 1 refused or failed (the reason on stderr), 2 a wrong
  * command line.
  *
@@ -20,6 +22,7 @@ import { withApproval, withoutApprovals } from "../trust/approvals.ts";
 import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
 import { updateApprovals, type UpdateApprovalsResult } from "../trust/approvals-write.ts";
 import type { McpProbe } from "../mcp/connect.ts";
+import { codeLoadingNames } from "../mcp/code-loading-env.ts";
 import { approvalFor, failsUnresolved, MCP_APPROVAL_KIND, mcpServerStatuses, startsNow } from "../mcp/servers.ts";
 import { definitionLines, probeLine, stateText, statusLine, terminalSafe } from "./mcp-report.ts";
 import { loadMcpContext, type McpContext } from "./mcp-context.ts";
@@ -103,6 +106,12 @@ async function approve(runtime: Runtime, context: McpContext, name: string, yes:
   if (approval === null || status!.state === "unresolved") return await refuse(runtime, `cannot approve ${name}: ${stateText(status!)}`);
   if (!await print(runtime, definitionLines(status!))) return 1;
   if (status!.state === "approved") return await print(runtime, [`${name} is already approved.`]) ? 0 : 1;
+  const loading = status!.definition.transport === "stdio" ? codeLoadingNames(status!.definition.env) : [];
+  if (loading.length > 0) {
+    // Only names: the values are never shown. A warning, not a refusal: a wrapper may need LD_LIBRARY_PATH.
+    const names = loading.map((entry) => terminalSafe(entry)).join(", ");
+    await print(runtime, [`magi-code mcp: warning: ${name}'s env sets ${names}, which make programs load code their command line does not name; approve it only if you set them on purpose`], "stderr");
+  }
   if (!yes) {
     if (await runtime.stdioKind(0) !== "tty") return await refuse(runtime, `not approving ${name}: stdin is not a terminal; run 'magi-code mcp approve ${name} --yes' to approve without a question`);
     if (!await print(runtime, [`Approve ${name}? It will run as you, with your files and network. [y/N]`])) return 1;

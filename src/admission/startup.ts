@@ -94,11 +94,12 @@ export interface McpStartupContext {
 export type McpServerSource = (context: McpStartupContext, signal: AbortSignal) => Promise<readonly McpServerDefinition[]>;
 
 /**
- * Connects `definitions` through the MCP chunk (`src/mcp/connect.ts`),
- * imported only when there is one, so a child with none loads no MCP code
- * and no SDK. A failed server is `mcp_unavailable` on the wire (the code
- * alone); a startup cancelled meanwhile is `startup_cancelled`. Either way
- * every server started is closed before this resolves.
+ * Connects `definitions` through `src/mcp/start.ts` (which spawns the stdio
+ * servers, then loads the MCP chunk with the SDK while they start), imported
+ * only when there is one, so a child with none loads no MCP code and no SDK.
+ * A failed server is `mcp_unavailable` on the wire (the code alone); a
+ * startup cancelled meanwhile is `startup_cancelled`. Either way every
+ * server started is closed before this resolves.
  */
 async function startMcp(
   runtime: Runtime,
@@ -107,14 +108,13 @@ async function startMcp(
   signal: AbortSignal,
 ): Promise<{ readonly ok: true; readonly manager: McpManager | null } | { readonly ok: false; readonly code: StartupErrorCode }> {
   if (definitions.length === 0) return { ok: true, manager: null };
-  let connect: typeof import("../mcp/connect.ts");
+  let result: Awaited<ReturnType<typeof import("../mcp/start.ts").startMcpServers>>;
   try {
-    connect = await import("../mcp/connect.ts");
+    result = await (await import("../mcp/start.ts")).startMcpServers(runtime, home, definitions, signal);
   } catch {
-    // A damaged installation: the chunk is missing.
+    // A damaged installation (a chunk is missing); start.ts stopped what it spawned.
     return { ok: false, code: ErrorCode.startupFailed };
   }
-  const result = await connect.connectMcpServers(runtime, home, definitions, signal);
   if (result.ok) return { ok: true, manager: result.manager };
   return { ok: false, code: result.failure.reason === "cancelled" || signal.aborted ? ErrorCode.startupCancelled : ErrorCode.mcpUnavailable };
 }

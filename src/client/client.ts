@@ -23,7 +23,7 @@ import { Exchange } from "./exchange.ts";
 import { type OutputFrame, readOutputFrame } from "./frames.ts";
 import { readFrames } from "./lines.ts";
 import type { RequestOptions } from "./requests.ts";
-import { Run, type RunHandlers } from "./run.ts";
+import { type ApprovalScope, negotiatedBy, Run, type RunHandlers } from "./run.ts";
 import { type ClientToolDefinition, ClientToolHost, initializeParams } from "./client-tools.ts";
 
 /** The two ends of a child's stdio, from the client's side. */
@@ -160,8 +160,9 @@ export class AgentClient {
   startTurn(sessionId: string, prompt: string, handlers: RunHandlers = {}, options: RequestOptions = {}): Promise<Run> {
     let run: Run | null = null;
     const port = {
-      answer: (runId: string, approvalId: string, allow: boolean) =>
-        this.request("approval.answer", { session_id: sessionId, run_id: runId, approval_id: approvalId, allow }),
+      // `once` is sent as the base answer, without `scope`: a base child knows no such field.
+      answer: (runId: string, approvalId: string, allow: boolean, scope: ApprovalScope) =>
+        this.request("approval.answer", { session_id: sessionId, run_id: runId, approval_id: approvalId, allow, ...(scope === "once" ? {} : { scope }) }),
       cancel: (runId: string) => this.request("turn.cancel", { session_id: sessionId, run_id: runId }),
     };
     const onResult = (result: MethodResult<"turn.start">) => {
@@ -254,11 +255,10 @@ export class AgentClient {
     // turn.start's response precedes its run's events, and nothing follows run.finished.
     if (run === undefined || run.sessionId !== event.data.session_id) return this.#violation(`${event.event} outside an active run`);
     // A negotiated event is no part of the base contract: unrequired, it is as unknown as any other.
-    if (event.event === "run.usage" && !this.#required.has("run.usage")) return this.#violation("run.usage was not required in initialize");
-    if (event.event === "client.tool.call" || event.event === "client.tool.cancel") {
-      const problem = this.#required.has("client.tools") ? this.#tools!.accept(event) : `${event.event} without client.tools required in initialize`;
-      return problem === null || this.#violation(problem);
-    }
+    const needs = negotiatedBy(event);
+    if (needs !== null && !this.#required.has(needs)) return this.#violation(`${event.event} needs ${needs}, which was not required in initialize`);
+    const toolProblem = event.event === "client.tool.call" || event.event === "client.tool.cancel" ? this.#tools!.accept(event) : undefined;
+    if (toolProblem !== undefined) return toolProblem === null || this.#violation(toolProblem);
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {

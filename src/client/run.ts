@@ -14,6 +14,9 @@
 import type { EventData, WireEvent } from "../protocol/events.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import { ProtocolError } from "./errors.ts";
+import { type Approval, type ApprovalResolution, type ApprovalScope, RunApprovals } from "./approvals.ts";
+
+export { type Approval, type ApprovalResolution, type ApprovalScope, negotiatedBy } from "./approvals.ts";
 
 /** One assistant message of a run, as far as it arrived. */
 export interface RunMessage {
@@ -29,24 +32,9 @@ export interface RunMessage {
   readonly gap: boolean;
 }
 
-/** A pending approval of a run; answer it, or it is denied after `expiresInMs`. */
-export interface Approval {
-  readonly approvalId: string;
-  /** What the tool wants to do, at most 1,024 bytes, redacted. */
-  readonly summary: string;
-  /** Milliseconds from the event until the server denies it by default. */
-  readonly expiresInMs: number;
-  /**
-   * Sends `approval.answer`. Resolves true when this answer was recorded,
-   * false when it came too late (`stale_approval`: expired, cancelled, or
-   * the run finished); rejects on any other failure.
-   */
-  answer(allow: boolean): Promise<boolean>;
-}
-
 /** What the client hands a run so it can answer approvals and cancel. */
 export interface RunPort {
-  answer(runId: string, approvalId: string, allow: boolean): Promise<unknown>;
+  answer(runId: string, approvalId: string, allow: boolean, scope: ApprovalScope): Promise<unknown>;
   cancel(runId: string): Promise<unknown>;
 }
 
@@ -82,7 +70,7 @@ export class Run {
   readonly finished: Promise<RunFinished>;
   readonly #messages = new Map<string, MessageState>();
   readonly #activities = new Map<string, EventData<"activity">>();
-  readonly #approvals = new Map<string, Approval>();
+  readonly #approvals = new RunApprovals();
   readonly #port: RunPort;
   readonly #handlers: RunHandlers;
   #settle!: { resolve(data: RunFinished): void; reject(reason: unknown): void };
@@ -113,7 +101,15 @@ export class Run {
 
   /** Approvals requested and not yet answered through {@link Approval.answer}. */
   get approvals(): ReadonlyMap<string, Approval> {
-    return this.#approvals;
+    return this.#approvals.pending;
+  }
+
+  /**
+   * How each approval of this run ended, by approval id, once its
+   * `approval.resolved` arrived (only with `approval.scope`), else null.
+   */
+  get resolutions(): ReadonlyMap<string, ApprovalResolution | null> {
+    return this.#approvals.resolutions;
   }
 
   /** `input.persisted`'s data once the prompt is durable (from then on the session id may be saved), else null. */
@@ -156,7 +152,7 @@ export class Run {
     const { onEvent, onApproval } = this.#handlers;
     if (onEvent !== undefined) callOut(() => onEvent(event, this));
     if (event.event === "approval.requested" && onApproval !== undefined) {
-      const approval = this.#approvals.get(event.data.approval_id)!;
+      const approval = this.#approvals.pending.get(event.data.approval_id)!;
       callOut(() => onApproval(approval, this));
     }
     if (event.event === "run.finished") this.#settle.resolve(event.data);
@@ -181,7 +177,9 @@ export class Run {
         this.#activities.set(event.data.activity_id, event.data);
         return null;
       case "approval.requested":
-        return this.#request(event.data);
+        return this.#approvals.requested(event.data, (approvalId, allow, scope) => this.#port.answer(this.runId, approvalId, allow, scope));
+      case "approval.resolved":
+        return this.#approvals.resolved(event.data);
       case "diagnostic":
         return null;
       case "run.usage":
@@ -194,7 +192,7 @@ export class Run {
         return null;
       case "run.finished":
         this.#result = event.data;
-        this.#approvals.clear();
+        this.#approvals.pending.clear();
         return null;
     }
   }
@@ -230,27 +228,6 @@ export class Run {
     state.reconciled = state.parts.join("");
     state.parts = [];
     state.partial = data.partial;
-    return null;
-  }
-
-  #request(data: EventData<"approval.requested">): string | null {
-    if (this.#approvals.has(data.approval_id)) return "approval.requested repeated an approval id";
-    const approval: Approval = {
-      approvalId: data.approval_id,
-      summary: data.summary,
-      expiresInMs: data.expires_in_ms,
-      answer: async (allow) => {
-        this.#approvals.delete(data.approval_id);
-        try {
-          await this.#port.answer(this.runId, data.approval_id, allow);
-          return true;
-        } catch (error) {
-          if (error instanceof ProtocolError && error.code === ErrorCode.staleApproval) return false;
-          throw error;
-        }
-      },
-    };
-    this.#approvals.set(data.approval_id, approval);
     return null;
   }
 }

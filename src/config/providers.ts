@@ -175,15 +175,23 @@ export function configuredSecrets(
   credentials: Credentials,
   more: readonly string[] = [],
 ): string[] {
-  const secrets = new Set<string>();
   const values = [...resolveEndpoints(settings).values()].map((endpoint) =>
     endpoint.apiKeyEnv === null ? undefined : env(endpoint.apiKeyEnv)
   );
-  for (const value of [...values, ...credentials.values(), ...more]) {
+  const secrets: string[] = [];
+  addSecrets(secrets, [...values, ...credentials.values(), ...more]);
+  return secrets;
+}
+
+/**
+ * Adds each of `values` that is not blank to `into`, with its trimmed form,
+ * each once: how the redaction list of {@link configuredSecrets} is built,
+ * and grows when an MCP login's tokens are refreshed.
+ */
+export function addSecrets(into: string[], values: readonly (string | undefined)[]): void {
+  for (const value of values) {
     if (value === undefined || !/\S/.test(value)) continue;
     // HTTP clients trim header values, so the trimmed key is what a provider may echo back.
-    secrets.add(value);
-    secrets.add(value.trim());
+    for (const form of [value, value.trim()]) if (!into.includes(form)) into.push(form);
   }
-  return [...secrets];
 }

@@ -13,7 +13,7 @@
 import fc from "fast-check";
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import { capabilityList } from "./fields.ts";
+import { capabilityList, PARAMS_FIELDS } from "./fields.ts";
 import { type InvalidParams, invalidParams } from "./invalid-params.ts";
 import { EXTENSION_CAPABILITIES, isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
 import { type ParamsContext, validParams } from "./params.ts";
@@ -73,8 +73,8 @@ export interface NegotiationCall {
 
 /**
  * A negotiation scenario: a capability list (the negotiated four in or out,
- * the empty and the full list favoured, an extension capability such as
- * `run.usage` in or out, which changes no method's admission) and a call of any method but
+ * the empty and the full list favoured, extension capabilities in or out:
+ * they change no method's admission, only which params fields are valid) and a call of any method but
  * `initialize` and `shutdown`, negotiated ones more often, with valid or invalid params,
  * paired with the code the child must answer once ready and before
  * `initialize`.
@@ -90,10 +90,12 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
       return { required, initialize: extensions.includes("client.tools") ? { required_capabilities: required, client_tools: tools } : { required_capabilities: required } };
     });
   return fc.tuple(withExtensions, method, fc.boolean()).chain(([{ required, initialize }, name, valid]) => {
-    const params: fc.Arbitrary<{ json: string; label: string }> = valid
-      ? validParams(name, context).map((value) => ({ json: JSON.stringify(value), label: "valid params" }))
-      : invalidParams(name, context).map((bad: InvalidParams) => ({ json: bad.json, label: bad.label }));
-    return params.map(({ json, label }): NegotiationCall => ({
+    // Before `initialize` nothing is negotiated: an extension's field is an unknown one there.
+    const extensionFields = PARAMS_FIELDS[name].filter((spec) => spec.extension !== undefined).map((spec) => spec.name);
+    const params: fc.Arbitrary<{ json: string; label: string; validBefore: boolean }> = valid
+      ? validParams(name, context, required).map((value) => ({ json: JSON.stringify(value), label: "valid params", validBefore: !extensionFields.some((field) => field in value) }))
+      : invalidParams(name, context, required).map((bad: InvalidParams) => ({ json: bad.json, label: bad.label, validBefore: false }));
+    return params.map(({ json, label, validBefore }): NegotiationCall => ({
       required,
       initialize,
       method: name,
@@ -101,7 +103,7 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
       valid,
       label,
       code: admissionCode(name, valid, { kind: "ready", required }),
-      before: admissionCode(name, valid, { kind: "new" }),
+      before: admissionCode(name, validBefore, { kind: "new" }),
     }));
   });
 }

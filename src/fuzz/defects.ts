@@ -157,6 +157,14 @@ const CAPABILITY_DEFECTS: readonly Defect[] = [
   defect("17 distinct names (bound 16)", Array.from({ length: LIMITS.required_capabilities + 1 }, (_, index) => `cap${index}`)),
 ];
 
+/** Scopes `approval.answer` refuses: other words, case and spacing variants. */
+const BAD_SCOPES: readonly Defect[] = [
+  defect("an unknown scope", "forever"),
+  defect("a case-variant scope", "Session"),
+  defect("a padded scope", " once"),
+  defect("an empty scope", ""),
+];
+
 /**
  * The labelled invalid values of a field of `kind`, as an arbitrary (most
  * kinds are a fixed list; prompts are generated at the byte bound).
@@ -186,5 +194,7 @@ export function defectsOf(kind: FieldKind, nullable: boolean): fc.Arbitrary<Defe
       return fc.constantFrom(...effortDefects());
     case "capabilities":
       return fc.constantFrom(...CAPABILITY_DEFECTS);
+    case "scope":
+      return strings(BAD_SCOPES);
   }
 }

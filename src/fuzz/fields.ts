@@ -17,24 +17,31 @@ import { boundedId, identifier, INVISIBLE_NON_SPACE, prompt } from "./text.ts";
  * defects: a session id, an opaque id (the identifier grammar: revisions,
  * cursors, run, approval and request ids, provider names of `model.refresh`),
  * one that may also be null, a page limit, a prompt, a boolean, a
- * `selection.set` provider or model name, an effort request, or
- * `initialize`'s capability list.
+ * `selection.set` provider or model name, an effort request,
+ * `initialize`'s capability list, or an `approval.answer` scope.
  */
-export type FieldKind = "session" | "opaque" | "nullable-opaque" | "limit" | "prompt" | "allow" | "name" | "effort" | "capabilities";
+export type FieldKind = "session" | "opaque" | "nullable-opaque" | "limit" | "prompt" | "allow" | "name" | "effort" | "capabilities" | "scope";
 
 /** One params field: its wire name, its kind, and whether the spec requires it. */
 export interface FieldSpec {
   readonly name: string;
   readonly kind: FieldKind;
   readonly required: boolean;
+  /**
+   * The extension capability the field belongs to: valid only for a child
+   * that negotiated it, and an unknown field (`invalid_params`) for any
+   * other. Absent: a base field.
+   */
+  readonly extension?: string;
 }
 
-const field = (name: string, kind: FieldKind, required = true): FieldSpec => ({ name, kind, required });
+const field = (name: string, kind: FieldKind, required = true, extension?: string): FieldSpec => ({ name, kind, required, ...(extension === undefined ? {} : { extension }) });
 const PAGED: readonly FieldSpec[] = [field("revision", "nullable-opaque", false), field("cursor", "nullable-opaque", false), field("limit", "limit", false)];
 
 /**
- * Every method's params fields, as the spec lists them (all other fields
- * are unknown, hence `invalid_params`). Paged methods (`session.list`,
+ * Every method's params fields, as the spec lists them, plus the fields of
+ * extension capabilities (all other fields are unknown, hence
+ * `invalid_params`). Paged methods (`session.list`,
  * `session.discover`, `model.catalog`) also pair revision and cursor, which
  * no single row expresses; see {@link isPaged}.
  */
@@ -49,7 +56,7 @@ export const PARAMS_FIELDS: Readonly<Record<WireMethod, readonly FieldSpec[]>> =
   "history.page": [field("session_id", "session"), field("revision", "opaque"), field("cursor", "nullable-opaque", false)],
   "turn.start": [field("session_id", "session"), field("prompt", "prompt")],
   "turn.cancel": [field("session_id", "session"), field("run_id", "opaque")],
-  "approval.answer": [field("session_id", "session"), field("run_id", "opaque"), field("approval_id", "opaque"), field("allow", "allow")],
+  "approval.answer": [field("session_id", "session"), field("run_id", "opaque"), field("approval_id", "opaque"), field("allow", "allow"), field("scope", "scope", false, "approval.scope")],
   "model.catalog": PAGED,
   "model.catalog.status": [],
   "model.refresh": [field("provider", "opaque")],
@@ -157,5 +164,7 @@ export function validValue(kind: FieldKind, methods: readonly string[]): fc.Arbi
       return effortRequest();
     case "capabilities":
       return capabilityList(methods);
+    case "scope":
+      return fc.constantFrom("once", "session");
   }
 }

@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { ErrorCode } from "../protocol/errors.ts";
 import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 import { type Defect, defectsOf } from "./defects.ts";
-import { type FieldSpec, isPaged, PARAMS_FIELDS } from "./fields.ts";
+import { type FieldSpec, isPaged, PARAMS_FIELDS, validValue } from "./fields.ts";
 import { type WireMethod, WIRE_METHODS } from "./methods.ts";
 import { type ParamsContext, validParams } from "./params.ts";
 import { identifier } from "./text.ts";
@@ -70,8 +70,8 @@ function unknownNames(fields: readonly FieldSpec[]): readonly string[] {
 }
 
 /** Every required field present with a valid value (context first), optional ones from {@link validParams}' choice. */
-function baseEntries(method: WireMethod, context: ParamsContext): fc.Arbitrary<Entries> {
-  return validParams(method, context).map(entriesOf);
+function baseEntries(method: WireMethod, context: ParamsContext, negotiated: readonly string[]): fc.Arbitrary<Entries> {
+  return validParams(method, context, negotiated).map(entriesOf);
 }
 
 function replaced(entries: Entries, name: string, json: string): Entries {
@@ -79,9 +79,9 @@ function replaced(entries: Entries, name: string, json: string): Entries {
 }
 
 /** One field of `fields` made invalid: a defect of its kind in its place (an optional field is added with it). */
-function fieldDefect(method: WireMethod, fields: readonly FieldSpec[], context: ParamsContext): fc.Arbitrary<InvalidParams> {
+function fieldDefect(method: WireMethod, fields: readonly FieldSpec[], context: ParamsContext, negotiated: readonly string[]): fc.Arbitrary<InvalidParams> {
   return fc.constantFrom(...fields).chain((spec) =>
-    fc.tuple(baseEntries(method, context), defectsOf(spec.kind, spec.kind === "nullable-opaque")).map(([entries, bad]) =>
+    fc.tuple(baseEntries(method, context, negotiated), defectsOf(spec.kind, spec.kind === "nullable-opaque")).map(([entries, bad]) =>
       sample(method, `${spec.name}: ${bad.label}`, objectJson(replaced(entries, spec.name, bad.json)))
     )
   );
@@ -105,21 +105,24 @@ function halfPaged(method: WireMethod): fc.Arbitrary<InvalidParams> {
  * with each defect of its kind (wrong type, null where not allowed, off
  * grammar, 65 bytes, out-of-range or fractional limits, prompts over the
  * bound or blank, names over 256 bytes or with controls, every invalid
- * effort request object); for paged methods, revision and cursor half set.
- * The other fields hold valid values, `context`'s where it has them.
+ * effort request object); for paged methods, revision and cursor half set;
+ * an extension's field, valid or not, for a child that did not negotiate
+ * `negotiated` its capability. The other fields hold valid values,
+ * `context`'s where it has them.
  */
-export function invalidParams(method: WireMethod, context: ParamsContext = {}): fc.Arbitrary<InvalidParams> {
+export function invalidParams(method: WireMethod, context: ParamsContext = {}, negotiated: readonly string[] = []): fc.Arbitrary<InvalidParams> {
   const fields = PARAMS_FIELDS[method];
   const required = fields.filter((spec) => spec.required);
+  const unnegotiated = fields.filter((spec) => spec.extension !== undefined && !negotiated.includes(spec.extension));
   const cases: fc.Arbitrary<InvalidParams>[] = [
     fc.constantFrom(...NOT_OBJECTS).map((bad) => sample(method, bad.label, bad.json)),
-    fc.tuple(baseEntries(method, context), fc.constantFrom(...unknownNames(fields)), fc.constantFrom("1", "null", '"x"', "{}", "[]")).map(([entries, name, json]) =>
+    fc.tuple(baseEntries(method, context, negotiated), fc.constantFrom(...unknownNames(fields)), fc.constantFrom("1", "null", '"x"', "{}", "[]")).map(([entries, name, json]) =>
       sample(method, `unknown field ${JSON.stringify(name)}`, objectJson([...entries, [name, json]]))
     ),
   ];
   if (fields.length > 0) {
-    cases.push(fieldDefect(method, fields, context));
-    const duplicable = fc.tuple(baseEntries(method, context), fc.constantFrom(...fields), fc.nat()).map(([entries, spec, pick]) => {
+    cases.push(fieldDefect(method, fields, context, negotiated));
+    const duplicable = fc.tuple(baseEntries(method, context, negotiated), fc.constantFrom(...fields), fc.nat()).map(([entries, spec, pick]) => {
       const present = entries.find(([name]) => name === spec.name) ?? entries[pick % Math.max(entries.length, 1)];
       return present === undefined ? null : sample(method, `duplicate field ${JSON.stringify(present[0])}`, objectJson([...entries, present]));
     }).filter((item): item is InvalidParams => item !== null);
@@ -127,12 +130,19 @@ export function invalidParams(method: WireMethod, context: ParamsContext = {}): 
   }
   if (required.length > 0) {
     cases.push(
-      fc.tuple(baseEntries(method, context), fc.constantFrom(...required)).map(([entries, spec]) =>
+      fc.tuple(baseEntries(method, context, negotiated), fc.constantFrom(...required)).map(([entries, spec]) =>
         sample(method, `missing ${spec.name}`, objectJson(entries.filter(([name]) => name !== spec.name)))
       ),
     );
   }
   if (isPaged(method)) cases.push(halfPaged(method));
+  if (unnegotiated.length > 0) {
+    cases.push(
+      fc.tuple(baseEntries(method, context, negotiated), fc.constantFrom(...unnegotiated)).chain(([entries, spec]) =>
+        validValue(spec.kind, []).map((value) => sample(method, `${spec.name} without ${spec.extension}`, objectJson(replaced(entries, spec.name, JSON.stringify(value)))))
+      ),
+    );
+  }
   return fc.oneof(...cases);
 }
 

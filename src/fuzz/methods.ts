@@ -56,12 +56,13 @@ export const NEGOTIATED_METHODS: readonly WireMethod[] = Object.freeze(["session
 
 /**
  * Capabilities that name no method (`docs/features/local-agent-extensions.md`):
- * the `run.usage` event and `client.tools`. A child advertises one only to a
- * client that required it; requiring it is as valid as requiring a method,
- * within the same bound of 16 names, except that `client.tools` comes with
- * its `client_tools` registry and then allows 18 (`client-tools.ts`).
+ * the `approval.scope` answers and events, the `run.usage` event and
+ * `client.tools`. A child advertises one only to a client that required it;
+ * requiring it is as valid as requiring a method, within the same bound of
+ * 16 names, except that `client.tools` comes with its `client_tools`
+ * registry and then allows 18 (`client-tools.ts`).
  */
-export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["run.usage", "client.tools"]);
+export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["approval.scope", "run.usage", "client.tools"]);
 
 /**
  * Methods the phase gate admits only on a ready child (`not_initialized`

@@ -42,12 +42,14 @@ function pagePosition(): fc.Arbitrary<Record<string, unknown>> {
 }
 
 /**
- * Valid params of `method`: every required field, each optional one either
- * omitted or present (paged methods get a consistent revision/cursor pair),
- * with the values of `context` where it has them.
+ * Valid params of `method` for a child that negotiated `negotiated`: every
+ * required field, each optional one either omitted or present (paged
+ * methods get a consistent revision/cursor pair; an extension's field only
+ * when its capability is negotiated), with the values of `context` where
+ * it has them.
  */
-export function validParams(method: WireMethod, context: ParamsContext = {}): fc.Arbitrary<Record<string, unknown>> {
-  const fields = PARAMS_FIELDS[method];
+export function validParams(method: WireMethod, context: ParamsContext = {}, negotiated: readonly string[] = []): fc.Arbitrary<Record<string, unknown>> {
+  const fields = PARAMS_FIELDS[method].filter((spec) => spec.extension === undefined || negotiated.includes(spec.extension));
   if (isPaged(method)) {
     const limit = fields.find((spec) => spec.name === "limit")!;
     return fc.tuple(pagePosition(), fc.option(fieldValue(limit, context), { nil: undefined })).map(([position, value]) =>

@@ -61,6 +61,8 @@ export interface ReadHandle {
 
 /** A file opened for appending. */
 export interface AppendHandle {
+  /** What the handle's own stat said when it was opened, as {@link ReadHandle.info}. */
+  readonly info: FileInfo;
   stat(): Promise<FileInfo>;
   /**
    * Appends all of `bytes`, with one write call where the platform allows

@@ -6,9 +6,9 @@
  * When every server connected, their exposed tool names must be distinct
  * across servers, or startup fails naming the collision.
  *
- * This module is the entry of the MCP chunk: admission imports it only when
- * at least one server is startable, so a child with none loads no MCP code
- * and no SDK.
+ * This module is the entry of the MCP chunk: startup loads it through
+ * `start.ts` only when at least one server is startable (so a child with
+ * none loads no MCP code and no SDK), after spawning the stdio servers.
  *
  * @module
  */
@@ -18,6 +18,7 @@ import type { McpServerDefinition } from "./definition.ts";
 import type { McpConnection } from "./connection.ts";
 import { McpManager } from "./manager.ts";
 import { type McpStartFailure, openServer } from "./open.ts";
+import type { ServerProcess } from "./server-process.ts";
 import { firstCollision } from "./tool-list.ts";
 import { startupAuthProviders } from "./stored-auth.ts";
 
@@ -32,10 +33,18 @@ export type McpConnectResult =
 /**
  * Connects `definitions` (all startable: enabled and approved) and lists
  * their tools; an HTTP server with a login stored in `home`'s tokens file
- * uses it (refreshing it if the server says it expired). On failure nothing
- * it started is left running when it resolves.
+ * uses it (refreshing it if the server says it expired). `launched` holds,
+ * at a stdio definition's index, its process if it was spawned already
+ * (`start.ts`); this takes it over. On failure nothing it started or took
+ * over is left running when it resolves.
  */
-export async function connectMcpServers(runtime: Runtime, home: string | null, definitions: readonly McpServerDefinition[], signal: AbortSignal): Promise<McpConnectResult> {
+export async function connectMcpServers(
+  runtime: Runtime,
+  home: string | null,
+  definitions: readonly McpServerDefinition[],
+  signal: AbortSignal,
+  launched: readonly (ServerProcess | undefined)[] = [],
+): Promise<McpConnectResult> {
   const attempts = new AbortController();
   const cancel = () => attempts.abort();
   if (signal.aborted) cancel();
@@ -45,7 +54,7 @@ export async function connectMcpServers(runtime: Runtime, home: string | null, d
   const providers = await startupAuthProviders(runtime, home, definitions);
   try {
     await Promise.all(definitions.map(async (definition, index) => {
-      const opened = await openServer(runtime, definition, attempts.signal, providers[index]);
+      const opened = await openServer(runtime, definition, attempts.signal, { authProvider: providers[index], launched: launched[index] });
       if (opened.ok) connections[index] = opened.connection;
       else if (first === null) {
         // Strict: the first failure is the one reported; the others are cancelled by it.
@@ -80,7 +89,7 @@ export type McpProbe =
  */
 export async function probeMcpServers(runtime: Runtime, home: string, definitions: readonly McpServerDefinition[], signal: AbortSignal): Promise<readonly McpProbe[]> {
   const providers = await startupAuthProviders(runtime, home, definitions);
-  const opened = await Promise.all(definitions.map((definition, index) => openServer(runtime, definition, signal, providers[index])));
+  const opened = await Promise.all(definitions.map((definition, index) => openServer(runtime, definition, signal, { authProvider: providers[index] })));
   const connected = opened.flatMap((result) => (result.ok ? [result.connection] : []));
   const collision = firstCollision(connected.map((connection) => ({ server: connection.server, tools: connection.tools })));
   await new McpManager(runtime, connected).close();

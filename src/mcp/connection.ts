@@ -30,6 +30,7 @@ import { VERSION } from "../util/version.ts";
 import { definitionSecrets, type McpServerDefinition } from "./definition.ts";
 import { runtimeFetchLike } from "./http-fetch.ts";
 import { MAX_LIST_PAGES, MAX_TOOLS_PER_SERVER, SESSION_DELETE_GRACE_MS } from "./limits.ts";
+import type { ServerProcess } from "./server-process.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 import { admitTools, type ListAdmission, type ListedTool } from "./tool-list.ts";
 
@@ -42,8 +43,22 @@ export type CallOutcome =
 /** Why a pending request of this connection was aborted by the connection itself. */
 const OVERSIZED = "The server sent a message over the size bound";
 
-/** An HTTP server's OAuth login whose tokens can be read at once (`oauth-provider.ts`), so they can be redacted. */
-export type McpAuth = Omit<OAuthClientProvider, "tokens"> & { tokens(): OAuthTokens | undefined };
+/**
+ * An HTTP server's OAuth login whose tokens can be read at once, and which
+ * says when they change (`oauth-provider.ts`), so they can be redacted.
+ */
+export type McpAuth = Omit<OAuthClientProvider, "tokens"> & {
+  tokens(): OAuthTokens | undefined;
+  onTokensSaved(listener: () => void): void;
+};
+
+/** What a connection may start from besides its definition. */
+export interface ConnectionStart {
+  /** An HTTP server's stored OAuth login (`oauth-provider.ts`). */
+  readonly authProvider?: McpAuth | undefined;
+  /** A stdio server's process, spawned already (`start.ts`): taken over, and its startup bound runs from its spawn. */
+  readonly launched?: ServerProcess | undefined;
+}
 
 /** A server's transport and client, and its state. */
 export class McpConnection {
@@ -66,15 +81,14 @@ export class McpConnection {
 
   /**
    * Prepares the connection to `definition`'s server; `open.ts` connects it.
-   * `authProvider` is an HTTP server's OAuth login (`oauth-provider.ts`).
    */
-  constructor(runtime: Runtime, definition: McpServerDefinition, authProvider?: McpAuth) {
+  constructor(runtime: Runtime, definition: McpServerDefinition, { authProvider, launched }: ConnectionStart = {}) {
     this.definition = definition;
     this.#authProvider = authProvider;
     this.#runtime = runtime;
     const hooks = { oversized: () => this.#abortPending(OVERSIZED) };
     this.transport = definition.transport === "stdio"
-      ? new StdioTransport(runtime, definition, hooks)
+      ? new StdioTransport(runtime, definition, hooks, launched)
       : new StreamableHTTPClientTransport(new URL(definition.url), {
         fetch: runtimeFetchLike(runtime, {
           status: (status) => void (status === 401 && (this.unauthorized = true)),
@@ -110,6 +124,11 @@ export class McpConnection {
     const tokens = this.#authProvider?.tokens();
     const oauth = tokens === undefined ? [] : [tokens.access_token, tokens.refresh_token];
     return [...definitionSecrets(this.definition), ...oauth.filter((value): value is string => typeof value === "string")];
+  }
+
+  /** Calls `listener` whenever {@link secrets} gained a value: the login's tokens were refreshed. */
+  onSecretsChanged(listener: () => void): void {
+    this.#authProvider?.onTokensSaved(listener);
   }
 
   /** Whether the server stopped by itself (its process exited or its output ended). */

@@ -81,6 +81,15 @@ export class McpManager implements ExternalTools {
     return this.#connections.flatMap((connection) => connection.secrets());
   }
 
+  /**
+   * Calls `listener` with a server's secrets whenever they gained a value (a
+   * login's tokens refreshed, during startup or a call), so the new ones are
+   * redacted from then on, not from the next child on.
+   */
+  onSecretsChanged(listener: (secrets: readonly string[]) => void): void {
+    for (const connection of this.#connections) connection.onSecretsChanged(() => listener(connection.secrets()));
+  }
+
   /** The tools of every server still running. */
   offered(): readonly ExternalTool[] {
     return [...this.#tools.values()].filter(({ connection }) => !connection.stopped).map(({ tool }) => tool);

@@ -61,6 +61,8 @@ function prepare(connection: McpConnection, listed: ListedTool, args: unknown, c
     activity: `MCP server ${showExactly(server)}, tool ${tool}`,
     tooLongToShow: ARGUMENTS_TOO_LONG,
     mustAsk: false,
+    // A session grant covers the server's tool as a whole (its exposed name names both), whatever the arguments.
+    scopeTarget: "",
     run: async () => {
       const outcome = await connection.call(listed.name, args, context.signal);
       return callResult(outcome, label, context.secrets);

@@ -61,7 +61,7 @@ export async function loginMcpServer(
     state,
     authorize: (url) => void (shown = Promise.resolve(show(url))),
   });
-  const first = new McpConnection(runtime, definition, provider);
+  const first = new McpConnection(runtime, definition, { authProvider: provider });
   try {
     try {
       await first.client.connect(first.transport, { timeout: definition.startupTimeoutMs });
@@ -95,7 +95,7 @@ async function verify(runtime: Runtime, home: string, definition: Extract<McpSer
   const stored = read.ok ? storedFor(read.servers, definition.name, definition.url) : null;
   if (stored === null || stored.tokens === null) return { ok: false, reason: "failed" };
   const provider = new StoredOAuthProvider(runtime, home, { name: definition.name, url: definition.url }, stored, { kind: "startup" });
-  const opened = await openServer(runtime, definition, new AbortController().signal, provider);
+  const opened = await openServer(runtime, definition, new AbortController().signal, { authProvider: provider });
   if (!opened.ok) return { ok: false, reason: "unusable" };
   const tools = opened.connection.tools.length;
   await opened.connection.close(runtime);

@@ -48,6 +48,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   #client: OAuthClientInformationMixed | undefined;
   #tokens: OAuthTokens | undefined;
   #verifier = "";
+  readonly #saved = new Set<() => void>();
 
   /** For server `name` at `url`, with what is stored for it (ignored by a login, which starts afresh). */
   constructor(runtime: Runtime, home: string, target: { readonly name: string; readonly url: string }, stored: StoredOAuth | null, mode: ProviderMode) {
@@ -98,7 +99,14 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     this.#tokens = tokens;
+    // Told before the file is written: the tokens are live once the SDK has them, stored or not.
+    for (const listener of this.#saved) listener();
     await this.#store();
+  }
+
+  /** Calls `listener` whenever new tokens arrive (a refresh), so they can be redacted from then on. */
+  onTokensSaved(listener: () => void): void {
+    this.#saved.add(listener);
   }
 
   redirectToAuthorization(url: URL): void {

@@ -4,8 +4,9 @@
  * the server's settings name and bound to its URL. Secrets, so never in
  * settings, never printed, never logged. Like the approvals file it must be
  * an owner-only regular file (mode 0600, not a symlink); it is replaced
- * atomically (`util/replace-file.ts`) by `login`, `logout`, and a startup
- * that refreshed an expired token.
+ * atomically, never losing a concurrent change (`trust/owner-file-update.ts`,
+ * as the approvals file), by `login`, `logout`, and a child that refreshed
+ * an expired token.
  *
  * Format (strict JSON): `{ "v": 1, "servers": { "<name>": { "url": "…",
  * "client": { "client_id": "…", … }, "tokens": { "access_token": "…",
@@ -18,7 +19,7 @@ import * as v from "valibot";
 import { ErrorCode } from "../protocol/errors.ts";
 import type { Runtime } from "../host/runtime.ts";
 import { readOwnerOnlyFile } from "../config/credentials.ts";
-import { replaceFile } from "../util/replace-file.ts";
+import { sameBytes, updateOwnerFile } from "../trust/owner-file-update.ts";
 import { parseConfigText } from "../util/jsonc.ts";
 import { joinPath } from "../util/paths.ts";
 
@@ -27,9 +28,6 @@ export const MCP_TOKENS_FILE = "mcp-tokens.json";
 
 /** Largest tokens file read, in bytes. */
 const MAX_TOKENS_BYTES = 1_048_576;
-
-/** Writes attempted before giving up on a file that keeps changing. */
-const ATTEMPTS = 5;
 
 const Secret = v.pipe(v.string(), v.minLength(1), v.maxLength(16_384));
 const StoredSchema = v.object({
@@ -76,49 +74,39 @@ export function storedFor(servers: Readonly<Record<string, StoredOAuth>>, name: 
   return stored !== null && stored.url === url ? stored : null;
 }
 
-function sameBytes(a: Uint8Array | null, b: Uint8Array | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a.length === b.length && a.every((byte, index) => byte === b[index]);
-}
+/** What {@link updateMcpTokens} resolves with. */
+export type UpdateMcpTokensResult = { readonly ok: true; readonly existed: boolean } | { readonly ok: false; readonly reason: "invalid" | "failed" };
 
 /**
  * Sets server `name`'s entry to what `change` makes of the current one
- * (null removes it) and writes the file (0600) if that changed it. The file
- * is renamed over the old one only if it still holds what was read; else the
- * change is applied again. Resolves with whether an entry was there before,
- * or `invalid` / `failed` (nothing is overwritten).
+ * (null removes it) and writes the file (0600) if that changed it, without
+ * losing a concurrent change (`trust/owner-file-update.ts`). Resolves with
+ * whether an entry was there before, or `invalid` / `failed` (nothing is
+ * overwritten).
  */
 export async function updateMcpTokens(
   runtime: Runtime,
   home: string,
   name: string,
   change: (current: StoredOAuth | null) => StoredOAuth | null,
-): Promise<{ readonly ok: true; readonly existed: boolean } | { readonly ok: false; readonly reason: "invalid" | "failed" }> {
-  const path = mcpTokensPath(home);
-  try {
-    await runtime.fs.mkdir(home, 0o700);
-  } catch {
-    return { ok: false, reason: "failed" };
-  }
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+): Promise<UpdateMcpTokensResult> {
+  const outcome = await updateOwnerFile<UpdateMcpTokensResult>(runtime, { home, name: MCP_TOKENS_FILE, maxBytes: MAX_TOKENS_BYTES }, async () => {
     const current = await readMcpTokens(runtime, home);
-    if (!current.ok) return current;
+    if (!current.ok) return { done: current };
     const before = Object.hasOwn(current.servers, name) ? current.servers[name]! : null;
-    const after = change(before);
     const servers: Record<string, StoredOAuth> = { ...current.servers };
+    const after = change(before);
     if (after === null) delete servers[name];
     else servers[name] = after;
-    if (before === null && after === null) return { ok: true, existed: false };
-    const bytes = encoder.encode(`${JSON.stringify({ v: 1, servers }, null, 2)}\n`);
-    const written = await replaceFile(runtime.fs, home, path, bytes, {
-      temporary: joinPath(home, `.${MCP_TOKENS_FILE}.${runtime.randomUUID()}.tmp`),
-      mode: 0o600,
-      beforeRename: async () => {
-        const now = await readOwnerOnlyFile(runtime.fs, path, MAX_TOKENS_BYTES);
-        return now.ok && sameBytes(now.bytes, current.bytes);
-      },
-    });
-    if (written) return { ok: true, existed: before !== null };
-  }
-  return { ok: false, reason: "failed" };
+    const bytes = serialize(servers);
+    const existed = before !== null;
+    if (sameBytes(bytes, serialize(current.servers))) return { done: { ok: true, existed } };
+    return { read: current.bytes, bytes, result: { ok: true, existed } };
+  });
+  return typeof outcome === "string" ? { ok: false, reason: "failed" } : outcome;
+}
+
+/** The file's bytes for `servers`. */
+function serialize(servers: Readonly<Record<string, StoredOAuth>>): Uint8Array {
+  return encoder.encode(`${JSON.stringify({ v: 1, servers }, null, 2)}\n`);
 }

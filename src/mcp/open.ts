@@ -11,7 +11,7 @@
 import type { Runtime } from "../host/runtime.ts";
 import { settlesWithin } from "../util/async.ts";
 import type { McpServerDefinition } from "./definition.ts";
-import { type McpAuth, McpConnection } from "./connection.ts";
+import { type ConnectionStart, McpConnection } from "./connection.ts";
 import { UnauthorizedError } from "./sdk.ts";
 import { StdioTransport } from "./stdio-transport.ts";
 import type { ListRefusal } from "./tool-list.ts";
@@ -70,15 +70,16 @@ async function reasonOf(runtime: Runtime, connection: McpConnection, phase: "han
 
 /**
  * Opens `definition`'s server. `signal` cancels the attempt (`cancelled`);
- * the server's own `startupTimeoutMs` bounds it (`timeout`); `authProvider`
- * is its stored OAuth login, if it has one. A failed
- * attempt has closed everything it started when this resolves.
+ * the server's own `startupTimeoutMs` bounds it (`timeout`). A failed
+ * attempt has closed everything it started or took over when this resolves.
  */
-export async function openServer(runtime: Runtime, definition: McpServerDefinition, signal: AbortSignal, authProvider?: McpAuth): Promise<Opened> {
-  const connection = new McpConnection(runtime, definition, authProvider);
+export async function openServer(runtime: Runtime, definition: McpServerDefinition, signal: AbortSignal, options: ConnectionStart = {}): Promise<Opened> {
+  const connection = new McpConnection(runtime, definition, options);
   const attempt = new AbortController();
   let timedOut = false;
-  const timer = runtime.setTimer(definition.startupTimeoutMs, () => {
+  // A server spawned before the MCP chunk loaded has used part of its bound already.
+  const spent = options.launched === undefined ? 0 : runtime.monotonicNow() - options.launched.startedAt;
+  const timer = runtime.setTimer(Math.max(0, definition.startupTimeoutMs - spent), () => {
     timedOut = true;
     attempt.abort("timeout");
   });

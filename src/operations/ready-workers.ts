@@ -155,6 +155,7 @@ export class ReadyWorkers implements ReadyView {
           selection: ready.selection,
           outputFailed: this.#outputFailed,
           reportUsage: this.#negotiated("run.usage"),
+          approvalScope: this.#negotiated("approval.scope"),
         });
         this.#workers = workers;
         void workers.turns.warm().catch(() => {});

@@ -14,12 +14,13 @@
  * @module
  */
 
+import { SessionGrants } from "../grants/session-grants.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { runConfig } from "./turns/configure-run.ts";
 import type { RunEventSink } from "../runner/event-channel.ts";
 import { TurnWorker } from "./turns/turn-worker.ts";
 import type { Runtime } from "../host/runtime.ts";
-import { configuredSecrets } from "../config/providers.ts";
+import { addSecrets, configuredSecrets } from "../config/providers.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
 import { SessionWorker } from "./sessions/session-worker.ts";
 import { CatalogOperations } from "./catalog-operations.ts";
@@ -64,15 +65,19 @@ export interface WorkerParts {
   readonly outputFailed: () => void;
   /** Whether the admitted `initialize` required `run.usage`. */
   readonly reportUsage: boolean;
+  /** Whether the admitted `initialize` required `approval.scope`: the child then holds session grants. */
+  readonly approvalScope?: boolean;
   /** The client's registered tools (`client.tools`), loaded only when a registry was admitted; else null. */
   readonly clientTools: ClientToolSet | null;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, clientTools }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, clientTools }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
+  // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
+  snapshot.mcp?.onSecretsChanged((more) => addSecrets(secrets, more));
   const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
@@ -109,6 +114,8 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     outputFailed,
     reportUsage,
     titles,
+    // In memory for the child's lifetime, never written anywhere: gone when the child exits.
+    ...(approvalScope === true ? { grants: new SessionGrants() } : {}),
   });
   return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), clientTools: clientTools?.calls ?? null };
 }

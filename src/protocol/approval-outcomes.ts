@@ -24,3 +24,6 @@ export type ApprovalOutcome = typeof APPROVAL_OUTCOMES[number];
 
 /** Validates an {@link ApprovalOutcome} in wire schemas. */
 export const ApprovalOutcomeSchema = v.picklist(APPROVAL_OUTCOMES);
+
+/** The outcomes of an approval that was asked: every one but `not_asked` (`approval.resolved`). */
+export const RESOLVED_APPROVAL_OUTCOMES = ["allowed", "denied", "expired", "cancelled", "superseded"] as const satisfies readonly Exclude<ApprovalOutcome, "not_asked">[];

@@ -12,6 +12,7 @@ import { ErrorCode } from "./errors.ts";
 import {
   ActivitySchema,
   ApprovalRequestedSchema,
+  ApprovalResolvedSchema,
   DiagnosticSchema,
   InputPersistedSchema,
   MessageDeltaSchema,
@@ -101,6 +102,13 @@ export const EVENT_DESCRIPTIONS: Descriptions = new Map([
     approval_id: "The approval's id, for `approval.answer`.",
     summary: "What would be allowed, redacted, at most 1,024 UTF-8 bytes.",
     expires_in_ms: "Milliseconds until the approval expires and is denied.",
+    scopes: "With `approval.scope` negotiated only: the scopes `approval.answer` may name, `once` always, `session` when `scope_key` is set.",
+    scope_key: "With `approval.scope` negotiated only: exactly what an allowing `session` answer grants for the rest of the session (the tool and its target as shown), or null when only `once` is offered.",
+  }),
+  describe(ApprovalResolvedSchema, "`approval.resolved` (negotiated with `approval.scope`): how one approval ended, exactly once per `approval.requested`.", {
+    ...SCOPE,
+    approval_id: "The approval's id, from its `approval.requested`.",
+    outcome: "`allowed` or `denied` (the winning answer), `expired` (nobody answered in time), `cancelled` (the run was cancelled or the client went away), `superseded` (the question stopped mattering before an answer).",
   }),
   describe(DiagnosticSchema, "`diagnostic`: an advisory notice about the run.", {
     ...SCOPE,

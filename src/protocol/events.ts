@@ -10,11 +10,12 @@
 
 import * as v from "valibot";
 import { ErrorCode } from "./errors.ts";
+import { RESOLVED_APPROVAL_OUTCOMES } from "./approval-outcomes.ts";
 import { IDENTIFIER_PATTERN } from "./identity.ts";
 import type { JsonObject } from "./json-value.ts";
-import type { Bool, Count, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
+import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CountSchema } from "./schema-parts.ts";
-import { OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
+import { ApprovalScopeSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
 
 /** Every known wire error code, as a closed enum: an unknown one must fail closed. */
 export const ErrorCodeSchema: OneOf<[ErrorCode, ...ErrorCode[]]> = v.picklist(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]);
@@ -59,8 +60,38 @@ export const ActivitySchema: Obj<
   summary: v.string(),
 });
 
-/** `approval.requested`: answer with `approval.answer` within `expires_in_ms`, or it is denied. */
-export const ApprovalRequestedSchema: Obj<Scope & { approval_id: Pattern; summary: Str; expires_in_ms: Count }> = v.object({ ...scope, approval_id: OpaqueIdSchema, summary: v.string(), expires_in_ms: CountSchema });
+/**
+ * `approval.requested`: answer with `approval.answer` within `expires_in_ms`,
+ * or it is denied. `scopes` and `scope_key` come only with the negotiated
+ * `approval.scope` (which a client accepts only when it required it).
+ */
+export const ApprovalRequestedSchema: Obj<
+  Scope & {
+    approval_id: Pattern;
+    summary: Str;
+    expires_in_ms: Count;
+    scopes: v.ExactOptionalSchema<List<typeof ApprovalScopeSchema>, undefined>;
+    scope_key: v.ExactOptionalSchema<Nullable<Str>, undefined>;
+  }
+> = v.object({
+  ...scope,
+  approval_id: OpaqueIdSchema,
+  summary: v.string(),
+  expires_in_ms: CountSchema,
+  scopes: v.exactOptional(v.pipe(v.array(ApprovalScopeSchema), v.readonly())),
+  scope_key: v.exactOptional(v.nullable(v.string())),
+});
+
+/**
+ * `approval.resolved` (negotiated with `approval.scope`): how one approval
+ * ended, exactly once per `approval.requested`, from the one outcome
+ * vocabulary (`approval-outcomes.ts`; never `not_asked`, which asks nobody).
+ */
+export const ApprovalResolvedSchema: Obj<Scope & { approval_id: Pattern; outcome: OneOf<typeof RESOLVED_APPROVAL_OUTCOMES> }> = v.object({
+  ...scope,
+  approval_id: OpaqueIdSchema,
+  outcome: v.picklist(RESOLVED_APPROVAL_OUTCOMES),
+});
 
 /**
  * `diagnostic`: a fixed summary and a code. Diagnostic codes are advisory and
@@ -139,6 +170,7 @@ export const EVENTS = {
   "message.reconcile": MessageReconcileSchema,
   "activity": ActivitySchema,
   "approval.requested": ApprovalRequestedSchema,
+  "approval.resolved": ApprovalResolvedSchema,
   "diagnostic": DiagnosticSchema,
   "run.usage": RunUsageSchema,
   "client.tool.call": ClientToolCallSchema,

@@ -21,7 +21,7 @@ import { CAPABILITIES, isMethodName, type MethodName } from "./methods.ts";
 export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover"]);
 
 /** Capabilities that are no method: advertised only to a client that required them. */
-export const EXTENSION_CAPABILITIES = ["run.usage", "client.tools"] as const;
+export const EXTENSION_CAPABILITIES = ["approval.scope", "run.usage", "client.tools"] as const;
 
 /** One extension capability. */
 export type ExtensionCapability = typeof EXTENSION_CAPABILITIES[number];

@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { exactObject } from "../util/exact-object.ts";
-import type { Bool, Exact, Pattern, Str } from "../util/schema-types.ts";
+import type { Bool, Exact, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { IDENTIFIER_PATTERN, SESSION_ID_PATTERN } from "./identity.ts";
 import { LIMITS } from "./limits.ts";
 
@@ -103,12 +103,26 @@ export const TurnCancelParamsSchema: Exact<{ session_id: Pattern; run_id: Patter
 /** The output of {@link TurnCancelParamsSchema}. */
 export type TurnCancelParams = v.InferOutput<typeof TurnCancelParamsSchema>;
 
-/** `approval.answer` params: exactly `{ session_id, run_id, approval_id, allow }`. */
-export const ApprovalAnswerParamsSchema: Exact<{ session_id: Pattern; run_id: Pattern; approval_id: Pattern; allow: Bool }> = exactObject({
+/** The scopes an answer may apply to (the negotiated `approval.scope` extension). */
+export const ApprovalScopeSchema: OneOf<["once", "session"]> = v.picklist(["once", "session"]);
+
+/**
+ * `approval.answer` params: exactly `{ session_id, run_id, approval_id, allow }`,
+ * plus `scope` for a client that negotiated `approval.scope` (a base
+ * client's `scope` is refused as an unknown field: see `server.ts`).
+ */
+export const ApprovalAnswerParamsSchema: Exact<{
+  session_id: Pattern;
+  run_id: Pattern;
+  approval_id: Pattern;
+  allow: Bool;
+  scope: v.ExactOptionalSchema<OneOf<["once", "session"]>, undefined>;
+}> = exactObject({
   session_id: SessionIdSchema,
   run_id: OpaqueIdSchema,
   approval_id: OpaqueIdSchema,
   allow: v.boolean(),
+  scope: v.exactOptional(ApprovalScopeSchema),
 });
 
 /** The output of {@link ApprovalAnswerParamsSchema}. */

@@ -20,13 +20,26 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { Disposable, Runtime } from "../host/runtime.ts";
+import type { ApprovalScope, SessionGrants } from "../grants/session-grants.ts";
 
 /**
  * How an approval ended: only an explicit winning allow reply yields
  * `allowed`; `expired` is the default deny of an approval nobody answered
- * in time, kept apart so the model is not told the user refused.
+ * in time, kept apart so the model is not told the user refused;
+ * `cancelled` is the deny of a run that was cancelled or whose client went
+ * away. The words are those of `protocol/approval-outcomes.ts`.
  */
-export type ApprovalDecision = "allowed" | "denied" | "expired";
+export type ApprovalDecision = "allowed" | "denied" | "expired" | "cancelled";
+
+/**
+ * The `approval.scope` extension's side of a broker: the child's session
+ * grants and the session this run belongs to. Absent: the client did not
+ * negotiate it, and every answer is for one call.
+ */
+export interface ScopedApprovals {
+  readonly grants: SessionGrants;
+  readonly sessionId: string;
+}
 
 /** Why a broker stopped: the run was cancelled, or the client went away. */
 export type ApprovalCancelReason = "cancelled" | "disconnected";
@@ -40,6 +53,8 @@ export interface ApprovalRequest {
   readonly approvalId: string;
   /** The safe summary the caller passed in, echoed so one object carries the whole event. */
   readonly summary: string;
+  /** The key a session grant would cover, when `session` is among the scopes this request may be answered with; else null. */
+  readonly scopeKey: string | null;
   /** `expires_in_ms` for the event; 0 when the broker had already been cancelled. */
   readonly expiresInMs: number;
   /** Settles exactly once, and never rejects. */
@@ -48,13 +63,18 @@ export interface ApprovalRequest {
   delivered(): void;
 }
 
-/** The outcome of {@link ApprovalBroker.answer}: recorded, or `stale_approval`. */
+/**
+ * The outcome of {@link ApprovalBroker.answer}: recorded, `stale_approval`,
+ * or `invalid_params` for a `session` answer to a request that offered only
+ * `once` (the approval stays pending).
+ */
 export type ApprovalAnswerResult =
   | { readonly ok: true }
-  | { readonly ok: false; readonly code: typeof ErrorCode.staleApproval };
+  | { readonly ok: false; readonly code: typeof ErrorCode.staleApproval | typeof ErrorCode.invalidParams };
 
 interface Waiting {
   readonly resolve: (decision: ApprovalDecision) => void;
+  readonly scopeKey: string | null;
   timer: Disposable | null;
 }
 
@@ -64,6 +84,7 @@ const UUID_ATTEMPTS = 4;
 
 const STALE: ApprovalAnswerResult = Object.freeze({ ok: false, code: ErrorCode.staleApproval });
 const RECORDED: ApprovalAnswerResult = Object.freeze({ ok: true });
+const NOT_OFFERED: ApprovalAnswerResult = Object.freeze({ ok: false, code: ErrorCode.invalidParams });
 
 /** Issues and settles the approvals of one run; create one per run and cancel it at cleanup. */
 export class ApprovalBroker {
@@ -71,26 +92,42 @@ export class ApprovalBroker {
   readonly #waiting = new Map<string, Waiting>();
   // Kept for the run's life (a run's approvals are few) so no id is ever issued twice.
   readonly #issued = new Set<string>();
+  readonly #scoped: ScopedApprovals | null;
   #cancelReason: ApprovalCancelReason | null = null;
 
-  /** Creates a broker whose timers and ids come from `host`. */
-  constructor(host: ApprovalHost) {
+  /** Creates a broker whose timers and ids come from `host`; `scoped` when the client negotiated `approval.scope`. */
+  constructor(host: ApprovalHost, scoped: ScopedApprovals | null = null) {
     this.#host = host;
+    this.#scoped = scoped;
+  }
+
+  /** Whether the client negotiated `approval.scope`: requests then name their scopes and report how they ended. */
+  get scoped(): boolean {
+    return this.#scoped !== null;
+  }
+
+  /** Whether a session grant of this run's session covers exactly `key` (never without `approval.scope`). */
+  granted(key: string | null): boolean {
+    return key !== null && this.#scoped !== null && this.#scoped.grants.covers(this.#scoped.sessionId, key);
   }
 
   /**
    * Issues an approval for `summary` (already bounded and redacted, e.g. by
-   * `describeCall`). After {@link cancel} the request is refused: its
-   * decision is already `denied`, no timer starts, and its id is stale.
+   * `describeCall`). `key` is what a session grant for the call would
+   * cover (`grants/session-grants.ts`), or null: `session` is offered only
+   * with `approval.scope` negotiated and room for another grant. After
+   * {@link cancel} the request is refused: its decision is already
+   * `cancelled`, no timer starts, and its id is stale.
    */
-  request(summary: string): ApprovalRequest {
+  request(summary: string, key: string | null = null): ApprovalRequest {
     const approvalId = this.#freshId();
+    const scopeKey = key !== null && this.#scoped?.grants.hasRoom === true ? key : null;
     if (this.#cancelReason !== null) {
-      return { approvalId, summary, expiresInMs: 0, decision: Promise.resolve("denied"), delivered: () => {} };
+      return { approvalId, summary, scopeKey, expiresInMs: 0, decision: Promise.resolve("cancelled"), delivered: () => {} };
     }
     let resolve!: (decision: ApprovalDecision) => void;
     const decision = new Promise<ApprovalDecision>((r) => (resolve = r));
-    const waiting: Waiting = { resolve, timer: null };
+    const waiting: Waiting = { resolve, scopeKey, timer: null };
     this.#waiting.set(approvalId, waiting);
     const expiresInMs = LIMITS.approval_expiry_ms;
     let armed = false;
@@ -104,28 +141,39 @@ export class ApprovalBroker {
         this.#settle(approvalId, "expired");
       });
     };
-    return { approvalId, summary, expiresInMs, decision, delivered };
+    return { approvalId, summary, scopeKey, expiresInMs, decision, delivered };
   }
 
   /**
    * Records the client's reply. Only the first reply to a pending approval
    * counts; unknown, answered, expired and cancelled ids are
-   * `stale_approval` and change nothing.
+   * `stale_approval` and change nothing. An allowing `session` answer
+   * grants the request's key before the decision settles, so the next call
+   * already finds it; a denying one is just a deny.
    */
-  answer(approvalId: string, allow: boolean): ApprovalAnswerResult {
-    return this.#settle(approvalId, allow ? "allowed" : "denied") ? RECORDED : STALE;
+  answer(approvalId: string, allow: boolean, scope: ApprovalScope = "once"): ApprovalAnswerResult {
+    const waiting = this.#waiting.get(approvalId);
+    if (waiting === undefined) return STALE;
+    if (scope === "session") {
+      if (waiting.scopeKey === null || this.#scoped === null) return NOT_OFFERED;
+      // The request offered `session` only with room, and a child has one run: the grant fits.
+      if (allow) this.#scoped.grants.grant(this.#scoped.sessionId, waiting.scopeKey);
+    }
+    this.#settle(approvalId, allow ? "allowed" : "denied");
+    return RECORDED;
   }
 
   /**
-   * Denies every pending approval and refuses all later requests and answers.
-   * Idempotent. Returns how many approvals it denied. `reason` says at the
-   * call site why the run stopped; the outcome is the same for both.
+   * Denies every pending approval (`cancelled`) and refuses all later
+   * requests and answers. Idempotent. Returns how many approvals it denied.
+   * `reason` says at the call site why the run stopped; the outcome is the
+   * same for both.
    */
   cancel(reason: ApprovalCancelReason): number {
     this.#cancelReason ??= reason;
     let denied = 0;
     for (const approvalId of [...this.#waiting.keys()]) {
-      if (this.#settle(approvalId, "denied")) denied++;
+      if (this.#settle(approvalId, "cancelled")) denied++;
     }
     return denied;
   }

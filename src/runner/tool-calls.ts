@@ -13,6 +13,7 @@
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
 import type { ApprovalBroker } from "./approvals.ts";
+import { callScopeKey, reportResolved, scopeFields } from "./approval-scope.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { approvalSummary, prepareCall, prepareExternalCall } from "./tools/invoke.ts";
@@ -97,18 +98,21 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  if (policy === "ask" || prepared.mustAsk) {
+  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key.
+  const scopeKey = callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets);
+  if ((policy === "ask" || prepared.mustAsk) && !broker.granted(scopeKey)) {
     const shown = approvalSummary(prepared, secrets);
     if (shown === null) {
       await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
-    const approval = broker.request(shown);
+    const approval = broker.request(shown, scopeKey);
     await io.emit({
       event: "approval.requested",
-      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs },
+      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
     }, approval.delivered);
     const decision = await approval.decision;
+    await reportResolved(io, broker, approval, decision);
     if (context.tool.signal.aborted) {
       await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
@@ -119,7 +123,8 @@ async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<To
       return result(expired ? EXPIRED : DENIED_BY_USER, true);
     }
   }
-  await activity(io, activityId, name, "started", summary);
+  // The public record of a session grant: the key that let this call run, granted now or earlier.
+  await activity(io, activityId, name, "started", summary, broker.granted(scopeKey) ? scopeKey : null);
   const outcome = await prepared.run();
   await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
   // A server that stopped during the call is reported by the run that noticed.
@@ -134,7 +139,7 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
 }
 
 /** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string): Promise<void> {
+async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string, grant: string | null = null): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
@@ -147,6 +152,7 @@ async function activity(io: RunIO, activityId: string, name: string, state: Acti
     name,
     state,
     summary: bounded,
+    ...(grant === null ? {} : { session_grant: grant }),
   }]);
   await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded } });
 }

@@ -243,7 +243,7 @@ async function prepare(
   expected: number | undefined,
 ): Promise<{ ok: true; identity: FileInfo; length: number } | { ok: false; code: AppenderOpenFailureCode }> {
   try {
-    const opened = await handle.stat();
+    const opened = handle.info;
     if (!isPrivateFile(opened) || !sameObject(before, opened)) return failed(ErrorCode.sessionInvalid);
     if (opened.size > LIMITS.stored_history_bytes) return failed(ErrorCode.historyLimit);
     const intact = opened.size === 0 ? 0 : await intactLength(fs, path, opened);

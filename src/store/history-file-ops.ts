@@ -64,7 +64,7 @@ export async function createFile(
 export async function intactLength(fs: FileSystem, path: string, file: FileInfo): Promise<number | null> {
   const reader = await fs.openRead(path);
   try {
-    if (!sameObject(await reader.stat(), file)) return null;
+    if (!sameObject(reader.info, file)) return null;
     let end = file.size;
     let window = FIRST_SCAN_BYTES;
     while (end > 0) {

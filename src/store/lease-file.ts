@@ -21,6 +21,16 @@ export const LEASE_HEARTBEAT_MS = 15_000;
 /** Lease files are private to the user, like session files. */
 const LEASE_MODE = 0o600;
 
+/**
+ * How long after a lease file was last written a read of it may stand for
+ * later ones by its identity (`leases.ts`). File timestamps come from the
+ * kernel's coarse clock (a tick of up to 10 ms, and whole milliseconds on
+ * Deno), so a file written within a tick of another can carry the same
+ * mtime; once the one read is older than this, anything written later
+ * carries a later one.
+ */
+export const LEASE_IDENTITY_SETTLE_MS = 20;
+
 /** The most bytes read from a lease file; ours stay well under it (about 250 bytes). */
 export const LEASE_READ_LIMIT = 1024;
 
@@ -64,9 +74,31 @@ export type LeaseInspection =
   | {
     readonly state: "present";
     readonly holder: LeaseHolder;
+    /** The file's identity as {@link leaseIdentity} gives it, taken before the read. */
+    readonly identity: string;
+    /** Its modification time, from the same `lstat`. */
+    readonly mtimeMs: number;
     /** Identity plus content: equal fingerprints mean nobody renewed or replaced the file in between. */
     readonly fingerprint: string;
   };
+
+/** What {@link leaseIdentity} found at a lease path. */
+export type LeaseIdentity = { readonly state: "missing" | "failed" } | { readonly state: "present"; readonly identity: string; readonly mtimeMs: number };
+
+/**
+ * The identity of the lease file at `path`, from one `lstat`: device,
+ * inode, size and modification time. Lease files are only ever published
+ * by a link or a rename and removed by an unlink, never rewritten in
+ * place, so an equal identity means the same bytes.
+ */
+export async function leaseIdentity(fs: FileSystem, path: string): Promise<LeaseIdentity> {
+  try {
+    const info = await fs.lstat(path);
+    return { state: "present", identity: `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`, mtimeMs: info.mtimeMs };
+  } catch (error) {
+    return { state: isRuntimeError(error, "not_found") ? "missing" : "failed" };
+  }
+}
 
 /** Formats wall-clock milliseconds as the RFC 3339 UTC timestamp (with milliseconds) leases store. */
 export function leaseTimestamp(ms: number): string {
@@ -119,15 +151,9 @@ function parseBody(bytes: Uint8Array): LeaseBody | null {
  * is `unparseable`, never an error: only a failing disk is `failed`.
  */
 export async function inspectLease(fs: FileSystem, path: string): Promise<LeaseInspection> {
-  let mtimeMs: number;
-  let identity: string;
-  try {
-    const info = await fs.lstat(path);
-    mtimeMs = info.mtimeMs;
-    identity = `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
-  } catch (error) {
-    return { state: isRuntimeError(error, "not_found") ? "missing" : "failed" };
-  }
+  const found = await leaseIdentity(fs, path);
+  if (found.state !== "present") return found;
+  const { identity, mtimeMs } = found;
   let bytes: Uint8Array | null = null;
   try {
     bytes = await fs.readFile(path, LEASE_READ_LIMIT);
@@ -140,6 +166,8 @@ export async function inspectLease(fs: FileSystem, path: string): Promise<LeaseI
   return {
     state: "present",
     holder: body === null ? { state: "unparseable", mtimeMs } : { state: "parsed", body },
+    identity,
+    mtimeMs,
     fingerprint: `${identity}:${content}`,
   };
 }

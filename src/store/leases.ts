@@ -11,7 +11,7 @@
  */
 
 import { ErrorCode } from "../protocol/errors.ts";
-import type { Disposable, Runtime } from "../host/runtime.ts";
+import { type Disposable, isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { joinPath } from "../util/paths.ts";
 import {
   createFresh,
@@ -23,6 +23,8 @@ import {
   type LeaseBody,
   type LeaseHolder,
   leaseHost,
+  LEASE_IDENTITY_SETTLE_MS,
+  leaseIdentity,
   leaseTimestamp,
   publishLease,
   removeLeaseIf,
@@ -84,6 +86,8 @@ export class Lease {
   readonly #now: () => number;
   readonly #acquiredAt: string;
   #state: LeaseState = "held";
+  /** The identity (`leaseIdentity`) of the file the last read found carrying our instance id; null until one did. */
+  #known: string | null = null;
   #queue: Promise<unknown> = Promise.resolve();
   #heartbeat: Disposable | null = null;
 
@@ -203,10 +207,14 @@ export class Lease {
         this.#state = "released";
         return OK;
       }
-      const found = await inspectLease(this.#runtime.fs, this.path);
-      if (found.state === "failed") return FAILED;
-      if (found.state === "present" && this.#ours(found.holder)) {
-        if ((await removeLeaseIf(this.#runtime.fs, this.path, found.fingerprint)) === "failed") return FAILED;
+      const found = await this.#check();
+      if (found === "failed") return FAILED;
+      if (found === "ours") {
+        try {
+          await this.#runtime.fs.unlink(this.path);
+        } catch (error) {
+          if (!isRuntimeError(error, "not_found")) return FAILED;
+        }
       }
       this.#state = "released";
       return OK;
@@ -248,11 +256,35 @@ export class Lease {
 
   async #verify(): Promise<LeaseOutcome> {
     if (this.#state !== "held") return BUSY;
-    const found = await inspectLease(this.#runtime.fs, this.path);
-    if (found.state === "failed") return FAILED;
-    if (found.state === "present" && this.#ours(found.holder)) return OK;
+    const found = await this.#check();
+    if (found === "failed") return FAILED;
+    if (found === "ours") return OK;
     this.#state = "lost";
     return BUSY;
+  }
+
+  /**
+   * Whether the file still carries our instance id. A file whose identity
+   * (device, inode, size, mtime) equals that of the last read that found our
+   * id holds the same bytes, since nobody rewrites a lease in place
+   * (`leaseIdentity`): one `lstat` answers, where a read costs an open, a
+   * stat, a read and a close before each append group (docs/storage.md,
+   * "Leases"). Any other identity is read again, and so is a file read
+   * within {@link LEASE_IDENTITY_SETTLE_MS} of its write, whose mtime a
+   * replacement written in the same clock tick could share.
+   */
+  async #check(): Promise<"ours" | "other" | "failed"> {
+    const fs = this.#runtime.fs;
+    if (this.#known !== null) {
+      const current = await leaseIdentity(fs, this.path);
+      if (current.state === "failed") return "failed";
+      if (current.state === "present" && current.identity === this.#known) return "ours";
+    }
+    const found = await inspectLease(fs, this.path);
+    if (found.state === "failed") return "failed";
+    const ours = found.state === "present" && this.#ours(found.holder);
+    this.#known = ours && this.#now() - found.mtimeMs > LEASE_IDENTITY_SETTLE_MS ? found.identity : null;
+    return ours ? "ours" : "other";
   }
 
   #ours(holder: LeaseHolder): boolean {

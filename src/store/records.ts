@@ -91,6 +91,8 @@ const ACTIVITY = {
   name: stringWhere(bytesWithin(0, LIMITS.name_bytes), "Invalid name"),
   state: v.picklist(["started", "completed", "failed"]),
   summary: stringWhere(bytesWithin(0, LIMITS.summary_bytes), "Invalid summary"),
+  // Within format 1 (an older reader ignores it and derives nothing from it): the session grant that let the call run.
+  session_grant: v.exactOptional(stringWhere(bytesWithin(1, LIMITS.summary_bytes), "Invalid session grant")),
 };
 // The optional title is durable title metadata a compaction may carry; session listing shows the latest one.
 const COMPACTION = { ...common("compaction"), turn_id: IdSchema, summary: TextSchema, title: v.exactOptional(TextSchema) };

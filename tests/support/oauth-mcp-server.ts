@@ -6,8 +6,10 @@
  * authorization endpoint that redirects at once, as an already signed-in
  * browser would, and a token endpoint checking PKCE and refresh tokens).
  * The test can expire every access token, or revoke every token, to see
- * what a child with a stored login does next. `node:http`, so it runs under
- * Node and Deno.
+ * what a child with a stored login does next, and issue a token pair
+ * directly (a login stored without the browser). Its one tool, `whoami`,
+ * answers with the access token it was called with. `node:http`, so it runs
+ * under Node and Deno.
  *
  * @module
  */
@@ -21,7 +23,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/server/webStandardStreamableHttp.d.ts"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 // @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
-import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 /** A running OAuth-protected MCP server. */
 export interface OAuthMcpServer {
@@ -33,6 +35,8 @@ export interface OAuthMcpServer {
   readonly grants: readonly string[];
   /** The access tokens issued so far (to check none is ever printed). */
   readonly issued: readonly string[];
+  /** Issues a token pair as a completed login would, without one. */
+  issue(): { readonly access_token: string; readonly refresh_token: string };
   /** Makes every access token issued so far unusable; refresh tokens still work. */
   expireAccessTokens(): void;
   /** Makes every token issued so far unusable, refresh tokens included. */
@@ -41,7 +45,14 @@ export interface OAuthMcpServer {
   close(): Promise<void>;
 }
 
+/** How tokens look: random hex (the default), or plain words that no redaction rule of shape would catch. */
+export type TokenShape = "random" | "words";
+
 const token = () => randomBytes(24).toString("hex");
+const WORDS = ["apple", "birch", "cedar", "daisy", "elder", "fern", "grove", "hazel", "iris", "juniper"];
+/** The `count`-th token of `shape` for `kind` (access or refresh): distinct up to 100 per kind. */
+const tokenOf = (shape: TokenShape, kind: string, count: number) =>
+  shape === "random" ? token() : `${kind}-${WORDS[count % WORDS.length]}-${WORDS[Math.floor(count / WORDS.length) % WORDS.length]}-token`;
 const base64url = (bytes: Buffer) => bytes.toString("base64").replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
 function body(request: IncomingMessage): Promise<Buffer> {
@@ -59,11 +70,12 @@ function json(response: ServerResponse, status: number, value: unknown): void {
 }
 
 /** Answers one MCP request with a fresh SDK server without sessions (no session id generator), as the SDK suggests for stateless serving. */
-async function mcp(request: IncomingMessage, response: ServerResponse, url: string, bytes: Buffer): Promise<void> {
+async function mcp(request: IncomingMessage, response: ServerResponse, url: string, bytes: Buffer, bearer: string): Promise<void> {
   const server = new Server({ name: "oauth-test", version: "1.0.0" }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [{ name: "whoami", description: "Says who is logged in.", inputSchema: { type: "object", properties: {} } }],
   }));
+  server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: "text", text: `Logged in with ${bearer}.` }] }));
   const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
   await server.connect(transport);
   const headers = new Headers();
@@ -75,8 +87,8 @@ async function mcp(request: IncomingMessage, response: ServerResponse, url: stri
   await server.close();
 }
 
-/** Starts the server on a free loopback port. */
-export async function startOAuthMcpServer(): Promise<OAuthMcpServer> {
+/** Starts the server on a free loopback port; `shape` is how the tokens it issues look. */
+export async function startOAuthMcpServer(shape: TokenShape = "random"): Promise<OAuthMcpServer> {
   const requests: string[] = [];
   const grants: string[] = [];
   const issued: string[] = [];
@@ -84,11 +96,16 @@ export async function startOAuthMcpServer(): Promise<OAuthMcpServer> {
   const refresh = new Set<string>();
   const codes = new Map<string, { challenge: string; redirect: string }>();
   let origin = "";
-  const grant = (response: ServerResponse, kind: string) => {
-    const pair = { access_token: token(), refresh_token: token() };
+  let count = 0;
+  const issue = () => {
+    const pair = { access_token: tokenOf(shape, "access", count), refresh_token: tokenOf(shape, "refresh", count++) };
     access.add(pair.access_token);
     refresh.add(pair.refresh_token);
     issued.push(pair.access_token);
+    return pair;
+  };
+  const grant = (response: ServerResponse, kind: string) => {
+    const pair = issue();
     grants.push(`${kind} ok`);
     json(response, 200, { ...pair, token_type: "Bearer", expires_in: 3600 });
   };
@@ -153,7 +170,7 @@ export async function startOAuthMcpServer(): Promise<OAuthMcpServer> {
         response.writeHead(405, { allow: "POST, DELETE" });
         return response.end();
       }
-      return await mcp(request, response, url.href, bytes);
+      return await mcp(request, response, url.href, bytes, bearer);
     }
     response.writeHead(404);
     response.end();
@@ -171,6 +188,7 @@ export async function startOAuthMcpServer(): Promise<OAuthMcpServer> {
     requests,
     grants,
     issued,
+    issue,
     expireAccessTokens: () => access.clear(),
     revokeAll: () => {
       access.clear();

@@ -37,6 +37,8 @@ export interface StartupModules {
   readonly packages: readonly string[];
   /** Deno's Node-compat modules (`ext:deno_node/…`, `node:…`); always 0 on Node. */
   readonly compat: number;
+  /** Node: the files of the bundle loaded (the entry and its chunks); Deno runs the sources, so 0. */
+  readonly files: number;
 }
 
 /**
@@ -58,9 +60,11 @@ export const STARTUP_BUDGET = {
   // grow the prompt past the bound); startup reads the chain before it answers, and both were split
   // out of instructions.ts only to keep each file under 300 lines.
   // 66: src/config/title-settings.ts, the schema of `agent.titles`, checked with the rest of `agent`.
-  node: { own: 66, compat: 0, packages: ["jsonc-parser", "valibot"] },
+  // files: the entry, `node-main.ts`'s chunk, the one chunk of everything it imports and esbuild's
+  // helpers; scripts/bundle.mjs packs the start-up graph (26 files once split by lazy chunk).
+  node: { own: 66, compat: 0, files: 4, packages: ["jsonc-parser", "valibot"] },
   // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
-  deno: { own: 68, compat: 22, packages: ["@noble/hashes", "valibot"] },
+  deno: { own: 68, compat: 22, files: 0, packages: ["@noble/hashes", "valibot"] },
 } as const;
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */
@@ -82,14 +86,14 @@ function packageOf(path: string): string {
   return parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!;
 }
 
-function summarise(sources: Iterable<string>, compat: number): StartupModules {
+function summarise(sources: Iterable<string>, compat: number, files: number): StartupModules {
   const own = new Set<string>();
   const packages = new Set<string>();
   for (const source of sources) {
     if (source.includes("node_modules/")) packages.add(packageOf(source));
     else own.add(source);
   }
-  return { own: [...own].sort(), packages: [...packages].sort(), compat };
+  return { own: [...own].sort(), packages: [...packages].sort(), compat, files };
 }
 
 /** The sources behind the files of the Node bundle that `log` shows loaded. */
@@ -98,13 +102,15 @@ function nodeSources(log: string): StartupModules {
   const dist = join(root, "dist");
   const inputs = JSON.parse(readFileSync(join(dist, "bundle-inputs.json"), "utf8")) as Record<string, string[]>;
   const sources: string[] = [];
+  const files = new Set<string>();
   for (const [, url] of log.matchAll(/Storing (file:\/\/\S+)/g)) {
     const file = relative(dist, fileURLToPath(url!));
     const held = inputs[file];
     if (held === undefined) throw new Error(`${file} is not in dist/bundle-inputs.json: rebuild with scripts/bundle.mjs`);
+    files.add(file);
     sources.push(...held);
   }
-  return summarise(sources, 0);
+  return summarise(sources, 0, files.size);
 }
 
 /** The sources and compat modules `log` shows Deno compiled. */
@@ -116,7 +122,7 @@ function denoSources(log: string): StartupModules {
     if (url!.startsWith("file://")) sources.push(relative(root, fileURLToPath(url!)));
     else if (url!.startsWith("ext:deno_node/") || url!.startsWith("node:")) compat.add(url!);
   }
-  return summarise(sources, compat.size);
+  return summarise(sources, compat.size, 0);
 }
 
 /** What had loaded when the `initialize` answer was written, and by the exit of the same idle child. */

@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { after } from "node:test";
 import { MemoryFileSystem } from "../../runtime/memory-fs.ts";
 import type { ProviderApi } from "../../src/config/settings.ts";
 import { type FakeProvider, startFakeProvider } from "./fake-provider.ts";
@@ -60,6 +61,23 @@ export interface TurnServerOptions extends ServerRunOptions {
   readonly model?: string;
   /** The capabilities `initialize` requires (default {@link TURN_CAPABILITIES}). */
   readonly capabilities?: readonly string[];
+}
+
+/**
+ * A list for the servers a test file starts, each closed (with its MCP
+ * servers and its provider) after the file: a test that fails midway leaves
+ * its server running, and the file would never exit.
+ */
+export function closedAfterAll(): TurnServer[] {
+  const started: TurnServer[] = [];
+  after(async () => {
+    for (const server of started) {
+      server.runtime.input.end();
+      await server.exit.catch(() => {});
+      await server.provider.close();
+    }
+  });
+  return started;
 }
 
 /** Starts a fake provider and a server whose selected provider speaks `api` to it, then initializes. */

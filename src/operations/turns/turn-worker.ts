@@ -25,6 +25,7 @@ import type { SessionStore } from "../../store/sessions.ts";
 import { deferred } from "../../util/async.ts";
 import { uuid7 } from "../../util/uuid7.ts";
 import { ApprovalBroker } from "../../runner/approvals.ts";
+import type { SessionGrants } from "../../grants/session-grants.ts";
 import { RunEventChannel, type RunEventSink } from "../../runner/event-channel.ts";
 import type { TerminalEvent } from "../../runner/run-events.ts";
 import type { WorkerReplies } from "../../protocol/replies.ts";
@@ -57,6 +58,8 @@ export interface TurnHost {
   outputFailed(): void;
   /** Whether the client negotiated `run.usage` (runs then report their usage); default false. */
   readonly reportUsage?: boolean;
+  /** The child's session grants when the client negotiated `approval.scope`; absent: every answer is for one call. */
+  readonly grants?: SessionGrants;
   /** Session titling, told about each run once its terminal event is on its way; cancelled and awaited on close. */
   readonly titles?: SessionTitles;
 }
@@ -103,7 +106,8 @@ export class TurnWorker {
     const runId = runtime.randomUUID();
     const turnId = uuid7(runtime.wallNow(), runtime.randomUUID());
     const abort = new AbortController();
-    const broker = new ApprovalBroker(runtime);
+    const grants = this.#host.grants;
+    const broker = new ApprovalBroker(runtime, grants === undefined ? null : { grants, sessionId: params.session_id });
     // What the run stored, kept for titling: the journal forgets it once closed.
     let stored: readonly SessionRecord[] = [];
     const handedOff = deferred<void>();
@@ -198,7 +202,7 @@ export class TurnWorker {
     const { replies } = this.#host;
     const active = this.#activeFor(id, params, ErrorCode.staleApproval);
     if (active === null) return;
-    const answered = active.broker.answer(params.approval_id, params.allow);
+    const answered = active.broker.answer(params.approval_id, params.allow, params.scope);
     if (!answered.ok) return replies.error(id, answered.code);
     replies.result(id, { recorded: true } satisfies MethodResult<"approval.answer">);
   }

@@ -124,6 +124,7 @@ async function prepare(params: EditFileParams, context: ToolContext): Promise<Pr
     action: `Edit ${target.shown}: replace ${count(replaced, "occurrence")} (${count(original.bytes.length, "byte")} before, ${count(bytes.length, "byte")} after)`,
     tooLongToShow: PATH_TOO_LONG,
     mustAsk: false,
+    scopeTarget: target.shown,
     run: async () => {
       // The replacement count shown was computed from this content: any change to the file voids it.
       const now = await targetChanged(context, target) ? null : await readText(context, target.path);

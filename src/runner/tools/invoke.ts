@@ -95,7 +95,14 @@ async function guardPrepared(
     const summary = hidesSecret ? `${prepared.activity ?? action}: ${result.ok ? "done" : "failed"}` : result.summary;
     return finishResult(result.ok, result.output, summary, context.secrets);
   };
-  return { action, tooLongToShow, mustAsk, run, ...(prepared.activity === undefined ? {} : { activity: prepared.activity }) };
+  return {
+    action,
+    tooLongToShow,
+    mustAsk,
+    run,
+    ...(prepared.activity === undefined ? {} : { activity: prepared.activity }),
+    ...(prepared.scopeTarget === undefined ? {} : { scopeTarget: prepared.scopeTarget }),
+  };
 }
 
 /**

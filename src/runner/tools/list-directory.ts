@@ -57,7 +57,7 @@ async function prepare(params: ListDirectoryParams, context: ToolContext): Promi
   const resolution = await resolveTarget(context, params.path ?? ".", "read");
   if (!resolution.ok) return targetFailure(resolution, `list_directory ${quote(params.path ?? ".")}`, context.secrets);
   const { target } = resolution;
-  return { action: `List ${target.shown}`, tooLongToShow: PATH_TOO_LONG, mustAsk: false, run: () => run(context, target) };
+  return { action: `List ${target.shown}`, tooLongToShow: PATH_TOO_LONG, mustAsk: false, scopeTarget: target.shown, run: () => run(context, target) };
 }
 
 async function run(context: ToolContext, target: CallTarget): Promise<ToolResult> {

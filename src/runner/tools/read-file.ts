@@ -112,6 +112,7 @@ async function prepare(params: ReadFileParams, context: ToolContext): Promise<Pr
     action: `Read ${target.shown}${range(params)}${links > 1 ? ` (a file with ${count(links, "hard link")}: its other names can be outside the workspace)` : ""}`,
     tooLongToShow: PATH_TOO_LONG,
     mustAsk: links > 1,
+    scopeTarget: target.shown,
     run: () => run(params, context, target),
   };
 }

@@ -133,6 +133,7 @@ function prepare(params: ShellParams, context: ToolContext): Promise<PreparedCal
     action: `Run ${showExactly(params.command)} in the workspace (timeout ${params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS} s)`,
     tooLongToShow: COMMAND_TOO_LONG,
     mustAsk: false,
+    scopeTarget: showExactly(params.command),
     run: () => run(params, context),
   });
 }

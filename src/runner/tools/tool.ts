@@ -113,6 +113,14 @@ export interface PreparedCall {
   readonly tooLongToShow: string;
   /** Whether the call needs the user's approval even where its policy is `allow` (a hard-linked file). */
   readonly mustAsk: boolean;
+  /**
+   * What a session grant for this call covers, as the approval prompt shows
+   * it (`showExactly`): the canonical workspace-relative path of a file
+   * tool, the exact command of `shell`; empty when a grant covers the tool
+   * as a whole (an MCP server's tool). Absent: the call offers no session
+   * scope (`grants/session-grants.ts`).
+   */
+  readonly scopeTarget?: string;
   /** Acts on exactly the prepared target, failing if it changed since; never throws for failed operations. */
   run(): Promise<ToolResult>;
 }

@@ -51,6 +51,7 @@ async function prepare(params: WriteFileParams, context: ToolContext): Promise<P
     action: `Write ${count(bytes.length, "byte")} to ${target.shown}, ${writable.created ? "creating a new file" : "replacing the whole existing file"}`,
     tooLongToShow: PATH_TOO_LONG,
     mustAsk: false,
+    scopeTarget: target.shown,
     run: async () => {
       if (await targetChanged(context, target)) return done(false, TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
       let written: "written" | "moved";
