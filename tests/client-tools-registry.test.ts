@@ -12,7 +12,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import * as v from "valibot";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
-import { clientToolRegistry, invalidClientToolRegistry } from "../src/fuzz/mod.ts";
+import { clientToolRegistry, clientToolResultCode, clientToolResultParams, invalidClientToolRegistry, invalidClientToolResultParams } from "../src/fuzz/mod.ts";
 import { parseClientToolRegistry } from "../src/protocol/client-tool-registry.ts";
 import { argumentProblems, isSubsetSchema } from "../src/protocol/json-subset.ts";
 import { ClientToolResultParamsSchema, InitializeParamsSchema } from "../src/protocol/schemas.ts";
@@ -137,6 +137,28 @@ describe("client.tools registry", () => {
         assert.equal(await run.exit, 0);
       }),
       { numRuns: 40 },
+    );
+  });
+
+  it("client.tool.result admission: unknown without the extension, params first, then the calls (property, memory child)", async () => {
+    const call = { session_id: "s1", run_id: "r1", call_id: "ct1" };
+    const request = fc.oneof(
+      clientToolResultParams(call).map((params) => ({ params: params as unknown, valid: true, label: "valid params" })),
+      invalidClientToolResultParams().map(({ params, label }) => ({ params, valid: false, label })),
+    );
+    await fc.assert(
+      fc.asyncProperty(request, fc.boolean(), async ({ params, valid, label }, negotiated) => {
+        const { fs, run } = child();
+        fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify(SETTINGS), 0o600);
+        const init = negotiated ? { required_capabilities: ["client.tools"], client_tools: [TOOL] } : { required_capabilities: [] };
+        assert.ok((await callRaw(run, "initialize", JSON.stringify(init))).result);
+        const answer = await callRaw(run, "client.tool.result", JSON.stringify(params));
+        // No call is pending, so a result that reaches the calls is stale.
+        assert.equal(answer.error?.code, clientToolResultCode(valid, { kind: "ready", required: init.required_capabilities }, negotiated) ?? "stale_tool_call", label);
+        run.runtime.input.end();
+        assert.equal(await run.exit, 0);
+      }),
+      { numRuns: 30 },
     );
   });
 });

@@ -107,3 +107,16 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
     }));
   });
 }
+
+/**
+ * The code a `client.tool.result` must get before it reaches the calls, or
+ * null when it does (then `{ "accepted": true }` or `stale_tool_call`): a
+ * child that did not negotiate `client.tools` (any phase before a ready
+ * one with it) knows no such method; then params, then the phase.
+ */
+export function clientToolResultCode(paramsValid: boolean, phase: ChildPhase, negotiated: boolean): ErrorCode | null {
+  if (!negotiated || phase.kind === "new") return ErrorCode.unsupportedMethod;
+  if (!paramsValid) return ErrorCode.invalidParams;
+  if (phase.kind === "failed") return phase.code;
+  return phase.kind === "starting" ? ErrorCode.notInitialized : null;
+}

@@ -130,3 +130,18 @@ export function invalidClientToolRegistry(): fc.Arbitrary<InvalidRegistry> {
 export function clientToolResultParams(call: { readonly session_id: string; readonly run_id: string; readonly call_id: string }): fc.Arbitrary<Record<string, unknown>> {
   return fc.record({ ok: fc.boolean(), output: fc.string({ maxLength: 200 }) }).map(({ ok, output }) => ({ ...call, ok, output }));
 }
+
+/** `client.tool.result` params the contract refuses (`invalid_params` for a negotiating client), and why. */
+export function invalidClientToolResultParams(): fc.Arbitrary<{ readonly params: unknown; readonly label: string }> {
+  const base = { session_id: "s", run_id: "r", call_id: "ct1", ok: true, output: "" };
+  const defects: readonly (readonly [string, unknown])[] = [
+    ["an output of 61,441 bytes", { ...base, output: "x".repeat(CLIENT_TOOL_BOUNDS.outputBytes + 1) }],
+    ["ok that is no boolean", { ...base, ok: "true" }],
+    ["a missing output", { session_id: "s", run_id: "r", call_id: "ct1", ok: true }],
+    ["an unknown field", { ...base, extra: 1 }],
+    ["a session id with a dot", { ...base, session_id: "a.b" }],
+    ["a call id of 65 bytes", { ...base, call_id: "c".repeat(65) }],
+    ["params that are an array", []],
+  ];
+  return fc.constantFrom(...defects).map(([label, params]) => ({ params, label }));
+}
