@@ -230,6 +230,17 @@ const timers: IdleClock = {
   monotonicNow: () => performance.now(),
 };
 
+/**
+ * How this program starts again: a `deno compile` binary runs its embedded
+ * entry from its own path; `deno run` runs the entry module again, with no
+ * permission flag (the Code Mode host needs none) and the same working
+ * directory, so it finds the same configuration.
+ */
+function selfCommand(): { command: string; args: string[] } {
+  const compiled = Deno.mainModule.includes("/deno-compile-");
+  return { command: Deno.execPath(), args: compiled ? [] : ["run", "--quiet", "--no-prompt", Deno.mainModule] };
+}
+
 /** Creates the Deno runtime for this process. */
 export function createDenoRuntime(): Runtime {
   return {
@@ -240,6 +251,10 @@ export function createDenoRuntime(): Runtime {
     stderr: writerOf(Deno.stderr),
     stdioKind: createStdioKinds(),
     fs: denoFileSystem,
+    // A getter: Deno.execPath() needs read permission, which the sandbox host itself does not have.
+    get self() {
+      return selfCommand();
+    },
     spawn,
     randomUUID: () => crypto.randomUUID(),
     createSha256,

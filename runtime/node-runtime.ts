@@ -280,6 +280,8 @@ export function createNodeRuntime(): Runtime {
     stderr: stdoutWriter(process.stderr),
     stdioKind: (fd) => Promise.resolve(stdioKind(fd)),
     fs: nodeFileSystem,
+    // A single executable sees its own path as the script too (argv[1]); it takes no script argument.
+    self: { command: process.execPath, args: process.argv[1] === undefined || process.argv[1] === process.execPath ? [] : [process.argv[1]] },
     spawn,
     randomUUID: () => globalThis.crypto.randomUUID(),
     createSha256,

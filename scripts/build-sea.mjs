@@ -84,6 +84,11 @@ await build({
   // Every import() esbuild cannot inline (a built-in module's, ours or a package's) becomes a
   // require(), which a SEA serves for built-ins: see the check below.
   supported: { "dynamic-import": false },
+  // The sandbox host's QuickJS build (only `magi-code sandbox-host` loads it) makes a require()
+  // from import.meta.url under Node; a CommonJS script has none, so it gets the executable's URL
+  // (that require() only ever loads built-in modules).
+  define: { "import.meta.url": "__magiSeaUrl" },
+  banner: { js: 'const __magiSeaUrl = require("node:url").pathToFileURL(process.execPath).href;' },
   legalComments: "inline",
   alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   logLevel: "warning",
@@ -94,10 +99,11 @@ await build({
 // dynamic-import callback on Node 20, where any import() fails with
 // ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING (Node 22 serves it). So the bundle must hold none: esbuild
 // inlines our chunks and lowers the rest to require(), and the build fails if one is left (the
-// comments stripped first, since JSDoc types spell `import(…)`). The script is kept beside the
+// comments stripped first, since JSDoc types spell `import(…)`; an empty `import()` is no call, only text
+// in QuickJS's embedded error messages). The script is kept beside the
 // executable (dist/magi-code-linux-x64.cjs), where tests/sea.test.ts checks it too.
 const code = (await transform(readFileSync(script, "utf8"), { minifyWhitespace: true, legalComments: "none", loader: "js" })).code;
-const left = [...code.matchAll(/.{0,60}\bimport\s*\(.{0,60}/g)].map(([text]) => text);
+const left = [...code.matchAll(/.{0,60}\bimport\s*\((?!\s*\)).{0,60}/g)].map(([text]) => text);
 if (left.length > 0) {
   console.error(`${script} still calls import(), which a code-cached Node 20 executable cannot serve:\n${left.join("\n")}`);
   process.exit(1);

@@ -1,5 +1,5 @@
 /**
- * The command line: `magi-code serve --stdio`, `config check`, `mcp list | approve | revoke | login | logout`,
+ * The command line: `magi-code serve --stdio`, `config check`, `mcp list | approve | revoke | login | logout`, `hooks list | approve | revoke`,
  * `schema`, `--help` and `--version`.
  * Anything else is an invalid launch: exit 2 with one line on stderr, nothing
  * on stdout, and no filesystem or other runtime side effect.
@@ -31,6 +31,13 @@ Usage:
                             the URL to open; stores the tokens in MC_HOME).
   magi-code mcp logout <name>
                             Remove the server's stored OAuth tokens.
+  magi-code hooks list      Print each hook in the settings with its id: whether it
+                            is global, or a project hook approved or not.
+  magi-code hooks approve <id> [--yes] | --all [--yes]
+                            Print a project hook's definition and approve it
+                            (--all: every project hook not yet approved).
+  magi-code hooks revoke <id>
+                            Withdraw a project hook's approval.
   magi-code schema          Print the wire's JSON Schemas (params, results, events,
                             envelopes), keyed by their file under docs/schema/.
   magi-code --help          Print this help.
@@ -40,7 +47,8 @@ stdin and stdout must be pipes (FIFOs or the socketpairs a parent process
 creates for child stdio). MC_HOME selects the storage root (default
 ~/.magi-code). See docs/protocol.md for the wire contract and
 docs/settings.md for settings and providers, docs/features/mcp.md for MCP
-servers (run the mcp commands in the workspace, with the client's MC_HOME).
+servers, docs/features/runner.md for hooks (run the mcp and hooks commands in
+the workspace, with the client's MC_HOME).
 `;
 
 /** Stdio kinds the transport serves: FIFOs and unnamed socketpairs. */
@@ -99,6 +107,16 @@ export async function main(runtime: Runtime): Promise<number> {
     const command = await import("./admission/mcp-command.ts");
     const verb = command.parseMcpArgs(args.slice(1));
     return verb === null ? await fail(runtime, command.MCP_USAGE) : await command.mcpCommand(runtime, verb);
+  }
+  if (args[0] === "hooks") {
+    // Loaded on demand, like the mcp commands.
+    const command = await import("./admission/hooks-command.ts");
+    const verb = command.parseHooksArgs(args.slice(1));
+    return verb === null ? await fail(runtime, command.HOOKS_USAGE) : await command.hooksCommand(runtime, verb);
+  }
+  if (args[0] === "sandbox-host" && args.length === 1) {
+    // Hidden: the Code Mode sandbox host this program starts as its own child (src/sandbox/program.ts).
+    return await (await import("./sandbox/host.ts")).sandboxHost(runtime);
   }
   if (args[0] !== "serve") {
     return await fail(runtime, args.length === 0 ? "missing command; try 'magi-code --help'" : "unknown command; try 'magi-code --help'");

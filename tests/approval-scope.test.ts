@@ -3,7 +3,7 @@
  * the key the user saw (a fast-check property over keys and later calls),
  * live per session in the child's memory, and an answer's scope is checked
  * against what the request offered; `approval.resolved` reports how each
- * approval ended exactly once (answer, expiry, cancel, EOF); a base client
+ * approval ended exactly once (answer, expiry, cancel, EOF, shutdown); a base client
  * sees none of it and its `scope` field stays unknown.
  */
 
@@ -56,7 +56,7 @@ describe("session grants", () => {
     assert.equal(scopeKey("shell", showExactly("x".repeat(LIMITS.summary_bytes)), []), null);
     assert.equal(scopeKey("shell", showExactly("echo sk-test-0123456789"), ["sk-test-0123456789"]), null);
     assert.equal(scopeKey("shell", showExactly("npm test"), []), 'shell "npm test"');
-    assert.equal(scopeKey("mcp__files__delete", null, []), "mcp__files__delete");
+    assert.equal(scopeKey("mcp__files__a_b", showExactly("a.b"), []), 'mcp__files__a_b "a.b"');
   });
 
   it(`holds at most ${MAX_SESSION_GRANTS} grants; a full child offers once only`, () => {
@@ -211,7 +211,7 @@ describe("approval.scope over the protocol", () => {
     }
   });
 
-  for (const ending of ["allow", "deny", "expiry", "cancel", "eof"] as const) {
+  for (const ending of ["allow", "deny", "expiry", "cancel", "eof", "shutdown"] as const) {
     it(`approval.resolved comes exactly once, before run.finished, when the approval ends by ${ending}`, async () => {
       const clock = new ManualClock();
       const server = await startTurnServer(API, { capabilities: SCOPED, clock });
@@ -219,16 +219,18 @@ describe("approval.scope over the protocol", () => {
       server.provider.enqueue(reply(API, { text: ["Done."] }));
       const run = await startTurn(server, "write a");
       const requested = await nextEvent(server, run.runId, "approval.requested");
-      const expected = { allow: "allowed", deny: "denied", expiry: "expired", cancel: "cancelled", eof: "cancelled" }[ending];
+      const expected = { allow: "allowed", deny: "denied", expiry: "expired", cancel: "cancelled", eof: "cancelled", shutdown: "cancelled" }[ending];
       if (ending === "allow" || ending === "deny") await answer(server, "a", run.sessionId, requested, ending === "allow");
       if (ending === "expiry") clock.advance(LIMITS.approval_expiry_ms);
       if (ending === "cancel") await request(server, "x", "turn.cancel", { session_id: run.sessionId, run_id: run.runId });
       if (ending === "eof") server.runtime.input.end();
+      const shutdown = ending === "shutdown" ? request(server, "q", "shutdown", {}) : null;
       const all = await runEvents(server, run.runId);
       const resolved = all.filter((e) => e.event === "approval.resolved");
       assert.deepEqual(resolved.map((e) => (e.data as { outcome: string }).outcome), [expected]);
       assert.equal((resolved[0]!.data as { approval_id: string }).approval_id, (requested.data as { approval_id: string }).approval_id);
       assert.ok(all.indexOf(resolved[0]!) < all.length - 1);
+      if (shutdown !== null) assert.ok((await shutdown).result);
       if (ending !== "eof") assert.equal(await stopTurnServer(server), 0);
       else await server.provider.close();
     });
@@ -250,6 +252,10 @@ describe("approval.scope for a base client", () => {
       assert.deepEqual((await answer(server, "a", run.sessionId, requested, true)).result, { recorded: true });
       await runEvents(server, run.runId);
       assert.deepEqual(events(server, "approval.resolved"), []);
+      // An event's name and an extension capability are no methods, for a base client as before the extension.
+      for (const method of ["approval.resolved", "approval.scope"]) {
+        assert.equal((await request(server, `m-${method}`, method, { session_id: run.sessionId })).error?.code, ErrorCode.unsupportedMethod);
+      }
     } finally {
       assert.equal(await stopTurnServer(server), 0);
     }

@@ -14,6 +14,9 @@ import { AgentClient, type Capability, ConnectionClosed, ErrorCode, ProtocolErro
 import { ErrorCodeSchema } from "../src/protocol/events.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
 import { CAPABILITIES } from "../src/protocol/methods.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot } from "./support/processes.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -106,6 +109,18 @@ async function running(seen: RunMessage[][] = [], peerReady: Promise<Peer> = ini
   return { peer, run: await started };
 }
 
+/** The events of a real negotiating child's approved edit_file turn (`cards-edit-turn.jsonl`, ids masked), scope removed. */
+function recordedEvents(): { event: string; data: Record<string, unknown> }[] {
+  const file = join(repoRoot(), "tests", "fixtures", "transcripts", "cards-edit-turn.jsonl");
+  return readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => {
+    const { event, data: { session_id: _, run_id: __, ...data } } = JSON.parse(line);
+    return { event, data };
+  });
+}
+
+/** The recorded `tool.card` events' data. */
+const recordedCards = () => recordedEvents().filter((item) => item.event === "tool.card").map((item) => item.data);
+
 const finished = { outcome: "completed", persistence: "durable", revision: "r2", error_code: null };
 const usage = {
   input_tokens: 1_200,
@@ -187,6 +202,8 @@ describe("the client library against a scripted peer", () => {
     ["a response to no request", (peer) => peer.result("c77", { state: "stopping" })],
     ["a malformed result", (peer) => peer.result("c3", { state: "idle" })],
     ["a run.usage the client did not require", (peer) => peer.event("run.usage", usage)],
+    ["a tool.card the client did not require", (peer) => peer.event("tool.card", recordedCards()[0]!)],
+    ["an activity with a card_id the client did not require", (peer) => peer.event("activity", { activity_id: "t1", kind: "tool", state: "started", name: "x", summary: "", card_id: "card.t1" })],
     ["an approval.resolved the client did not require", (peer) => {
       peer.event("approval.requested", { approval_id: "ap1", summary: "write x", expires_in_ms: 60_000 });
       peer.event("approval.resolved", { approval_id: "ap1", outcome: "allowed" });
@@ -224,7 +241,38 @@ describe("the client library against a scripted peer", () => {
     await assert.rejects(again.run.finished, (error: unknown) => error instanceof ProtocolViolation);
   });
 
-  it("with approval.scope: scopes and scope_key, a session answer sends scope, resolutions are kept; session without its key, a resolution of no request or a second one are violations", async () => {
+  it("a client that required tool.cards assembles each call's card from a recorded transcript; a stale snapshot is a violation", async () => {
+    const capabilities = [...CAPABILITIES, "tool.cards"].sort();
+    const peer = await initialized(capabilities, ["turn.start", "tool.cards"]);
+    const snapshots: number[] = [];
+    const started = peer.client.startTurn("s1", "edit it", {
+      onEvent: (event, run) => void (event.event === "tool.card" && snapshots.push(run.cards.get("card.t1")!.revision)),
+      onApproval: (approval) => void approval.answer(true),
+    });
+    peer.result((await peer.requested(2)).id, { run_id: "run1", accepted: true });
+    const run = await started;
+    for (const { event, data } of recordedEvents()) {
+      if (event === "approval.requested") {
+        peer.event(event, { ...data, approval_id: "ap1" });
+        peer.result((await peer.requested(3)).id, { recorded: true });
+      } else peer.event(event, { ...data, ...(event === "run.finished" || event === "input.persisted" ? { revision: "r2" } : {}) });
+    }
+    await run.finished;
+    assert.equal(peer.client.failure, null);
+    assert.deepEqual(snapshots, [0, 1, 2]);
+    const card = run.cards.get("card.t1")!;
+    assert.deepEqual([...run.cards.keys()], ["card.t1"]);
+    assert.deepEqual([card.stage, card.activity_id, card.card.outcome, card.card.effect, card.card.decision], ["terminal", "t1", "completed", "applied", "allowed"]);
+    assert.equal(card.card.diff?.text, "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n");
+
+    const stale = await running([], initialized(capabilities, ["turn.start", "tool.cards"]));
+    const [initial, update] = recordedCards();
+    stale.peer.event("tool.card", update!);
+    stale.peer.event("tool.card", initial!);
+    await assert.rejects(stale.run.finished, (error: unknown) => error instanceof ProtocolViolation);
+  });
+
+  it("with approval.scope: scopes and scope_key, a session answer sends scope, resolutions are kept; session without its key, a resolution of no request, a second one or none before run.finished are violations", async () => {
     const scoped = () => initialized([...CAPABILITIES, "approval.scope"].sort(), ["turn.start", "approval.scope"]);
     const { peer, run } = await running([], scoped());
     peer.event("approval.requested", { approval_id: "ap1", summary: "write x", expires_in_ms: 60_000, scopes: ["once", "session"], scope_key: 'write_file "x"' });
@@ -251,6 +299,11 @@ describe("the client library against a scripted peer", () => {
         p.event("approval.requested", { approval_id: "ap1", summary: "x", expires_in_ms: 1, scopes: ["once"], scope_key: null });
         p.event("approval.resolved", { approval_id: "ap1", outcome: "denied" });
         p.event("approval.resolved", { approval_id: "ap1", outcome: "denied" });
+      },
+      // Exactly once before run.finished: a run that ends with an approval never resolved leaves the client not knowing how it ended.
+      (p) => {
+        p.event("approval.requested", { approval_id: "ap1", summary: "x", expires_in_ms: 1, scopes: ["once"], scope_key: null });
+        p.event("run.finished", finished);
       },
     ];
     for (const send of bad) {

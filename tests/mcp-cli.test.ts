@@ -14,8 +14,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { collect, type Launcher, launchers, spawnDirect } from "./support/processes.ts";
-import { guarded, WireClient } from "./support/wire-client.ts";
+import { type Launcher, launchers, runCommand } from "./support/processes.ts";
+import { WireClient } from "./support/wire-client.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-mcp-cli-")));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -40,12 +40,7 @@ function setup(global: unknown, project: unknown = null) {
 
 type Workspace = ReturnType<typeof setup>;
 
-async function run(launcher: Launcher, ws: Workspace, args: readonly string[]) {
-  const child = spawnDirect(launcher, args, { cwd: ws.cwd, env: ws.env });
-  child.stdin.end();
-  const [stdout, stderr, code] = await Promise.all([collect(child.stdout), collect(child.stderr), guarded(child.exited, args.join(" "))]);
-  return { lines: stdout.trimEnd().split("\n"), stdout, stderr, code };
-}
+const run = (launcher: Launcher, ws: Workspace, args: readonly string[]) => runCommand(launcher, ws, args);
 
 const servers = (entries: Record<string, unknown>) => ({ mcp: { servers: entries } });
 const shell = { command: "sh", args: ["-c", "exit 0"], env: { SECRET_VALUE: ENV_SECRET } };

@@ -236,6 +236,27 @@ describe("run.usage with compaction", () => {
   }
 });
 
+describe("run.usage when the summary request is the turn's only request", () => {
+  it("a compaction before the turn's first request whose summary request the provider refused reached it: one run.usage, nothing reported", async () => {
+    const server = await startWindowServer("openai-chat", 8_000, {}, { capabilities: WITH_USAGE });
+    try {
+      // About 9,000 tokens of answer: the next turn's first request is over the window, so a compaction comes first.
+      server.provider.enqueue(reply("openai-chat", { text: Array.from({ length: 36 }, () => `${"long answer ".repeat(83)}\n`), usage: { prompt: 500, cached: 0, output: 9_000 } }));
+      const first = await startTurn(server, "FIRST-PROMPT");
+      await runEvents(server, first.runId);
+      server.provider.enqueue(errorScript("openai-chat", 500, "overloaded"));
+      const second = await startTurn(server, "SECOND-PROMPT", first.sessionId);
+      const events = await runEvents(server, second.runId);
+      assert.equal(server.provider.log.length, 2, "the summary request was the turn's only request");
+      assert.equal((events.at(-1)!.data as { error_code: string }).error_code, "execution_failed");
+      const usage = usageOf(events);
+      assert.deepEqual([usage.input_tokens, usage.output_tokens, usage.session_input_tokens, usage.context_used], [null, null, 500, null]);
+    } finally {
+      await stopTurnServer(server);
+    }
+  });
+});
+
 describe("run.usage for turns that reached no provider", () => {
   it("a turn whose provider cannot be reached sends no run.usage", async () => {
     const server = await startTurnServer("openai-chat", { capabilities: WITH_USAGE });

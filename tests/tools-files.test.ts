@@ -30,9 +30,10 @@ function assertBounded(result: ToolResult): void {
 }
 
 describe("tool definitions", () => {
-  it("builtinTools() offers the seven tools, and skill only with skills, each with a default policy: reads and skill allowed, writes and shell asking", () => {
-    assert.deepEqual(builtinTools().map((t) => t.name), Object.keys(DEFAULT_POLICIES).filter((name) => name !== "skill"));
-    assert.deepEqual(builtinTools(true).map((t) => t.name), Object.keys(DEFAULT_POLICIES));
+  it("builtinTools() offers the seven tools, and skill only with skills, each with a default policy: reads, skill and code allowed, writes and shell asking", () => {
+    // `code` is offered apart, only with Code Mode on (src/runner/code-mode/).
+    assert.deepEqual(builtinTools().map((t) => t.name), Object.keys(DEFAULT_POLICIES).filter((name) => name !== "skill" && name !== "code"));
+    assert.deepEqual(builtinTools(true).map((t) => t.name), Object.keys(DEFAULT_POLICIES).filter((name) => name !== "code"));
     assert.equal(findBuiltinTool("skill"), undefined);
     assert.equal(findBuiltinTool("skill", true)?.name, "skill");
     assert.deepEqual(DEFAULT_POLICIES, {
@@ -44,6 +45,7 @@ describe("tool definitions", () => {
       edit_file: "ask",
       shell: "ask",
       skill: "allow",
+      code: "allow",
     });
   });
 

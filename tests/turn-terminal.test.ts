@@ -60,6 +60,7 @@ describe("terminal delivery", () => {
         maxSteps: 2,
         contextWindow: null,
         compaction: { enabled: true, threshold: 0.8 },
+        compactionTitle: null,
         secrets: [],
         workspace: CWD,
         home: HOME,

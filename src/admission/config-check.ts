@@ -16,8 +16,10 @@ import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BY
 import { catalogProblems } from "./catalog-problems.ts";
 import { instructionNotes, instructionPathProblems } from "./instructions-problems.ts";
 import { mcpApprovalNotes, mcpMergeOf } from "./mcp-problems.ts";
+import { hookApprovalNotes } from "./hooks-problems.ts";
 import { profileProblems } from "./profile-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
+import { type CodeModeSettings, codeModeEnabled, codeModeLoosenings, directDeniesOpenToCode, mergeCodeModeSettings, parseCodeModeSettings } from "../config/code-mode-settings.ts";
 import { resolveEndpoints, resolveSelection } from "../config/providers.ts";
 import {
   GLOBAL_SETTINGS_FILE,
@@ -85,6 +87,9 @@ function trustProblems(file: string, global: Settings, project: Settings): FileP
       out.push({ file, path: `$.tools.${name}`, message: `a project file may only make a tool's policy stricter (allow < ask < deny); ${SEE}` });
     }
   }
+  for (const path of codeModeLoosenings(global.code_mode, project.code_mode)) {
+    out.push({ file, path: `$.code_mode.${path}`, message: `a project file may only tighten Code Mode (turn it off, make a policy stricter); ${SEE}` });
+  }
   return out;
 }
 
@@ -117,7 +122,7 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const globalPath = joinPath(home, GLOBAL_SETTINGS_FILE);
   const projectDir = await runtime.fs.realpath(joinPath(cwd, PROJECT_SETTINGS_PATH[0]!)).catch(() => null);
   const projectPath = projectDir === home ? null : joinPath(cwd, ...PROJECT_SETTINGS_PATH);
-  const layers: { file: string; settings: Settings | null; mcp?: unknown }[] = [];
+  const layers: { file: string; settings: Settings | null; mcp?: unknown; hooks?: unknown }[] = [];
   for (const file of projectPath === null ? [globalPath] : [globalPath, projectPath]) {
     const read = await readSettings(runtime, file);
     if (read.problem !== null) problems.push({ file, path: "$", message: read.problem });
@@ -130,9 +135,13 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
     problems.push(...found.map((problem) => ({ file, ...problem })));
     const parsed = parseSettingsText(read.text);
     const settings = found.length === 0 && parsed.ok
-      ? { ...parsed.settings, ...(parsed.skills === undefined ? {} : { skills: parseSkillsSettings(parsed.skills) ?? {} }) }
+      ? {
+        ...parsed.settings,
+        ...(parsed.skills === undefined ? {} : { skills: parseSkillsSettings(parsed.skills) ?? {} }),
+        ...(parsed.codeMode === undefined ? {} : { code_mode: parseCodeModeSettings(parsed.codeMode) ?? {} }),
+      }
       : null;
-    layers.push({ file, settings, mcp: parsed.ok ? parsed.mcp : undefined });
+    layers.push({ file, settings, mcp: parsed.ok ? parsed.mcp : undefined, hooks: parsed.ok ? parsed.hooks : undefined });
   }
   const [global, project] = [layers[0]!.settings, layers[1]?.settings ?? {}];
   const notes: FileProblem[] = [];
@@ -155,12 +164,25 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const selected = resolveSelection(merged, (name) => runtime.env(name), credentials, profiles.primary);
   if (!selected.ok) problems.push(selectionProblem(selected.code, merged, project.model?.provider !== undefined ? projectPath! : globalPath));
   const approvals = await mcpApprovalNotes(runtime, { home, cwd, merge: mcp });
-  problems.push(...approvals.problems);
-  notes.push(...approvals.notes);
+  const hooks = await hookApprovalNotes(runtime, { home, cwd, global: layers[0]!, project: projectPath === null ? null : layers[1]! });
+  // One unusable approvals file is one problem, whoever reads it.
+  problems.push(...approvals.problems, ...hooks.problems.filter((problem) => approvals.problems.length === 0 || problem.path !== "$"));
+  notes.push(...approvals.notes, ...hooks.notes);
   const files = { global: globalPath, project: projectPath, globalCount: global.instructions?.paths?.length ?? 0 };
   notes.push(...await instructionNotes(runtime, { home, cwd, ...files }, merged));
   notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));
+  notes.push(...codeModeNotes(globalPath, merged, mergeCodeModeSettings(global.code_mode, project.code_mode)));
   return { checked, problems, notes };
+}
+
+/** With Code Mode on, each direct `deny` whose Code Mode policy would still run the tool (they are independent). */
+function codeModeNotes(file: string, merged: Settings, codeMode: CodeModeSettings): FileProblem[] {
+  if (!codeModeEnabled(codeMode)) return [];
+  return directDeniesOpenToCode(merged.tools, codeMode).map((name) => ({
+    file,
+    path: `$.code_mode.tools.${name}`,
+    message: `tools.${name} is deny, but Code Mode programs may still call ${name}: the two policies are independent; add "${name}": "deny" under code_mode.tools to refuse it there too`,
+  }));
 }
 
 function selectionProblem(code: ErrorCode, merged: Settings, file: string): FileProblem {

@@ -19,7 +19,8 @@ import type { Runtime } from "../host/runtime.ts";
 import { ErrorCode as Codes } from "../protocol/errors.ts";
 import { publishedLimits } from "../protocol/limits.ts";
 import type { WorkerReplies } from "../protocol/replies.ts";
-import { isCapability, type Negotiation } from "../protocol/negotiation.ts";
+import { DESCRIBED_EXTENSIONS, isCapability, type Negotiation } from "../protocol/negotiation.ts";
+import type { ExtensionDescriptors } from "../protocol/extensions.ts";
 import type { ClientToolSpec } from "../protocol/client-tool-registry.ts";
 import type { InitializeResult, StatusResult } from "../protocol/results.ts";
 import type { InitializeParams } from "../protocol/schemas.ts";
@@ -28,6 +29,9 @@ import { type McpServerSource, runStartup, type StartupOutcome, type StartupSnap
 
 /** What a startup task that threw (a bug, or a platform failure an adapter did not normalise) reports. */
 const STARTUP_CRASHED: StartupOutcome = { ok: false, code: Codes.startupFailed, contextId: null };
+
+/** What {@link describedExtensions} yields when the descriptors' module could not load. */
+const LOAD_FAILED = Symbol("load failed");
 
 /**
  * What `initialize` needs from the layers above admission, which alone can
@@ -107,7 +111,12 @@ export class Initializer {
     const abort = lifecycle.begin();
     this.#pending = id;
     const task = runStartup(this.#host.runtime, abort.signal, this.#host.mcpServers).catch(() => STARTUP_CRASHED);
-    this.#task = task.then((outcome) => this.#settle(id, outcome));
+    const extensions = describedExtensions(params.required_capabilities);
+    this.#task = Promise.all([task, extensions]).then(async ([outcome, described]) => {
+      if (described !== LOAD_FAILED) return await this.#settle(id, outcome, described);
+      if (outcome.ok) await outcome.snapshot.mcp?.close();
+      return await this.#settle(id, STARTUP_CRASHED, null);
+    });
   }
 
   /**
@@ -126,7 +135,7 @@ export class Initializer {
     return Promise.all([this.#preflight, this.#task]);
   }
 
-  #settle(id: string, outcome: StartupOutcome): Promise<void> | void {
+  #settle(id: string, outcome: StartupOutcome, extensions: ExtensionDescriptors | null): Promise<void> | void {
     // A close answered this request already (or cannot answer it any more): what startup connected has no owner.
     if (this.#pending !== id) return outcome.ok ? outcome.snapshot.mcp?.close() : undefined;
     this.#pending = null;
@@ -135,9 +144,19 @@ export class Initializer {
     if (!outcome.ok) return host.replies.error(id, outcome.code);
     host.start(outcome.snapshot, this.#registry);
     const limits = publishedLimits(host.negotiation.negotiated("session.discover"));
-    const capabilities = host.negotiation.capabilities();
-    // A client that negotiated no extension with a descriptor gets no `extensions` field at all.
-    if (Object.keys(this.#extensions).length === 0) return host.replies.result(id, { capabilities, limits, status: host.status() } satisfies InitializeResult);
-    host.replies.result(id, { capabilities, limits, status: host.status(), extensions: this.#extensions } satisfies InitializeResult);
+    const result = { capabilities: host.negotiation.capabilities(), limits, status: host.status() } satisfies InitializeResult;
+    // The registry's descriptor (dynamic) beside the static ones; a client that negotiated none gets no `extensions` field.
+    const all = extensions === null && this.#extensions["client.tools"] === undefined ? null : { ...extensions, ...this.#extensions };
+    host.replies.result(id, all === null ? result : { ...result, extensions: all });
   }
+}
+
+/**
+ * The descriptors of the required extensions that have one, loading their
+ * module only then: a base client's child never loads it. A module that
+ * cannot load (a damaged installation) is a crashed startup's failure.
+ */
+function describedExtensions(required: readonly string[]): Promise<ExtensionDescriptors | null | typeof LOAD_FAILED> {
+  if (!required.some((name) => (DESCRIBED_EXTENSIONS as ReadonlySet<string>).has(name))) return Promise.resolve(null);
+  return import("../protocol/extensions.ts").then((module) => module.extensionDescriptors(required), () => LOAD_FAILED);
 }

@@ -26,7 +26,7 @@ import { codeLoadingNames } from "../mcp/code-loading-env.ts";
 import { approvalFor, failsUnresolved, MCP_APPROVAL_KIND, mcpServerStatuses, startsNow } from "../mcp/servers.ts";
 import { definitionLines, probeLine, stateText, statusLine, terminalSafe } from "./mcp-report.ts";
 import { loadMcpContext, type McpContext } from "./mcp-context.ts";
-import { print, refuse } from "./mcp-print.ts";
+import { print, readAnswer, refuse } from "./mcp-print.ts";
 
 /** The usage line of a wrong `mcp` command line. */
 export const MCP_USAGE = "'mcp' takes list, approve <name> [--yes], revoke <name>, login <name> or logout <name>";
@@ -59,21 +59,6 @@ function updateFailure(context: McpContext, result: Extract<UpdateApprovalsResul
   if (result.reason === "invalid") return `${path} is not a valid approvals file (it must be owner-only, chmod 600); fix or remove it`;
   if (result.reason === "contended") return `${path} kept changing while this command ran; try again`;
   return `${path} could not be read or written`;
-}
-
-/** The first line typed on the terminal, trimmed and lower-cased; "" at end of input. */
-async function readAnswer(runtime: Runtime): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const chunk = await runtime.stdin.read().catch(() => null);
-    if (chunk === null) break;
-    text += decoder.decode(chunk, { stream: true });
-    // Only the first line counts, and a question's answer is short: stop reading either way.
-    if (text.includes("\n") || text.length > 256) break;
-  }
-  runtime.stdin.close();
-  return text.split("\n")[0]!.trim().toLowerCase();
 }
 
 async function list(runtime: Runtime, context: McpContext): Promise<number> {

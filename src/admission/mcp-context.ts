@@ -8,6 +8,7 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import type { ConfiguredMcpServer } from "../config/mcp-merge.ts";
+import type { ConfiguredHook } from "../config/hooks-settings.ts";
 import { GLOBAL_SETTINGS_FILE } from "../config/settings.ts";
 import { loadSettings } from "../config/settings-load.ts";
 import { joinPath } from "../util/paths.ts";
@@ -22,6 +23,8 @@ export interface McpContext {
   /** The settings files as startup names them: the sources approvals are bound to. */
   readonly files: { readonly global: string; readonly project: string | null };
   readonly servers: readonly ConfiguredMcpServer[];
+  /** The hooks both files list (`magi-code hooks` works on the same context). */
+  readonly hooks: readonly ConfiguredHook[];
 }
 
 /** The outcome of {@link loadMcpContext}: the context, or a line saying what is wrong. */
@@ -29,7 +32,7 @@ export type LoadMcpContextResult = { readonly ok: true; readonly context: McpCon
 
 /**
  * Finds the storage root and workspace and, with `settings`, loads the
- * settings; without, `servers` is empty (revoking needs only the paths).
+ * settings; without, `servers` and `hooks` are empty (revoking needs only the paths).
  */
 export async function loadMcpContext(runtime: Runtime, options: { readonly settings: boolean }): Promise<LoadMcpContextResult> {
   const configured = resolveHome((name) => runtime.env(name));
@@ -42,8 +45,8 @@ export async function loadMcpContext(runtime: Runtime, options: { readonly setti
     return { ok: false, message: "the working directory cannot be resolved" };
   }
   const files = { global: joinPath(home, GLOBAL_SETTINGS_FILE), project: await projectSettingsPath(runtime, cwd, home) };
-  if (!options.settings) return { ok: true, context: { home, cwd, files, servers: [] } };
+  if (!options.settings) return { ok: true, context: { home, cwd, files, servers: [], hooks: [] } };
   const loaded = await loadSettings(runtime.fs, files, new AbortController().signal);
   if (!loaded.ok) return { ok: false, message: "the settings are invalid or cannot be read; run 'magi-code config check' to see why" };
-  return { ok: true, context: { home, cwd, files, servers: loaded.mcpServers ?? [] } };
+  return { ok: true, context: { home, cwd, files, servers: loaded.mcpServers ?? [], hooks: loaded.hooks ?? [] } };
 }

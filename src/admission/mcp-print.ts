@@ -1,6 +1,7 @@
 /**
- * Output of the `magi-code mcp` commands: lines on stdout, a failure on
- * stderr prefixed with the command's name.
+ * Output of the `magi-code mcp` and `magi-code hooks` commands: lines on
+ * stdout, a failure on stderr prefixed with the command's name, and the
+ * answer typed to an approval question.
  *
  * @module
  */
@@ -19,9 +20,25 @@ export async function print(runtime: Runtime, lines: readonly string[], to: "std
   }
 }
 
-/** Prints `line` as the command's failure on stderr; resolves with exit code 1. */
-export async function refuse(runtime: Runtime, line: string): Promise<number> {
-  await print(runtime, [`magi-code mcp: ${line}`], "stderr");
+/** Prints `line` as the failure of `magi-code <command>` on stderr; resolves with exit code 1. */
+export async function refuse(runtime: Runtime, line: string, command: "mcp" | "hooks" = "mcp"): Promise<number> {
+  await print(runtime, [`magi-code ${command}: ${line}`], "stderr");
   return 1;
 }
+
+/** The first line typed on the terminal, trimmed and lower-cased; "" at end of input. */
+export async function readAnswer(runtime: Runtime): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const chunk = await runtime.stdin.read().catch(() => null);
+    if (chunk === null) break;
+    text += decoder.decode(chunk, { stream: true });
+    // Only the first line counts, and a question's answer is short: stop reading either way.
+    if (text.includes("\n") || text.length > 256) break;
+  }
+  runtime.stdin.close();
+  return text.split("\n")[0]!.trim().toLowerCase();
+}
+
 

@@ -16,6 +16,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import type { Runtime } from "../host/runtime.ts";
 import { type McpMerge, mergeMcpServers } from "../config/mcp-merge.ts";
 import { parseMcpSettings } from "../config/mcp-settings.ts";
+import type { Approval } from "../trust/approvals.ts";
 import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
 import { jsonPath } from "../util/json-path.ts";
 import { mcpServerStatuses, startsNow } from "../mcp/servers.ts";
@@ -40,20 +41,25 @@ export function mcpMergeOf(global: McpSection, project: McpSection | null): McpM
   return mergeMcpServers(section(global), project === null ? null : section(project));
 }
 
+/** The approvals in `home`, or the problem an approvals file that startup would refuse is. */
+export async function checkedApprovals(runtime: Runtime, home: string): Promise<{ ok: true; approvals: readonly Approval[] } | { ok: false; problem: McpFileProblem }> {
+  const file = approvalsPath(home);
+  const read = await readApprovals(runtime.fs, file, new AbortController().signal);
+  if (read.ok) return { ok: true, approvals: read.approvals };
+  const message = read.code === ErrorCode.configurationInvalid
+    ? "must be an owner-only (chmod 600) regular file as 'magi-code mcp approve' and 'magi-code hooks approve' write it; fix or remove it, then approve again"
+    : "cannot be read";
+  return { ok: false, problem: { file, path: "$", message } };
+}
+
 /** The approvals file's problem, if any, and a note for each enabled server that will not start. */
 export async function mcpApprovalNotes(
   runtime: Runtime,
   context: { readonly home: string; readonly cwd: string; readonly merge: McpMerge },
 ): Promise<{ problems: McpFileProblem[]; notes: McpFileProblem[] }> {
   if (context.merge.servers.length === 0) return { problems: [], notes: [] };
-  const file = approvalsPath(context.home);
-  const read = await readApprovals(runtime.fs, file, new AbortController().signal);
-  if (!read.ok) {
-    const message = read.code === ErrorCode.configurationInvalid
-      ? "must be an owner-only (chmod 600) regular file as 'magi-code mcp approve' writes it; fix or remove it, then approve again"
-      : "cannot be read";
-    return { problems: [{ file, path: "$", message }], notes: [] };
-  }
+  const read = await checkedApprovals(runtime, context.home);
+  if (!read.ok) return { problems: [read.problem], notes: [] };
   const statuses = await mcpServerStatuses(runtime, context.merge.servers, read.approvals, context.cwd);
   const notes = statuses
     .filter((status) => status.server.enabled && !startsNow(status))

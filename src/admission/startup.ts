@@ -67,6 +67,8 @@ export interface StartupSnapshot {
   readonly skills?: SkillSet;
   /** The connected MCP servers, for the child's lifetime; absent when none was started. */
   readonly mcp?: McpManager;
+  /** The hooks that run (global ones, approved project ones: `src/hooks/`); absent when none does. */
+  readonly hooks?: import("../runner/hooks-port.ts").TurnHooks;
 }
 
 /** The outcome of {@link runStartup}. */
@@ -132,18 +134,11 @@ export async function contextIdentity(cwd: string, home: string): Promise<string
  * filesystem can resolve, so no lexical normalisation happens here.
  */
 export function resolveHome(env: (name: string) => string | undefined): string | null {
+  const trimSlashes = (path: string) => path.replace(/\/+$/, "") || "/";
   const configured = env("MC_HOME");
-  if (configured !== undefined && configured !== "") {
-    return isAbsolute(configured) ? trimSlashes(configured) : null;
-  }
+  if (configured !== undefined && configured !== "") return isAbsolute(configured) ? trimSlashes(configured) : null;
   const home = env("HOME");
-  if (home === undefined || !isAbsolute(home)) return null;
-  return `${trimSlashes(home)}/.magi-code`;
-}
-
-function trimSlashes(path: string): string {
-  const trimmed = path.replace(/\/+$/, "");
-  return trimmed === "" ? "/" : trimmed;
+  return home === undefined || !isAbsolute(home) ? null : `${trimSlashes(home)}/.magi-code`;
 }
 
 /**
@@ -264,7 +259,9 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
     if (signal.aborted) return cancelled;
   }
   const selectionHint = await cachedHint(runtime, home, selected.selection.endpoint, selected.selection.model);
-  if (signal.aborted) return cancelled;
+  // Loaded only when a settings file lists a hook; reads the approvals file when a project hook needs it.
+  const hooks = loaded.hooks === undefined ? null : await (await import("../hooks/startup.ts")).startupHooks(runtime, { home, cwd, hooks: loaded.hooks }, signal);
+  if (hooks?.ok === false || signal.aborted) return hooks?.ok === false && hooks.code !== ErrorCode.startupCancelled ? { ok: false, code: hooks.code, contextId } : cancelled;
   let mcpServers: readonly McpServerDefinition[] | undefined;
   if (mcpSource !== undefined) mcpServers = await mcpSource({ runtime, home, cwd, settings: loaded.settings }, signal);
   else if (loaded.mcpServers !== undefined) {
@@ -290,6 +287,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
     ...(mcpServers === undefined ? {} : { mcpServers }),
     ...(skills === undefined ? {} : { skills }),
     ...(mcp.manager === null ? {} : { mcp: mcp.manager }),
+    ...(hooks?.ok && hooks.hooks !== null ? { hooks: hooks.hooks } : {}),
   };
   // Cancelled while the last server connected: nothing may outlive the answer.
   if (signal.aborted) {

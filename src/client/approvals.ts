@@ -3,7 +3,8 @@
  * `answer(allow, scope)` helper, and with the negotiated `approval.scope`
  * how each ended (`approval.resolved`), checked so that a stream that
  * cannot be right (a resolution of an approval never asked, a second one,
- * `session` offered without the key it grants) is a protocol violation.
+ * none before `run.finished`, `session` offered without the key it grants)
+ * is a protocol violation.
  *
  * @module
  */
@@ -51,14 +52,23 @@ export class RunApprovals {
   readonly pending = new Map<string, Approval>();
   /** Every approval id the run asked with and, once `approval.resolved` said it, how it ended; else null. */
   readonly resolutions = new Map<string, ApprovalResolution | null>();
+  // Requests that carried the extension's fields: each is resolved exactly once, before `run.finished`.
+  readonly #unresolved = new Set<string>();
 
   /** Applies `approval.resolved`; returns what was wrong with it, or null. */
   resolved(data: EventData<"approval.resolved">): string | null {
     if (!this.resolutions.has(data.approval_id)) return "approval.resolved for an approval never requested";
     if (this.resolutions.get(data.approval_id) !== null) return "approval.resolved repeated";
     this.resolutions.set(data.approval_id, data.outcome);
+    this.#unresolved.delete(data.approval_id);
     this.pending.delete(data.approval_id);
     return null;
+  }
+
+  /** Applies `run.finished`; returns what was wrong (an `approval.scope` request left unresolved), or null. */
+  finished(): string | null {
+    this.pending.clear();
+    return this.#unresolved.size === 0 ? null : "run.finished before approval.resolved of every approval";
   }
 
   /** Applies `approval.requested`, answering through `send`; returns what was wrong with it, or null. */
@@ -69,6 +79,7 @@ export class RunApprovals {
     // `session` comes with the key it grants, and only then: anything else would grant what nobody saw.
     if (!scopes.includes("once") || scopes.includes("session") !== (scopeKey !== null)) return "approval.requested scopes do not match its scope_key";
     this.resolutions.set(data.approval_id, null);
+    if (data.scopes !== undefined) this.#unresolved.add(data.approval_id);
     const approval: Approval = {
       approvalId: data.approval_id,
       summary: data.summary,
@@ -93,9 +104,10 @@ export class RunApprovals {
 }
 
 /** The extension capability `event` belongs to (what it says only a client that required it gets), or null for a base event. */
-export function negotiatedBy(event: WireEvent): "run.usage" | "approval.scope" | "client.tools" | null {
+export function negotiatedBy(event: WireEvent): "run.usage" | "approval.scope" | "tool.cards" | "client.tools" | null {
   if (event.event === "run.usage") return "run.usage";
   if (event.event === "client.tool.call" || event.event === "client.tool.cancel") return "client.tools";
+  if (event.event === "tool.card" || (event.event === "activity" && event.data.card_id !== undefined)) return "tool.cards";
   if (event.event === "approval.resolved") return "approval.scope";
   return event.event === "approval.requested" && ("scopes" in event.data || "scope_key" in event.data) ? "approval.scope" : null;
 }

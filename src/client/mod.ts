@@ -25,7 +25,7 @@ export {
 } from "./errors.ts";
 export { EXCLUSIVE, REQUEST_WINDOW, RUN_REQUEST_WINDOW, URGENT, URGENT_SLOTS } from "./outbox.ts";
 export { CANCELLABLE, MAX_TIMEOUT_MS, type RequestOptions } from "./requests.ts";
-export { type Approval, type ApprovalResolution, type ApprovalScope, Run, type RunFinished, type RunHandlers, type RunMessage, type RunUsage } from "./run.ts";
+export { type Approval, type ApprovalResolution, type ApprovalScope, Run, type RunCard, type RunFinished, type RunHandlers, type RunMessage, type RunUsage } from "./run.ts";
 export { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 export { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 export { type Limits, LIMITS } from "../protocol/limits.ts";

@@ -62,6 +62,9 @@ export type RunFinished = EventData<"run.finished">;
 /** The data of `run.usage` (negotiated). */
 export type RunUsage = EventData<"run.usage">;
 
+/** The latest snapshot of one tool call's card (`tool.cards`, negotiated). */
+export type RunCard = EventData<"tool.card">;
+
 /** One admitted run. Created by the client when `turn.start` is answered, before its first event is read. */
 export class Run {
   readonly sessionId: string;
@@ -77,6 +80,7 @@ export class Run {
   #result: RunFinished | null = null;
   #persisted: EventData<"input.persisted"> | null = null;
   #usage: RunUsage | null = null;
+  readonly #cards = new Map<string, RunCard>();
 
   /** Creates the run `runId` of `sessionId`; `port` sends its answers and cancellation. */
   constructor(sessionId: string, runId: string, port: RunPort, handlers: RunHandlers = {}) {
@@ -123,6 +127,11 @@ export class Run {
    */
   get usage(): RunUsage | null {
     return this.#usage;
+  }
+
+  /** Each tool call's card as of its latest snapshot, by `card_id` (only a client that required `tool.cards` gets any). */
+  get cards(): ReadonlyMap<string, RunCard> {
+    return this.#cards;
   }
 
   /** `run.finished`'s data once it arrived, else null. */
@@ -190,11 +199,24 @@ export class Run {
       case "client.tool.cancel":
         // The client routes them to its handlers (client.ts); they change nothing a run assembles.
         return null;
-      case "run.finished":
-        this.#result = event.data;
-        this.#approvals.pending.clear();
-        return null;
+      case "tool.card":
+        return this.#card(event.data);
+      case "run.finished": {
+        // A violating terminal leaves the run unsettled, so the failing connection rejects it.
+        const problem = this.#approvals.finished();
+        if (problem === null) this.#result = event.data;
+        return problem;
+      }
     }
+  }
+
+  /** Keeps a newer snapshot; a card's revisions rise (gaps allowed) and nothing follows its terminal one. */
+  #card(data: RunCard): string | null {
+    const known = this.#cards.get(data.card_id);
+    if (known?.stage === "terminal") return "tool.card after its terminal snapshot";
+    if (known !== undefined && (data.revision <= known.revision || data.activity_id !== known.activity_id)) return "tool.card out of order";
+    this.#cards.set(data.card_id, data);
+    return null;
   }
 
   #message(messageId: string): MessageState {

@@ -18,6 +18,8 @@ import { exactObject, notArray } from "../util/exact-object.ts";
 import { hasLoneSurrogate } from "../util/utf8.ts";
 import { isCredentialFreeHttpUrl, settingsSchema } from "./settings.ts";
 import { SkillsSettingsSchema } from "./skills-settings.ts";
+import { CodeModeSettingsSchema } from "./code-mode-settings.ts";
+import { HooksSettingsSchema } from "./hooks-settings.ts";
 
 /** Longest server name: with `mcp__` and `__` it leaves a tool name 25 of the 64 bytes providers accept. */
 export const MAX_MCP_SERVER_NAME = 32;
@@ -144,8 +146,8 @@ export const McpSettingsSchema = v.pipe(
   described("MCP servers; each starts only once approved with `magi-code mcp approve <name>`."),
 );
 
-/** The whole schema of one settings file, `mcp` and `skills` included: for `config check` and the published JSON Schema. */
-export const CompleteSettingsSchema = settingsSchema(McpSettingsSchema, SkillsSettingsSchema, ClientToolsSettingsSchema);
+/** The whole schema of one settings file, `mcp`, `skills`, `code_mode`, `hooks` and `client_tools` included: for `config check` and the published JSON Schema. */
+export const CompleteSettingsSchema = settingsSchema(McpSettingsSchema, SkillsSettingsSchema, CodeModeSettingsSchema, HooksSettingsSchema, ClientToolsSettingsSchema);
 
 /** Checks a file's `mcp` section; null when it is invalid. */
 export function parseMcpSettings(raw: unknown): McpSettings | null {

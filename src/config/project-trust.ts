@@ -30,7 +30,8 @@ export function projectEndpointsTrusted(project: Settings): boolean {
  * Returns whether every `tools` entry of `project` is at least as strict as
  * the policy the user would otherwise get: the global file's entry, else the
  * built-in default (reads `allow`, writes and `shell` `ask`, any other name
- * `ask`). Restating the same policy is allowed; loosening is not.
+ * `ask`). Restating the same policy is allowed; loosening is not. The same
+ * holds for `code_mode`, checked where it is loaded (`code-mode-settings.ts`).
  */
 export function projectToolsTrusted(global: Settings, project: Settings): boolean {
   for (const [name, policy] of Object.entries(project.tools ?? {})) {

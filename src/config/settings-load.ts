@@ -14,6 +14,7 @@ import { resolveEndpoints } from "./providers.ts";
 import { instructionPathsFollowRules } from "./instructions-settings.ts";
 import type { ConfiguredMcpServer } from "./mcp-merge.ts";
 import type { McpSettings } from "./mcp-settings.ts";
+import type { ConfiguredHook, HooksSettings } from "./hooks-settings.ts";
 import {
   MAX_SETTINGS_BYTES,
   mergeSettings,
@@ -31,14 +32,15 @@ type LoadFailure = { ok: false; code: typeof ErrorCode.configurationInvalid | ty
  * configures at least one MCP server: each with the file its definition came
  * from (`mcp-merge.ts`), enabled or not, approved or not. `userPrimary` is
  * the global file's `agent.primary`, which a project's choice of primary
- * profile may only tighten (`profiles.ts`).
+ * profile may only tighten (`profiles.ts`). `hooks` is present only when a
+ * file lists at least one hook, each with its file (`hooks-settings.ts`).
  */
 export type LoadSettingsResult =
-  | { ok: true; settings: Settings; userPrimary?: string; mcpServers?: readonly ConfiguredMcpServer[] }
+  | { ok: true; settings: Settings; userPrimary?: string; mcpServers?: readonly ConfiguredMcpServer[]; hooks?: readonly ConfiguredHook[] }
   | LoadFailure;
 
-/** One file, its `mcp` section checked. */
-type LoadOneResult = { ok: true; settings: Settings; mcp?: McpSettings } | LoadFailure;
+/** One file, its `mcp` and `hooks` sections checked. */
+type LoadOneResult = { ok: true; settings: Settings; mcp?: McpSettings; hooks?: HooksSettings } | LoadFailure;
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -88,10 +90,34 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadOneResult> {
     if (clientTools === null) return INVALID;
     settings = { ...settings, client_tools: clientTools };
   }
-  if (parsed.mcp === undefined) return { ok: true, settings };
+  if (parsed.codeMode !== undefined) {
+    // Loaded only when a file has a `code_mode` key: Code Mode is off by default.
+    const codeMode = (await import("./code-mode-settings.ts")).parseCodeModeSettings(parsed.codeMode);
+    if (codeMode === null) return INVALID;
+    settings = { ...settings, code_mode: codeMode };
+  }
+  let hooks: HooksSettings | undefined;
+  if (parsed.hooks !== undefined) {
+    // Loaded only when a file has a `hooks` key, like the `mcp` section below.
+    const checked = (await import("./hooks-settings.ts")).parseHooksSettings(parsed.hooks);
+    if (checked === null) return INVALID;
+    hooks = checked;
+  }
+  const withHooks = hooks === undefined ? { ok: true, settings } as const : { ok: true, settings, hooks } as const;
+  if (parsed.mcp === undefined) return withHooks;
   // Loaded only when a file has an `mcp` key: a child without MCP servers never builds their schemas.
   const mcp = (await import("./mcp-settings.ts")).parseMcpSettings(parsed.mcp);
-  return mcp === null ? INVALID : { ok: true, settings, mcp };
+  return mcp === null ? INVALID : { ...withHooks, mcp };
+}
+
+/** Both files' hooks, or undefined when neither lists one. */
+async function loadHooks(
+  global: { file: string; hooks?: HooksSettings },
+  project: { file: string; hooks?: HooksSettings } | null,
+): Promise<readonly ConfiguredHook[] | undefined> {
+  if (global.hooks === undefined && project?.hooks === undefined) return undefined;
+  const hooks = (await import("./hooks-settings.ts")).configuredHooks(global, project);
+  return hooks.length === 0 ? undefined : hooks;
 }
 
 /** The MCP servers both files configure, or a failure when they break a rule of `mcp-merge.ts`. */
@@ -102,6 +128,14 @@ async function loadMcpServers(
   const { mergeMcpServers } = await import("./mcp-merge.ts");
   const merged = mergeMcpServers(global, project);
   return merged.problems.length > 0 ? INVALID : { ok: true, servers: merged.servers };
+}
+
+/** `merged` with both files' `code_mode` merged in, or null when the project's would loosen the user's (`code-mode-settings.ts`). */
+async function withCodeMode(merged: Settings, global: Settings, project: Settings): Promise<Settings | null> {
+  if (global.code_mode === undefined && project.code_mode === undefined) return merged;
+  const { codeModeLoosenings, mergeCodeModeSettings } = await import("./code-mode-settings.ts");
+  if (codeModeLoosenings(global.code_mode, project.code_mode).length > 0) return null;
+  return { ...merged, code_mode: mergeCodeModeSettings(global.code_mode, project.code_mode) };
 }
 
 /**
@@ -132,9 +166,19 @@ export async function loadSettings(
   }
   const projectSettings: Settings = project.settings;
   if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;
-  const merged = mergeSettings(global.settings, project.settings);
+  const merged = await withCodeMode(mergeSettings(global.settings, project.settings), global.settings, project.settings);
+  if (merged === null) return INVALID;
   const userPrimary = global.settings.agent?.primary;
-  const admitted = userPrimary === undefined ? { ok: true, settings: merged } as const : { ok: true, settings: merged, userPrimary } as const;
+  const hooks = await loadHooks(
+    { file: paths.global, ...(global.hooks === undefined ? {} : { hooks: global.hooks }) },
+    paths.project === null ? null : { file: paths.project, ...(project.hooks === undefined ? {} : { hooks: project.hooks }) },
+  );
+  const admitted = {
+    ok: true,
+    settings: merged,
+    ...(userPrimary === undefined ? {} : { userPrimary }),
+    ...(hooks === undefined ? {} : { hooks }),
+  } as const;
   // An enabled choice of a provider nobody configured can never be offered: a typo, refused like an unknown model.provider.
   const known = new Set(resolveEndpoints(merged).keys());
   if (unknownCatalogProviders(merged.providers?.catalog, known).length > 0) return INVALID;

@@ -25,6 +25,7 @@ import { type InstructionsSettings, InstructionsSettingsSchema } from "./instruc
 import type { SkillsSettings } from "./skills-settings.ts";
 import type { ClientToolsSettings } from "./client-tools-settings.ts";
 import { ContextWindowSchema } from "./compaction-settings.ts";
+import type { CodeModeSettings } from "./code-mode-settings.ts";
 
 /** The global settings file name, inside `$MC_HOME`. */
 export const GLOBAL_SETTINGS_FILE = "settings.jsonc";
@@ -164,31 +165,42 @@ const SECTIONS = {
 
 /**
  * The valibot schema of one `settings.jsonc` file, its `mcp` section checked
- * by `mcp` and its `skills` section by `skills`. Unknown keys are errors at
- * every level.
+ * by `mcp`, its `skills` section by `skills`, its `code_mode` section by
+ * `codeMode` and its `hooks` by `hooks`. Unknown keys are errors at every level.
  */
-export function settingsSchema<const TMcp extends v.GenericSchema, const TSkills extends v.GenericSchema, const TClient extends v.GenericSchema>(
-  mcp: TMcp,
-  skills: TSkills,
-  clientTools: TClient,
+export function settingsSchema<
+  const M extends v.GenericSchema,
+  const S extends v.GenericSchema,
+  const C extends v.GenericSchema,
+  const H extends v.GenericSchema,
+  const T extends v.GenericSchema,
+>(
+  mcp: M,
+  skills: S,
+  codeMode: C,
+  hooks: H,
+  clientTools: T,
 ) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
     skills: v.exactOptional(skills),
+    code_mode: v.exactOptional(codeMode),
+    hooks: v.exactOptional(hooks),
     client_tools: v.exactOptional(clientTools),
   });
 }
 
 /**
- * The schema startup parses with: the `mcp` and `skills` sections are only
- * taken apart here. `settings-load.ts` checks them with `mcp-settings.ts` and
- * `skills-settings.ts`, each loaded only when a file has the key, so a child
+ * The schema startup parses with: the `mcp`, `skills`, `code_mode` and
+ * `hooks` sections are only taken apart here. `settings-load.ts` checks them
+ * with `mcp-settings.ts`, `skills-settings.ts`, `code-mode-settings.ts` and
+ * `hooks-settings.ts`, each loaded only when a file has the key, so a child
  * without MCP servers or skill settings never builds their schemas;
  * `config check` and the published JSON Schema use the complete schema
  * (`mcp-settings.ts`).
  */
-export const SettingsSchema = settingsSchema(v.unknown(), v.unknown(), v.unknown());
+export const SettingsSchema = settingsSchema(v.unknown(), v.unknown(), v.unknown(), v.unknown(), v.unknown());
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
 export interface EndpointSettings {
@@ -222,13 +234,15 @@ export interface Settings {
   readonly instructions?: InstructionsSettings;
   /** Which skills are not offered (`skills-settings.ts`). */
   readonly skills?: SkillsSettings;
+  /** Code Mode and its nested calls' policies (`code-mode-settings.ts`). */
+  readonly code_mode?: CodeModeSettings;
   /** Approval policy per client tool, by registered name (`client-tools-settings.ts`). */
   readonly client_tools?: ClientToolsSettings;
 }
 
-/** Outcome of parsing one settings text; `mcp` and `skills` are the file's sections of those names, present and still unchecked. */
+/** Outcome of parsing one settings text; `mcp`, `skills`, `codeMode` (`code_mode`) and `hooks` are the file's sections of those names, present and still unchecked. */
 export type ParseSettingsResult =
-  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown; clientTools?: unknown }
+  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown; codeMode?: unknown; hooks?: unknown; clientTools?: unknown }
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
@@ -236,7 +250,7 @@ const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
  * Parses and validates one `settings.jsonc` text. Comments and trailing commas
  * are allowed; an empty, whitespace-only or comment-only text is `{}`. Any
  * syntax error, duplicate key, non-object top level or schema violation is
- * `configuration_invalid`. The `mcp` and `skills` sections come back apart,
+ * `configuration_invalid`. The `mcp`, `skills` and `code_mode` sections come back apart,
  * unchecked: `settings-load.ts` checks them. Never throws.
  */
 export function parseSettingsText(text: string): ParseSettingsResult {
@@ -245,9 +259,10 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   if (value === undefined) return { ok: true, settings: {} };
   const parsed = v.safeParse(SettingsSchema, value);
   if (!parsed.success) return INVALID;
-  const { mcp, skills, client_tools: clientTools, ...settings } = parsed.output;
-  const apart = { ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }), ...(clientTools === undefined ? {} : { clientTools }) };
-  return { ok: true, settings: settings satisfies Settings, ...apart };
+  const { mcp, skills, code_mode: codeMode, hooks, client_tools: clientTools, ...settings } = parsed.output;
+  const sections = { ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }), ...(codeMode === undefined ? {} : { codeMode }) };
+  const more = { ...(hooks === undefined ? {} : { hooks }), ...(clientTools === undefined ? {} : { clientTools }) };
+  return { ok: true, settings: settings satisfies Settings, ...sections, ...more };
 }
 
 /**
@@ -255,7 +270,9 @@ export function parseSettingsText(text: string): ParseSettingsResult {
  * merge field by field (but a project's `agent.disabled_subagents` adds to
  * the global list), `tools` per tool name, `providers.endpoints` per name
  * and, within a name, field by field; `instructions.paths` is the global
- * list then the project's; `skills.disabled` is the union of both lists. A
+ * list then the project's; `skills.disabled` is the union of both lists;
+ * `code_mode` is merged apart, by `settings-load.ts` with
+ * `code-mode-settings.ts` (loaded only when a file has the section). A
  * section present on either side is present in the result. Whether the
  * project may win is decided before this, in `project-trust.ts`. MCP servers are merged apart (`mcp-merge.ts`): each
  * definition keeps the file it came from, which its approval binds to.

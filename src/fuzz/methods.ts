@@ -56,13 +56,14 @@ export const NEGOTIATED_METHODS: readonly WireMethod[] = Object.freeze(["session
 
 /**
  * Capabilities that name no method (`docs/features/local-agent-extensions.md`):
- * the `approval.scope` answers and events, the `run.usage` event and
- * `client.tools`. A child advertises one only to a client that required it;
- * requiring it is as valid as requiring a method, within the same bound of
- * 16 names, except that `client.tools` comes with its `client_tools`
+ * the `approval.scope` answers and events, the `run.usage` event,
+ * `tool.cards` (`docs/features/local-agent-tool-cards.md`) and
+ * `client.tools`. A child advertises one only to a client that required
+ * it; requiring it is as valid as requiring a method, within the same bound
+ * of 16 names, except that `client.tools` comes with its `client_tools`
  * registry and then allows 18 (`client-tools.ts`).
  */
-export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["approval.scope", "run.usage", "client.tools"]);
+export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["approval.scope", "run.usage", "tool.cards", "client.tools"]);
 
 /**
  * Methods the phase gate admits only on a ready child (`not_initialized`

@@ -4,10 +4,11 @@
  * scoped to exactly the key the user saw in `approval.requested`.
  *
  * A grant is a string equal to the request's `scope_key`: the tool's name,
- * then for a built-in tool with a target a space and that target as the
- * approval prompt shows it (`write_file "src/a.ts"`, `shell "npm test"`);
- * an MCP tool's key is its exposed name alone (`mcp__server__tool`, which
- * names the server and the tool). Targets are shown with `showExactly`,
+ * a space and the call's target as the approval prompt shows it
+ * (`write_file "src/a.ts"`, `shell "npm test"`); an MCP tool's target is
+ * the server's own tool name (`mcp__srv__a_b "a.b"`: the exposed name
+ * names the server, but stands for more than one tool name, and a changed
+ * tool list may put another tool behind it). Targets are shown with `showExactly`,
  * which maps back to exactly one value, and tool names hold no space, so
  * equal keys mean the same tool and the same target: matching is string
  * equality, never a prefix or a pattern.
@@ -31,14 +32,13 @@ export const MAX_SESSION_GRANTS = 256;
 export type ApprovalScope = "once" | "session";
 
 /**
- * The `scope_key` a session grant for a call would cover, or null when the
- * call offers no session scope: a built-in tool without a target (its
- * effect is not named by one), or a key that cannot be shown whole
+ * The `scope_key` a session grant for a call of `toolName` on `target`
+ * would cover, or null when the key cannot be shown whole
  * (longer than `summary_bytes`, or redaction would change it: the user
  * would grant what they cannot see).
  */
-export function scopeKey(toolName: string, target: string | null, secrets: readonly string[]): string | null {
-  const key = target === null ? toolName : `${toolName} ${target}`;
+export function scopeKey(toolName: string, target: string, secrets: readonly string[]): string | null {
+  const key = `${toolName} ${target}`;
   if (utf8ByteCount(key) > LIMITS.summary_bytes || redactSecrets(key, secrets) !== key) return null;
   return key;
 }

@@ -73,6 +73,14 @@ export interface Runtime {
   /** What standard input (0) or output (1) is connected to: the launch check of `serve --stdio`. */
   stdioKind(fd: 0 | 1): Promise<StdioKind>;
   readonly fs: FileSystem;
+  /**
+   * How to start this same program again with other arguments: the command,
+   * and the arguments that come before magi-code's own (the script under
+   * Node, `run` and the entry module under Deno, none in a single
+   * executable). Absent where the runtime cannot start itself (the memory
+   * runtime). The Code Mode sandbox host is started this way.
+   */
+  readonly self?: { readonly command: string; readonly args: readonly string[] };
   /** Starts `command` as a subprocess; rejects with `not_found` if it cannot be started. */
   spawn(command: string, options: SpawnOptions): Subprocess;
   /** A fresh random (version 4) UUID. */

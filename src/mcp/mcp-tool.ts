@@ -61,8 +61,9 @@ function prepare(connection: McpConnection, listed: ListedTool, args: unknown, c
     activity: `MCP server ${showExactly(server)}, tool ${tool}`,
     tooLongToShow: ARGUMENTS_TOO_LONG,
     mustAsk: false,
-    // A session grant covers the server's tool as a whole (its exposed name names both), whatever the arguments.
-    scopeTarget: "",
+    // A session grant covers this server's tool, whatever the arguments, by the tool's own name as shown: the
+    // exposed name alone is lossy (`a.b` and `a_b` share it), and a changed list may put another tool behind it.
+    scopeTarget: tool,
     run: async () => {
       const outcome = await connection.call(listed.name, args, context.signal);
       return callResult(outcome, label, context.secrets);

@@ -156,6 +156,7 @@ export class ReadyWorkers implements ReadyView {
           outputFailed: this.#outputFailed,
           reportUsage: this.#negotiated("run.usage"),
           approvalScope: this.#negotiated("approval.scope"),
+          toolCards: this.#negotiated("tool.cards"),
         });
         this.#workers = workers;
         void workers.turns.warm().catch(() => {});

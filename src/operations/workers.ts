@@ -67,18 +67,20 @@ export interface WorkerParts {
   readonly reportUsage: boolean;
   /** Whether the admitted `initialize` required `approval.scope`: the child then holds session grants. */
   readonly approvalScope?: boolean;
+  /** Whether the admitted `initialize` required `tool.cards`. */
+  readonly toolCards?: boolean;
   /** The client's registered tools (`client.tools`), loaded only when a registry was admitted; else null. */
   readonly clientTools: ClientToolSet | null;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, clientTools }: WorkerParts): Workers {
+export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, toolCards, clientTools }: WorkerParts): Workers {
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
   const secrets = configuredSecrets(snapshot.settings, (name) => runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
   snapshot.mcp?.onSecretsChanged((more) => addSecrets(secrets, more));
-  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets });
+  const store = new SessionStore({ runtime, home: snapshot.home, cwd: snapshot.cwd, instanceId: output.instanceId, secrets, cards: toolCards ?? false });
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
@@ -113,6 +115,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     beforeRun: (signal) => catalog.beforeRun(signal),
     outputFailed,
     reportUsage,
+    toolCards: toolCards ?? false,
     titles,
     // In memory for the child's lifetime, never written anywhere: gone when the child exits.
     ...(approvalScope === true ? { grants: new SessionGrants() } : {}),

@@ -19,7 +19,9 @@ export const ApprovalPolicySchema = v.picklist(["allow", "ask", "deny"]);
 /**
  * The policy of each built-in tool when settings name none: reads run,
  * writes and shell ask. `skill` only returns an enabled skill's instructions
- * and file names, so it runs too.
+ * and file names, so it runs too, and so does `code` (offered only with
+ * Code Mode on): its program can do nothing but call tools, and each call
+ * is governed by its own Code Mode policy.
  */
 export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({
   read_file: "allow",
@@ -30,6 +32,7 @@ export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object
   edit_file: "ask",
   shell: "ask",
   skill: "allow",
+  code: "allow",
 });
 
 const STRICTNESS: Readonly<Record<ApprovalPolicy, number>> = Object.freeze({ allow: 0, ask: 1, deny: 2 });

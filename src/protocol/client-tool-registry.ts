@@ -104,7 +104,7 @@ export function clientToolsDescriptor(registry: readonly ClientToolSpec[]): Clie
 }
 
 /** The `client.tools` entry of `initialize`'s `extensions`. */
-export interface ClientToolsDescriptor {
+export type ClientToolsDescriptor = {
   readonly tools: readonly { readonly name: string; readonly model_name: string; readonly timeout_ms: number }[];
   readonly max_output_bytes: number;
-}
+};

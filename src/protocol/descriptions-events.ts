@@ -96,6 +96,7 @@ export const EVENT_DESCRIPTIONS: Descriptions = new Map([
     state: "`started`, then `completed` or `failed`.",
     name: "The tool's (or activity's) name.",
     summary: "A redacted summary, at most 1,024 UTF-8 bytes; never raw params or results.",
+    card_id: "`tool.cards` only, on a tool call's first activity event: the id of the call's card (docs/features/local-agent-tool-cards.md).",
   }),
   describe(ApprovalRequestedSchema, "`approval.requested`: answer it with `approval.answer`, or it is denied when it expires.", {
     ...SCOPE,

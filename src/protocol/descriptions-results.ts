@@ -16,7 +16,6 @@ import {
   HistoryPageResultSchema,
   ClientToolEntrySchema,
   ClientToolsDescriptorSchema,
-  ExtensionsSchema,
   InitializeResultSchema,
   LimitsSchema,
   SessionCreateResultSchema,
@@ -61,10 +60,7 @@ export const RESULT_DESCRIPTIONS: Descriptions = new Map([
     capabilities: "Every method this child serves, sorted; a negotiated extension among them works only when `initialize` required it. `run.usage` is listed only when `initialize` required it.",
     limits: "The published bounds.",
     status: "The status once startup ended, as `status` returns it.",
-    extensions: "Descriptors of negotiated extensions that have one, by extension name; absent when none was negotiated.",
-  }),
-  describe(ExtensionsSchema, "Negotiated extensions' descriptors.", {
-    "client.tools": "The registered client tools (docs/features/local-agent-client-tools.md).",
+    extensions: "Only for a client that negotiated an extension with a descriptor: each such extension's descriptor, by capability name.",
   }),
   describe(ClientToolsDescriptorSchema, "The `client.tools` descriptor.", {
     tools: "The registered tools, in registration order.",
@@ -97,6 +93,7 @@ export const RESULT_DESCRIPTIONS: Descriptions = new Map([
     partial: "Whether the message is incomplete (a turn interrupted, failed or cancelled mid-reply).",
     part: "The part's index, from 0; join the contiguous parts of one message.",
     last_part: "Whether this is the message's last part.",
+    card: "`tool.cards` only, on every activity entry: the call's saved card as its terminal snapshot left it, or null (none saved, or past `history_card_bytes`).",
   }),
   describe(HistoryPageResultSchema, "`history.page` result: one page of the projection, in stored order.", {
     session_id: "The paged session's id.",

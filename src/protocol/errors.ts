@@ -89,6 +89,8 @@ export const DiagnosticCode = {
   contextFull: "context_full",
   mcpServerStopped: "mcp_server_stopped",
   mcpToolsUnchanged: "mcp_tools_unchanged",
+  hookFailed: "hook_failed",
+  hookBlockedPrompt: "hook_blocked_prompt",
 } as const;
 
 /** One diagnostic code. */

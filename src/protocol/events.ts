@@ -16,6 +16,7 @@ import type { JsonObject } from "./json-value.ts";
 import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CountSchema } from "./schema-parts.ts";
 import { ApprovalScopeSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
+import { ToolCardSchema } from "./tool-cards.ts";
 
 /** Every known wire error code, as a closed enum: an unknown one must fail closed. */
 export const ErrorCodeSchema: OneOf<[ErrorCode, ...ErrorCode[]]> = v.picklist(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]);
@@ -42,7 +43,11 @@ export const MessageReconcileSchema: Obj<Scope & { message_id: Pattern; part: Co
   partial: v.boolean(),
 });
 
-/** `activity`: one state of a tool (or subagent, compaction) activity. */
+/**
+ * `activity`: one state of a tool (or subagent, compaction) activity. The
+ * first one of a tool call carries `card_id` for a client that negotiated
+ * `tool.cards`, and no other ever does.
+ */
 export const ActivitySchema: Obj<
   Scope & {
     activity_id: Str;
@@ -50,6 +55,7 @@ export const ActivitySchema: Obj<
     state: OneOf<["started", "completed", "failed"]>;
     name: Str;
     summary: Str;
+    card_id: v.ExactOptionalSchema<Pattern, undefined>;
   }
 > = v.object({
   ...scope,
@@ -58,6 +64,7 @@ export const ActivitySchema: Obj<
   state: v.picklist(["started", "completed", "failed"]),
   name: v.string(),
   summary: v.string(),
+  card_id: v.exactOptional(OpaqueIdSchema),
 });
 
 /**
@@ -161,8 +168,9 @@ export const ClientToolCancelSchema: Obj<Scope & { call_id: Pattern }> = v.objec
 
 /**
  * Event name → data schema, for every event the spec defines and the
- * negotiated ones (`run.usage`, `client.tool.call`, `client.tool.cancel`),
- * which a client accepts only when it required their capability.
+ * negotiated ones (`run.usage`, `tool.card`, `client.tool.call`,
+ * `client.tool.cancel`), which a client accepts only when it required their
+ * capability.
  */
 export const EVENTS = {
   "input.persisted": InputPersistedSchema,
@@ -175,6 +183,7 @@ export const EVENTS = {
   "run.usage": RunUsageSchema,
   "client.tool.call": ClientToolCallSchema,
   "client.tool.cancel": ClientToolCancelSchema,
+  "tool.card": ToolCardSchema,
   "run.finished": RunFinishedSchema,
 } as const;
 

@@ -28,6 +28,7 @@
 import { type ConversionConfig, type JsonSchema, toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import type { Descriptions } from "./describe.ts";
+import { CARD_DESCRIPTIONS } from "./descriptions-cards.ts";
 import { EVENT_DESCRIPTIONS } from "./descriptions-events.ts";
 import { PARAMS_DESCRIPTIONS } from "./descriptions-params.ts";
 import { RESULT_DESCRIPTIONS } from "./descriptions-results.ts";
@@ -46,7 +47,7 @@ export const UUID_PATTERN = "^[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}
 /** One schema document as JSON. */
 export type JsonSchemaDocument = { readonly [key: string]: unknown };
 
-const DESCRIPTIONS: Descriptions = new Map([...PARAMS_DESCRIPTIONS, ...RESULT_DESCRIPTIONS, ...SELECTION_DESCRIPTIONS, ...EVENT_DESCRIPTIONS]);
+const DESCRIPTIONS: Descriptions = new Map([...PARAMS_DESCRIPTIONS, ...RESULT_DESCRIPTIONS, ...SELECTION_DESCRIPTIONS, ...EVENT_DESCRIPTIONS, ...CARD_DESCRIPTIONS]);
 
 /** Adds `schema`'s descriptions to its converted object, each field's first among its keys, and spells out an open object. */
 function annotate(schema: v.GenericSchema, converted: JsonSchema): void {

@@ -21,10 +21,16 @@ import { CAPABILITIES, isMethodName, type MethodName } from "./methods.ts";
 export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover"]);
 
 /** Capabilities that are no method: advertised only to a client that required them. */
-export const EXTENSION_CAPABILITIES = ["approval.scope", "run.usage", "client.tools"] as const;
+export const EXTENSION_CAPABILITIES = ["approval.scope", "run.usage", "tool.cards", "client.tools"] as const;
 
 /** One extension capability. */
 export type ExtensionCapability = typeof EXTENSION_CAPABILITIES[number];
+
+/**
+ * Extension capabilities with a descriptor in `initialize`'s `extensions`
+ * (`src/protocol/extensions.ts`, loaded only when one was required).
+ */
+export const DESCRIBED_EXTENSIONS: ReadonlySet<ExtensionCapability> = new Set<ExtensionCapability>(["tool.cards"]);
 
 /** A capability name this child knows: a method, or an extension capability. */
 export type Capability = MethodName | ExtensionCapability;

@@ -12,6 +12,7 @@
  */
 
 import * as v from "valibot";
+import { CardSchema, ToolCardsDescriptorSchema } from "./tool-cards.ts";
 import { ErrorCode, type StartupErrorCode } from "./errors.ts";
 import { DISCOVER_LIMIT_NAMES, type DiscoverLimitName, type Limits, LIMITS } from "./limits.ts";
 import type { MethodName } from "./methods.ts";
@@ -90,12 +91,19 @@ export const ClientToolsDescriptorSchema: Obj<{ tools: List<typeof ClientToolEnt
   max_output_bytes: CountSchema,
 });
 
-/** `initialize`'s `extensions`: one descriptor per negotiated extension that has one. */
-export const ExtensionsSchema: Obj<{ "client.tools": v.ExactOptionalSchema<typeof ClientToolsDescriptorSchema, undefined> }> = v.object({
+/**
+ * `initialize`'s `extensions` (only for a client that negotiated an
+ * extension with a descriptor): each negotiated extension's descriptor.
+ */
+export const ExtensionsSchema: Obj<{
+  "tool.cards": v.ExactOptionalSchema<typeof ToolCardsDescriptorSchema, undefined>;
+  "client.tools": v.ExactOptionalSchema<typeof ClientToolsDescriptorSchema, undefined>;
+}> = v.object({
+  "tool.cards": v.exactOptional(ToolCardsDescriptorSchema),
   "client.tools": v.exactOptional(ClientToolsDescriptorSchema),
 });
 
-/** `initialize`'s result: what the child serves, its bounds and its status; `extensions` only for a client that negotiated one with a descriptor. */
+/** `initialize`'s result: what the child serves, its bounds and its status. */
 export const InitializeResultSchema: Obj<{
   capabilities: List<Pattern>;
   limits: typeof LimitsSchema;
@@ -141,6 +149,7 @@ export const HistoryEntrySchema: Obj<{
   partial: Bool;
   part: Count;
   last_part: Bool;
+  card: v.ExactOptionalSchema<v.NullableSchema<typeof CardSchema, undefined>, undefined>;
 }> = v.object({
   message_id: OpaqueIdSchema,
   kind: HistoryKindSchema,
@@ -148,6 +157,7 @@ export const HistoryEntrySchema: Obj<{
   partial: v.boolean(),
   part: CountSchema,
   last_part: v.boolean(),
+  card: v.exactOptional(v.nullable(CardSchema)),
 });
 
 /** `history.page`'s result: follow `next_cursor`, not the entry count. */

@@ -21,7 +21,7 @@ import type { PreparedCall } from "./tools/tool.ts";
  */
 export function callScopeKey(broker: ApprovalBroker, name: string, prepared: PreparedCall, secrets: readonly string[]): string | null {
   if (!broker.scoped || prepared.mustAsk || prepared.scopeTarget === undefined) return null;
-  return scopeKey(name, prepared.scopeTarget === "" ? null : prepared.scopeTarget, secrets);
+  return scopeKey(name, prepared.scopeTarget, secrets);
 }
 
 /** `approval.requested`'s extra fields with `approval.scope` negotiated; none (a base client's bytes) otherwise. */

@@ -33,7 +33,7 @@ import { type RunIO, RunStop } from "./run-output.ts";
 import { boundSummary, groupDigits } from "./tools/tool-text.ts";
 import { SKILL_TOOL } from "./tools/skill.ts";
 import type { Skill } from "../config/skills.ts";
-import { ContextMeter, estimateTokens, inputTokens, tokensOfBytes } from "./context-meter.ts";
+import { ContextMeter, estimateTokens, inputTokens, outputRoom, tokensOfBytes } from "./context-meter.ts";
 import { requestSummary, SUMMARY_MAX_BYTES, type SummaryOutcome, summaryTokens } from "./summary-request.ts";
 
 /** Failed compactions in a row after which a run stops trying. */
@@ -47,8 +47,8 @@ const PRUNE_MIN_BYTES = 1_024;
 export interface CompactorDeps {
   readonly io: RunIO;
   readonly signal: AbortSignal;
-  /** Receives the summary request's usage, which counts toward the turn. */
-  usage(usage: Usage): void;
+  /** Receives the summary request's usage (null: none reported) once a provider answered it; it counts toward the turn. */
+  usage(usage: Usage | null): void;
   nextActivityId(): string | null;
   /** The turn of the last record the replay holds: what a compaction keeping this turn replaces through; null when none. */
   readonly previousTurn: string | null;
@@ -84,7 +84,11 @@ export class Compactor {
   #turnStart: number;
   #failures = 0;
   #stopped = false;
-  /** False from a compaction until the provider measured a request again, so it cannot fire twice on one estimate. */
+  /**
+   * False from a compaction until the provider answered a request again, so
+   * it cannot fire twice on one estimate; a provider that reports no usage
+   * re-arms it too, or a run could compact only once.
+   */
   #armed = true;
   #compacted = false;
 
@@ -96,12 +100,16 @@ export class Compactor {
     this.meter = new ContextMeter(deps.overheadBytes);
   }
 
-  /** Records the provider's count for a request of the first `sent` messages. */
-  measured(usage: Usage, sent: number): void {
-    const tokens = inputTokens(this.#config.endpoint.api, usage);
-    if (tokens === null) return;
-    this.meter.measure(tokens, sent);
+  /** Records that the provider answered a request of the first `sent` messages, and its count when `usage` has one. */
+  measured(usage: Usage | null, sent: number): void {
     this.#armed = true;
+    const tokens = usage === null ? null : inputTokens(this.#config.endpoint.api, usage);
+    if (tokens !== null) this.meter.measure(tokens, sent);
+  }
+
+  /** The output room of a request of `messages`: what the window leaves beside their estimate (docs/features/runner.md, "Output room"). */
+  outputRoom(messages: readonly ModelMessage[]): number {
+    return outputRoom(this.#config.contextWindow, this.meter.estimate(messages), this.meter.unmeasured(messages));
   }
 
   /**
@@ -209,9 +217,11 @@ export class Compactor {
       io.secrets,
     );
     const base = { session_id: io.scope.session_id, at: io.at(), turn_id: io.turnId };
+    // The summary's title is the session's latest title metadata (docs/storage.md), unless titles are off.
+    const title = outcome.title === null ? null : this.#config.compactionTitle?.(outcome.title) ?? null;
     await io.persist([
       { v: 1, type: "activity", ...base, activity_id: id, kind: "compaction", name: "compaction", state: "completed", summary: text },
-      { v: 2, type: "compaction", ...base, summary, through_turn: plan.through },
+      { v: 2, type: "compaction", ...base, summary, ...(title === null ? {} : { title }), through_turn: plan.through },
     ]);
     await io.emit({ event: "activity", data: { ...io.scope, activity_id: id, kind: "compaction", state: "completed", name: "compaction", summary: text } });
     messages.splice(1, plan.count, withSkills(summaryMessage(summary), loadedSkills(messages.slice(1, 1 + plan.count), this.#config.skills)));

@@ -27,6 +27,32 @@ export const BYTES_PER_TOKEN = 4;
 /** What a message costs beyond its text (role, separators, a call's id and type), in bytes. */
 const MESSAGE_OVERHEAD_BYTES = 16;
 
+/** The most output room a step's request asks for, in tokens. */
+export const MAX_OUTPUT_TOKENS = 16_384;
+/**
+ * The least output room a request asks for, in tokens, however little the
+ * window leaves: less would cut a reply or a tool call's arguments short, so
+ * a request that full is sent asking this much, and a server that then
+ * refuses it as too long leads to the reactive path.
+ */
+export const MIN_OUTPUT_TOKENS = 1_024;
+
+/**
+ * The output room (`max_tokens`, `max_output_tokens`) of a request whose
+ * input is estimated at `estimate` tokens, `unmeasured` of them from bytes
+ * rather than a provider's count, for a model holding `window` tokens
+ * (null: unknown): what the window leaves beside the input and a quarter
+ * of `unmeasured` more for the estimate's error (a request's JSON and tool
+ * schemas tokenize denser than prose), between {@link MIN_OUTPUT_TOKENS}
+ * and `most`. Servers that check input plus output room against the
+ * window (vLLM, OpenRouter, Anthropic) would otherwise refuse every
+ * request of a model whose window is under `most`.
+ */
+export function outputRoom(window: number | null, estimate: number, unmeasured: number, most: number = MAX_OUTPUT_TOKENS): number {
+  if (window === null) return most;
+  return Math.min(most, Math.max(MIN_OUTPUT_TOKENS, window - estimate - Math.ceil(unmeasured / 4)));
+}
+
 /** Tokens `bytes` UTF-8 bytes are estimated at, rounded up. */
 export function tokensOfBytes(bytes: number): number {
   return Math.ceil(bytes / BYTES_PER_TOKEN);
@@ -87,6 +113,11 @@ export class ContextMeter {
   estimate(messages: readonly ModelMessage[]): number {
     if (this.#measured === null) return this.#overhead + estimateTokens(messages);
     return this.#measured + estimateTokens(messages.slice(this.#covered));
+  }
+
+  /** Of the estimate of `messages`, the tokens estimated from bytes rather than counted by a provider. */
+  unmeasured(messages: readonly ModelMessage[]): number {
+    return this.#measured === null ? this.estimate(messages) : estimateTokens(messages.slice(this.#covered));
   }
 
   /** Records that the provider counted `tokens` for a request of the first `sent` messages. */

@@ -13,6 +13,8 @@ import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts
 import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
 import type { CompactionPolicy } from "../config/compaction-settings.ts";
+import type { CodeModeSettings } from "../config/code-mode-settings.ts";
+import type { TurnHooks } from "./hooks-port.ts";
 
 /** The admitted configuration a run works with: one startup snapshot's worth. */
 export interface RunConfig {
@@ -39,6 +41,13 @@ export interface RunConfig {
   readonly contextWindow: number | null;
   /** `agent.compaction`, defaults filled in. */
   readonly compaction: CompactionPolicy;
+  /**
+   * Makes the title a compaction's summary begins with into the title its
+   * record stores, by the spec's title rule (`store/discovery/title.ts`),
+   * or null when it is not usable; itself null when `agent.titles` turns
+   * titles off.
+   */
+  readonly compactionTitle: ((title: string) => string | null) | null;
   /** Known secret values to redact. */
   readonly secrets: readonly string[];
   /** Canonical workspace (the child's cwd). */
@@ -47,4 +56,8 @@ export interface RunConfig {
   readonly home: string;
   /** Tools from outside the runner (the connected MCP servers'), or null when there are none. */
   readonly external: ExternalTools | null;
+  /** The merged `code_mode` section when Code Mode is on (`code` offered, docs/features/code-mode.md); absent or null when it is off. */
+  readonly codeMode?: CodeModeSettings | null;
+  /** The user's hooks (`hooks-port.ts`); absent when none runs. */
+  readonly hooks?: TurnHooks;
 }

@@ -61,6 +61,8 @@ const DIAGNOSTIC_TEXT: Readonly<Record<DiagnosticCode, string>> = {
   [DiagnosticCode.contextFull]: "The conversation no longer fits the model's context window, even after compaction. Start a new session or choose a model with a larger window.",
   [DiagnosticCode.mcpServerStopped]: "An MCP server stopped; its tools fail until magi-code is restarted.",
   [DiagnosticCode.mcpToolsUnchanged]: "An MCP server's changed tool list could not be read; its previous tools stay offered.",
+  [DiagnosticCode.hookFailed]: "A hook failed; it was ignored.",
+  [DiagnosticCode.hookBlockedPrompt]: "A UserPromptSubmit hook blocked this prompt; it is saved, but the model was not asked.",
 };
 
 /** Events, records and diagnostics of one run. */

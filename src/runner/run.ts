@@ -26,6 +26,7 @@ import { Compactor } from "./compactor.ts";
 import type { ModelMessage } from "./providers/conversation.ts";
 import { TurnUsage } from "./run-usage.ts";
 import { sha256Hex } from "../util/digest.ts";
+import { promptForModel, stopOrContinue } from "./run-hooks.ts";
 
 const encoder = new TextEncoder();
 
@@ -48,6 +49,8 @@ export interface RunRequest {
   readonly signal: AbortSignal;
   /** Whether the client negotiated `run.usage`: the run then reports its usage before `run.finished`. */
   readonly reportUsage: boolean;
+  /** Whether the client negotiated `tool.cards`: the run then sends each tool call's card. */
+  readonly toolCards: boolean;
 }
 
 /** Runs the turn through its cleanup and returns its terminal event, for the worker to deliver; never throws. */
@@ -115,11 +118,13 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
   const messages: ModelMessage[] = [
     { role: "system", text: config.instructions },
     ...replayConversation(request.journal.conversation),
-    { role: "user", text: request.prompt },
+    { role: "user", text: await promptForModel(config.hooks, io, request.signal, request.prompt) },
   ];
   let activities = 0;
   const nextActivityId = () => (activities < LIMITS.run_activities ? `t${(++activities).toString(36)}` : null);
   const budget = new ContentBudget();
+  // Loaded only for a client that negotiated the extension: a base client's child never loads card code.
+  const cards = request.toolCards ? (await import("./tool-cards.ts")).createToolCards(io, config.runtime, request.signal) : null;
   const compactor = new Compactor(config, {
     io,
     signal: request.signal,
@@ -141,11 +146,14 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
       budget,
       usage: (reported) => {
         usage.add(reported);
-        if (reported !== null) compactor.measured(reported, sent);
+        compactor.measured(reported, sent);
       },
       nextActivityId,
+      cards,
+      maxOutputTokens: compactor.outputRoom(messages),
     });
   };
+  let continued = 0;
   for (let step = 1; step <= config.maxSteps; step++) {
     await compactor.beforeStep(messages);
     let result = await send(step);
@@ -158,7 +166,12 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
         throw new RunStop("failed", ErrorCode.executionFailed);
       }
     }
-    if (!result.calledTools) return;
+    if (!result.calledTools) {
+      const last = messages.at(-1);
+      const goOn = await stopOrContinue(config.hooks, io, request.signal, last?.role === "assistant" ? last.text : "", continued++);
+      if (goOn === null) return;
+      messages.push({ role: "user", text: goOn });
+    }
   }
   await io.diagnostic(DiagnosticCode.stepLimit);
   throw new RunStop("failed", ErrorCode.executionFailed);

@@ -22,8 +22,10 @@ import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { RetainedEvents } from "./retained-events.ts";
 import { reportNotices, runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
+import { withCodeTool } from "./code-mode/code-call.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
+import type { ToolCardsPort } from "./card-port.ts";
 
 /** What a step needs from its run. */
 export interface StepContext {
@@ -45,6 +47,10 @@ export interface StepContext {
   usage(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
+  /** The run's tool cards, or null when the client did not negotiate them. */
+  readonly cards: ToolCardsPort | null;
+  /** The request's output room, in tokens (`context-meter.ts`, `outputRoom`). */
+  readonly maxOutputTokens: number;
 }
 
 /** How a step ended when it did not stop the run. */
@@ -74,9 +80,6 @@ const STREAM_DIAGNOSTIC: Readonly<Record<StreamErrorCode, DiagnosticCode>> = {
  */
 const DELTA_PATIENCE_MS = 50;
 
-/** Output room the model gets per request, in tokens. */
-const MAX_OUTPUT_TOKENS = 16_384;
-
 const specs = (skills: boolean) => builtinTools(skills).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
 const TOOL_SPECS = specs(false);
 // `skill` is offered only when skills are enabled: a tool with nothing to load would only mislead the model.
@@ -90,17 +93,18 @@ const TOOL_SPECS_WITH_SKILL = specs(true);
 async function offeredTools(config: RunConfig, io: RunIO, signal: AbortSignal): Promise<readonly ToolSpec[]> {
   const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
   const external = config.external;
-  if (external === null) return builtin;
+  if (external === null) return withCodeTool(builtin, config);
   await external.refresh(signal);
   await reportNotices(io, external);
-  return [...builtin, ...external.offered().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))];
+  return withCodeTool([...builtin, ...external.offered().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))], config);
 }
 
 /** The bytes of the tool definitions a request of this run offers now, which compaction's estimate counts. */
 export function offeredToolBytes(config: RunConfig): number {
   const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
-  const external = config.external?.offered() ?? [];
-  return JSON.stringify(builtin).length + JSON.stringify(external.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))).length;
+  const external = (config.external?.offered() ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+  const code = withCodeTool([...builtin, ...external], config).slice(builtin.length + external.length);
+  return JSON.stringify(builtin).length + JSON.stringify(external).length + (code.length === 0 ? 0 : JSON.stringify(code).length);
 }
 
 /** Runs one step; throws {@link RunStop} when the run must end early. */
@@ -126,7 +130,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
       messages: context.messages,
       tools: await offeredTools(config, io, signal),
       apiKey: config.apiKey,
-      maxOutputTokens: MAX_OUTPUT_TOKENS,
+      maxOutputTokens: context.maxOutputTokens,
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
     // Any HTTP answer, an error status included, means the provider was reached (`run.usage`).
@@ -195,7 +199,10 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     policies: config.policies,
     profile: config.profile,
     external: config.external,
+    codeMode: config.codeMode ?? null,
     nextActivityId: context.nextActivityId,
+    cards: context.cards,
+    ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
     tool: {
       runtime: config.runtime,
       workspace: config.workspace,

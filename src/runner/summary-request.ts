@@ -32,7 +32,7 @@ const OUTPUT_BYTES = 2_048;
 /** The system text of the request. */
 export const SUMMARY_PROMPT = `You are compacting the conversation between a user and magi-code, a coding agent, because it no longer fits the model's context. The conversation so far follows as a transcript. Write a summary that replaces it: the agent will continue the work from your summary alone, with the same tools and instructions.
 
-Write plain text with these headings:
+Begin with one line "Title: " and a title of at most 50 characters that says what the user is working on. Then write plain text with these headings:
 Goal: what the user asked for, in their own words where it matters, and any later changes of mind.
 Decisions: what was decided or agreed, and why.
 Files: every file read, created or changed, with what matters about each.
@@ -87,21 +87,34 @@ export function transcript(messages: readonly ModelMessage[], window: number | n
   return [...head, ...(omitted > 0 ? [`[${omitted} earlier messages left out: they did not fit the model's context.]`] : []), ...tail].join("\n\n");
 }
 
-/** What the request came to. */
+/** A title line as the prompt asks for it, tolerating Markdown emphasis: `Title: …`, `**Title:** …`. */
+const TITLE_LINE = /^[\s*_#]*title[*_]*\s*:[*_]*\s*(.*)$/iu;
+
+/** `text` without the title line it begins with, and that title (null when it begins with none). */
+export function splitTitle(text: string): { readonly title: string | null; readonly summary: string } {
+  const lines = text.trimStart().split("\n");
+  const match = TITLE_LINE.exec(lines[0]!);
+  if (match === null) return { title: null, summary: text };
+  return { title: match[1]!.trim(), summary: lines.slice(1).join("\n").trim() };
+}
+
+/** What the request came to; `title` is the title line's text, unjudged (null: none). */
 export type SummaryOutcome =
-  | { readonly ok: true; readonly summary: string; readonly cut: boolean }
+  | { readonly ok: true; readonly summary: string; readonly title: string | null; readonly cut: boolean }
   | { readonly ok: false; readonly reason: "cancelled" | "failed" | "empty" | "too_long"; readonly code: DiagnosticCode | null };
 
 /**
  * Asks the selected model to summarise `messages` and reads its answer,
  * keeping at most {@link SUMMARY_MAX_BYTES} of it (the stream stops there).
- * `usage` receives what the provider reported. Never throws.
+ * `usage` receives what the provider reported (null: nothing) once the
+ * provider answered the request with any status, so a turn whose only
+ * request was this one still reached a provider (`run.usage`). Never throws.
  */
 export async function requestSummary(
   config: RunConfig,
   messages: readonly ModelMessage[],
   signal: AbortSignal,
-  usage: (usage: Usage) => void,
+  usage: (usage: Usage | null) => void,
 ): Promise<SummaryOutcome> {
   const budget = summaryTokens(config.contextWindow);
   const bytes = messages.reduce((total, message) => total + messageBytes(message), 0);
@@ -126,8 +139,10 @@ export async function requestSummary(
   let cut = false;
   let failure: DiagnosticCode | null = null;
   let overflow = false;
+  let answered = false;
   try {
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stream.signal);
+    answered = opened.ok || opened.status !== null;
     if (!opened.ok) [failure, overflow] = [opened.code, opened.overflow];
     else {
       for await (const event of opened.events) {
@@ -150,11 +165,11 @@ export async function requestSummary(
     signal.removeEventListener("abort", stop);
   }
   const folded = accumulate(kept);
-  if (folded.usage !== null) usage(folded.usage);
+  if (answered) usage(folded.usage);
   if (signal.aborted) return { ok: false, reason: "cancelled", code: null };
   if (overflow) return { ok: false, reason: "too_long", code: failure };
   if (failure !== null && !cut) return { ok: false, reason: "failed", code: failure };
-  const summary = cut ? clampUtf8(text, SUMMARY_MAX_BYTES, SUMMARY_CUT_NOTE) : text.trim();
+  const { title, summary } = splitTitle(cut ? clampUtf8(text, SUMMARY_MAX_BYTES, SUMMARY_CUT_NOTE) : text.trim());
   if (summary.trim() === "") return { ok: false, reason: "empty", code: null };
-  return { ok: true, summary, cut };
+  return { ok: true, summary, title, cut };
 }

@@ -12,6 +12,8 @@
 import { clampUtf8, utf8ByteCount } from "../util/utf8.ts";
 import { openProviderStream } from "./providers/client.ts";
 import { buildRequest } from "./providers/request.ts";
+import type { ModelMessage } from "./providers/conversation.ts";
+import { estimateTokens, outputRoom } from "./context-meter.ts";
 import type { RunConfig } from "./run-config.ts";
 
 /** What the model is told; the reply is cut and sanitized whatever it holds. */
@@ -50,16 +52,18 @@ export async function requestTitle(config: RunConfig, excerpt: TitleExcerpt, sig
   const deadline = config.runtime.setTimer(TITLE_DEADLINE_MS, abort);
   try {
     if (signal.aborted) return null;
+    const messages: ModelMessage[] = [
+      { role: "system", text: TITLE_INSTRUCTIONS },
+      { role: "user", text: conversationText(excerpt) },
+    ];
     const request = buildRequest(config.endpoint, {
       model: config.model,
       effort: "default",
-      messages: [
-        { role: "system", text: TITLE_INSTRUCTIONS },
-        { role: "user", text: conversationText(excerpt) },
-      ],
+      messages,
       tools: [],
       apiKey: config.apiKey,
-      maxOutputTokens: TITLE_OUTPUT_TOKENS,
+      // A small window would otherwise refuse the request outright (context-meter.ts, outputRoom).
+      maxOutputTokens: outputRoom(config.contextWindow, estimateTokens(messages), estimateTokens(messages), TITLE_OUTPUT_TOKENS),
     });
     const opened = await openProviderStream(config.runtime.fetch, config.endpoint, config.model, request, stop.signal);
     if (!opened.ok) return null;

@@ -23,6 +23,11 @@ import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/to
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import type { CallCard, ToolCardsPort } from "./card-port.ts";
+import { type CodeModeSettings, codeModePolicy } from "../config/code-mode-settings.ts";
+import { type CallSource, codeCall, fromCodeMode, promptFrom } from "./code-mode/code-call.ts";
+import type { TurnHooks } from "./hooks-port.ts";
+import { afterToolCall, approvalPrompt, beforeToolCall } from "./run-hooks.ts";
 
 /** What tool execution needs from its run. */
 export interface ToolStepContext {
@@ -38,8 +43,14 @@ export interface ToolStepContext {
   readonly profile: ProfilePolicies;
   /** Tools from outside the runner, or null. */
   readonly external: ExternalTools | null;
+  /** The merged `code_mode` section when Code Mode is on; absent or null when it is off. */
+  readonly codeMode?: CodeModeSettings | null;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
+  /** The run's tool cards, or null when the client did not negotiate `tool.cards`. */
+  readonly cards: ToolCardsPort | null;
+  /** The user's hooks, absent when none runs (`run-hooks.ts`). */
+  readonly hooks?: TurnHooks;
 }
 
 type ActivityState = "started" | "completed" | "failed";
@@ -61,76 +72,108 @@ export async function runToolCalls(calls: readonly ModelToolCall[], context: Too
   return results;
 }
 
-async function runOne(call: ModelToolCall, context: ToolStepContext): Promise<ToolResultMessage> {
+/**
+ * Runs one call; `source` says whether the model made it or a Code Mode
+ * program did, which picks its policy (`tools` or `code_mode.tools`, never
+ * both) and marks its approval prompt and activity.
+ */
+async function runOne(call: ModelToolCall, context: ToolStepContext, source: CallSource = "direct"): Promise<ToolResultMessage> {
   const { io, broker } = context;
   const secrets = context.tool.secrets;
   const result = (output: string, isError: boolean): ToolResultMessage => ({ role: "tool", callId: call.id, name: call.name, output, isError });
+  // Every activity of a nested call says it comes from Code Mode, whatever the state.
+  const activity = (runIO: RunIO, card: CallCard | null, id: string, tool: string, state: ActivityState, summary: string, grant: string | null = null) =>
+    recordActivity(runIO, card, id, tool, state, fromCodeMode(summary, source), grant);
   const activityId = context.nextActivityId();
   if (activityId === null) {
     await io.diagnostic(DiagnosticCode.activityLimit);
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
-  const builtin = findBuiltinTool(call.name, (context.tool.skills ?? []).length > 0);
+  const skills = (context.tool.skills ?? []).length > 0;
+  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal) => runOne(nested, { ...context, tool: { ...context.tool, signal } }, "code_mode"));
+  const builtin = code?.tool ?? findBuiltinTool(call.name, skills);
   const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
+  const card = context.cards?.open(activityId, name) ?? null;
   if (builtin === undefined && external === undefined) {
-    await activity(io, activityId, name, "failed", `${name}: no such tool`);
+    await activity(io, card, activityId, name, "failed", `${name}: no such tool`);
     return result(`There is no tool named ${JSON.stringify(name)}.`, true);
   }
   let args: unknown;
   try {
     args = call.argumentsJson.trim() === "" ? {} : JSON.parse(call.argumentsJson);
   } catch {
-    await activity(io, activityId, name, "failed", `${name}: arguments were not valid JSON`);
+    await activity(io, card, activityId, name, "failed", `${name}: arguments were not valid JSON`);
     return result("The arguments were not valid JSON.", true);
   }
-  const { policy, byProfile } = profilePolicy(builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy, call.name, context.profile);
+  const base = source === "code_mode"
+    ? codeModePolicy(call.name, context.codeMode ?? undefined)
+    : builtin !== undefined ? resolvePolicy(builtin.name, context.policies) : external!.policy;
+  const { policy, byProfile } = profilePolicy(base, call.name, context.profile);
   if (policy === "deny") {
+    card?.deniedByPolicy();
     // Nothing is prepared: a denied tool does not even look at the filesystem.
     const profile = context.profile.name;
-    await activity(io, activityId, name, "failed", byProfile ? `${name} (denied by the ${profile} profile)` : `${name} (denied by settings)`);
+    await activity(io, card, activityId, name, "failed", byProfile ? `${name} (denied by the ${profile} profile)` : `${name} (denied by settings)`);
     return result(byProfile ? deniedByProfile(profile, name) : DENIED_BY_SETTINGS, true);
   }
   const prepared = builtin !== undefined ? await prepareCall(builtin, args, context.tool) : await prepareExternalCall(external!, args, context.tool);
   if (!isPrepared(prepared)) {
     // Refused before anyone is asked: a protected path, a missing file, an edit that matches nothing.
-    await activity(io, activityId, name, "failed", prepared.summary);
+    await activity(io, card, activityId, name, "failed", prepared.summary);
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key.
-  const scopeKey = callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets);
-  if ((policy === "ask" || prepared.mustAsk) && !broker.granted(scopeKey)) {
-    const shown = approvalSummary(prepared, secrets);
+  const hooked = { name, arguments: args };
+  const before = await beforeToolCall(context.hooks, io, context.tool.signal, hooked, { asks: policy === "ask", mustAsk: prepared.mustAsk });
+  if ("denied" in before) {
+    // The user's hook is the user's rule: its card ends as a call the settings denied.
+    card?.deniedByPolicy();
+    await activity(io, card, activityId, name, "failed", `${summary} (denied by a hook)`);
+    return result(before.denied, true);
+  }
+  // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key, and never a hook's ask;
+  // a nested call's key is labelled like its prompt, so a direct grant never covers a program's call, nor the reverse.
+  const scopeKey = promptFrom(callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets), source);
+  if (before.ask && (before.hookAsked || !broker.granted(scopeKey))) {
+    const shown = promptFrom(approvalSummary(prepared, secrets), source);
     if (shown === null) {
-      await activity(io, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
+      await activity(io, card, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
-    const approval = broker.request(shown, scopeKey);
+    await card?.prepared(prepared, null, policy !== "ask");
+    const approval = broker.request(approvalPrompt(before.hookAsked, shown), scopeKey);
     await io.emit({
       event: "approval.requested",
       data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
     }, approval.delivered);
     const decision = await approval.decision;
     await reportResolved(io, broker, approval, decision);
+    await card?.decided(context.tool.signal.aborted ? "cancelled" : decision);
     if (context.tool.signal.aborted) {
-      await activity(io, activityId, name, "failed", `${summary} (cancelled)`);
+      await activity(io, card, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
     }
     if (decision !== "allowed") {
       const expired = decision === "expired";
-      await activity(io, activityId, name, "failed", `${summary} (${expired ? "approval expired" : "denied"})`);
+      await activity(io, card, activityId, name, "failed", `${summary} (${expired ? "approval expired" : "denied"})`);
       return result(expired ? EXPIRED : DENIED_BY_USER, true);
     }
+  } else {
+    // Not asked: the policy or a hook allows it, or a session grant (an earlier allow) covers it.
+    await card?.prepared(prepared, before.ask ? "allowed" : "not_asked", false);
   }
   // The public record of a session grant: the key that let this call run, granted now or earlier.
-  await activity(io, activityId, name, "started", summary, broker.granted(scopeKey) ? scopeKey : null);
+  await activity(io, card, activityId, name, "started", summary, broker.granted(scopeKey) ? scopeKey : null);
   const outcome = await prepared.run();
-  await activity(io, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
+  card?.ran(outcome);
+  await activity(io, card, activityId, name, outcome.ok ? "completed" : "failed", outcome.summary);
+  code?.finish();
   // A server that stopped during the call is reported by the run that noticed.
   if (context.external !== null) await reportNotices(io, context.external);
+  const output = context.tool.signal.aborted ? outcome.output : await afterToolCall(context.hooks, io, context.tool.signal, hooked, outcome);
   if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
-  return result(outcome.output, !outcome.ok);
+  return result(output, !outcome.ok);
 }
 
 /** Emits and records, once each, the notices the external tools have not reported yet. */
@@ -138,8 +181,20 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
   for (const notice of external.takeNotices()) await io.diagnostic(notice.code, boundSummary(notice.summary, io.secrets));
 }
 
-/** Records and emits one activity state, its summary redacted and bounded to `summary_bytes`. */
-async function activity(io: RunIO, activityId: string, name: string, state: ActivityState, summary: string, grant: string | null = null): Promise<void> {
+/**
+ * Records and emits one activity state, its summary redacted and bounded to
+ * `summary_bytes`; tells the call's card, if any (the first state carries
+ * its id, the last one is followed by its terminal snapshot).
+ */
+async function recordActivity(
+  io: RunIO,
+  card: CallCard | null,
+  activityId: string,
+  name: string,
+  state: ActivityState,
+  summary: string,
+  grant: string | null = null,
+): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
     v: 1,
@@ -154,5 +209,6 @@ async function activity(io: RunIO, activityId: string, name: string, state: Acti
     summary: bounded,
     ...(grant === null ? {} : { session_grant: grant }),
   }]);
-  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded } });
+  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded, ...card?.activityField() } });
+  if (card !== null && state !== "started") await card.finished(bounded);
 }

@@ -10,7 +10,8 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/redaction.ts";
-import { clampUtf8, sanitizeText } from "../util/utf8.ts";
+import { clampUtf8, sanitizeText, utf8ByteCount } from "../util/utf8.ts";
+import { CARD_LIMITS } from "../protocol/tool-cards.ts";
 import type { HistoryEntry, HistoryKind, HistorySnapshot, ProjectionResult, Slot } from "./history-snapshot.ts";
 import { splitText } from "./history-text-parts.ts";
 
@@ -25,6 +26,8 @@ export function* chunkSlots(
   after: HistorySnapshot,
 ): Generator<number, ProjectionResult> {
   const entries: HistoryEntry[] = [];
+  const cards = new Map(after.cards);
+  let cardBytes = after.cardBytes;
   const earlier = after.entries.length;
   let bytes = after.bytes; // the array's brackets and every earlier entry
   for (const [index, slot] of slots.entries()) {
@@ -50,6 +53,14 @@ export function* chunkSlots(
       // Everything but the text is ASCII, so its string length is its byte size.
       bytes += (earlier + entries.length === 0 ? 0 : 1) + JSON.stringify({ ...entry, text: "" }).length + piece.escapedBytes;
       entries.push(entry);
+      if (slot.card !== undefined && entry.last_part) {
+        // Cards have a budget of their own: a base client's snapshot bounds stay what they were.
+        const size = utf8ByteCount(JSON.stringify(slot.card));
+        if (cardBytes + size <= CARD_LIMITS.history_card_bytes) {
+          cards.set(entry, slot.card);
+          cardBytes += size;
+        }
+      }
       if (bytes > LIMITS.history_snapshot_bytes || earlier + entries.length > LIMITS.history_snapshot_parts) {
         return { ok: false, code: ErrorCode.historyLimit };
       }
@@ -64,6 +75,8 @@ export function* chunkSlots(
       messages: after.messages + slots.length,
       bytes,
       tailNotice: ending.tailNotice,
+      cards,
+      cardBytes,
     }),
   };
 }

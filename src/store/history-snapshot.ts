@@ -6,6 +6,7 @@
  */
 
 import type { ErrorCode } from "../protocol/errors.ts";
+import type { Card } from "../protocol/tool-cards.ts";
 
 /** What an entry shows. */
 export type HistoryKind = "user" | "assistant" | "reasoning_summary" | "activity" | "compaction" | "diagnostic";
@@ -43,10 +44,18 @@ export type HistorySnapshot = {
    * appender's tail repair removes it, so the next message takes its place.
    */
   readonly tailNotice: boolean;
+  /**
+   * The saved tool cards (`tool.cards`) attached, by the entry (its last
+   * part) of the activity each belongs to; at most `history_card_bytes` of
+   * them serialized, the earliest first.
+   */
+  readonly cards: ReadonlyMap<HistoryEntry, Card>;
+  /** UTF-8 bytes of the attached cards, serialized. */
+  readonly cardBytes: number;
 };
 
-/** A message before its text is redacted and chunked. */
-export type Slot = { kind: HistoryKind; text: string; partial: boolean };
+/** A message before its text is redacted and chunked; an activity's saved card, if any. */
+export type Slot = { kind: HistoryKind; text: string; partial: boolean; card?: Card };
 
 /** The projection of no records. */
 export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({
@@ -55,6 +64,8 @@ export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({
   messages: 0,
   bytes: 2,
   tailNotice: false,
+  cards: new Map(),
+  cardBytes: 0,
 });
 
 /** The outcome of `projectHistory()`: a snapshot, or `history_limit` and nothing partial. */

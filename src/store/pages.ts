@@ -13,6 +13,10 @@
 import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { HistoryEntry, HistorySnapshot } from "./history-snapshot.ts";
+import type { Card } from "../protocol/tool-cards.ts";
+
+/** An entry as a page shows it: an activity's also carries its saved card (or null) for a `tool.cards` client. */
+export type PageEntry = HistoryEntry | (HistoryEntry & { readonly card: Card | null });
 
 /** One `history.page` result, exactly the wire shape. */
 export type HistoryPage = {
@@ -21,7 +25,7 @@ export type HistoryPage = {
   /** The revision this page belongs to. */
   readonly revision: string;
   /** The next entries in stored order. */
-  readonly entries: readonly HistoryEntry[];
+  readonly entries: readonly PageEntry[];
   /** Where the next page starts, or null on the last page. */
   readonly next_cursor: string | null;
   /** True only on the last page of a complete snapshot. */
@@ -98,15 +102,21 @@ export function offsetOf(cursor: string, revision: string, count: number): numbe
  * empty while entries remain. `complete` is the snapshot's completeness on
  * the last page and false on every other. A cursor that this `revision` did
  * not issue is `stale_revision`; an entry too large for any page (which a
- * snapshot from `projectHistory` never holds) is `content_limit`.
+ * snapshot from `projectHistory` never holds) is `content_limit`. With
+ * `withCards` (`tool.cards`) every activity entry carries `card`, its saved
+ * card or null, counted in the page's bytes like the rest of the entry: a
+ * card is at most `card_bytes`, so an entry with its card still fits a page.
  */
 export function pageHistory(
   snapshot: HistorySnapshot,
   sessionId: string,
   revision: string,
   cursor: string | null,
+  withCards = false,
 ): PageResult {
   const entries = snapshot.entries;
+  // Only the entries a page considers get their card: paging cost stays that of the page.
+  const shown = (entry: HistoryEntry): PageEntry => (withCards ? withCard(entry, snapshot) : entry);
   const start = cursor === null ? 0 : offsetOf(cursor, revision, entries.length);
   if (start === null) return { ok: false, code: ErrorCode.staleRevision };
 
@@ -123,12 +133,17 @@ export function pageHistory(
   let end = start;
   let entryBytes = 0;
   while (end < entries.length && end - start < LIMITS.history_page_entries) {
-    const next = entryBytes + (end > start ? 1 : 0) + bytesOf(entries[end]);
+    const next = entryBytes + (end > start ? 1 : 0) + bytesOf(shown(entries[end]!));
     if (bytesOf(frame(end + 1)) + next > LIMITS.history_page_bytes) break;
     entryBytes = next;
     end++;
   }
   if (end === start && start < entries.length) return { ok: false, code: ErrorCode.contentLimit };
-  const result: HistoryPage = { ...frame(end), entries: Object.freeze(entries.slice(start, end)) };
+  const result: HistoryPage = { ...frame(end), entries: Object.freeze(entries.slice(start, end).map(shown)) };
   return { ok: true, result: Object.freeze(result) };
+}
+
+/** `entry` with its saved card, for an activity; as it is otherwise. */
+function withCard(entry: HistoryEntry, snapshot: HistorySnapshot): PageEntry {
+  return entry.kind === "activity" ? { ...entry, card: snapshot.cards.get(entry) ?? null } : entry;
 }

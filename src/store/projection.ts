@@ -14,6 +14,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { EMPTY_HISTORY, type HistorySnapshot, type ProjectionResult, type Slot } from "./history-snapshot.ts";
 import { type Cooperation, Slicer } from "./cooperative-slices.ts";
 import { chunkSlots } from "./entry-chunking.ts";
+import type { Card } from "../protocol/tool-cards.ts";
 
 /**
  * The fields of stored records that the projection reads, named as in
@@ -58,7 +59,8 @@ export type ProjectionRecord =
     readonly state: "started" | "completed" | "failed";
     readonly summary: string;
   }
-  | { readonly type: "compaction" | "diagnostic"; readonly summary: string };
+  | { readonly type: "compaction" | "diagnostic"; readonly summary: string }
+  | { readonly type: "tool_card"; readonly turn_id: string; readonly activity_id: string; readonly card: Card };
 
 /** Options of {@link projectHistory}. */
 export type ProjectionOptions = {
@@ -214,6 +216,12 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
       case "diagnostic":
         slots.push({ kind: record.type, text: record.summary, partial: false });
         break;
+      case "tool_card": {
+        // Attached to its own activity only (written after its last state): never by position.
+        const slot = activities.get(key(record.turn_id, record.activity_id));
+        if (slot !== undefined) slot.card = record.card;
+        break;
+      }
       default:
         break; // session, preferences, titles, internal prompts and usage never show
     }

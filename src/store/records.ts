@@ -18,6 +18,7 @@ import { bytesWithin, CountSchema, IdSchema, isIdentifier, SessionIdSchema, stri
 import { EFFORTS } from "../policy/efforts.ts";
 import { NESTED_RECORD_BYTES } from "./record-evolution.ts";
 import { TurnContextSchema } from "./turn-context.ts";
+import { TOOL_CARD } from "./tool-card-record.ts";
 
 export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
@@ -164,6 +165,7 @@ const VARIANT = v.variant("type", [
   v.strictObject(INTERNAL_PROMPT),
   v.strictObject(USAGE),
   v.strictObject(TURN_FINISHED),
+  v.strictObject(TOOL_CARD),
 ]);
 
 /** Any record, discriminated by `type`; arrays and unknown types are refused. */
@@ -182,7 +184,7 @@ export interface TypeSchemas {
 }
 
 /** The types that define a field holding an array or object. */
-const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started"]);
+const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started", "tool_card"]);
 
 // `v.variant` tries its options in turn (most of the parse time on a large
 // history); a lookup by `v` and `type` reaches the same option schema directly.
@@ -264,6 +266,7 @@ export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
   "internal_prompt",
   "usage",
   "turn_finished",
+  "tool_card",
 ]);
 
 const encoder = new TextEncoder();

@@ -53,6 +53,8 @@ export interface StoreContext {
   readonly instanceId: string;
   /** Secret values to redact from projections. */
   readonly secrets: readonly string[];
+  /** Whether pages attach saved tool cards (the client negotiated `tool.cards`); default false. */
+  readonly cards?: boolean;
 }
 
 /** Owns the attachment; callers serialise operations (one session worker). */
@@ -175,7 +177,7 @@ export class SessionStore {
     if (attachment.stale) return { ok: false, code: ErrorCode.staleRevision };
     // Over the snapshot budget: the spec's answer, never a fake complete page.
     if (attachment.snapshot === null) return { ok: false, code: ErrorCode.historyLimit };
-    const page = pageHistory(attachment.snapshot, sessionId, revision, cursor);
+    const page = pageHistory(attachment.snapshot, sessionId, revision, cursor, this.#context.cards ?? false);
     return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
   }
 

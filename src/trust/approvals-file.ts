@@ -1,5 +1,5 @@
 /**
- * `$MC_HOME/approvals.json`: the approvals `magi-code mcp approve` records.
+ * `$MC_HOME/approvals.json`: the approvals `magi-code mcp approve` and `magi-code hooks approve` record.
  * Startup reads it once, and only when something needing approval is
  * configured; only the approve and revoke commands write it
  * (`approvals-write.ts`).

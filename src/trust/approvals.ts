@@ -2,7 +2,7 @@
  * Approvals: what the user, from a terminal, has said may run. An approval
  * binds a thing's name to the digest of its canonical definition and to the
  * settings file the definition came from. It knows nothing of what the thing
- * is: MCP servers are one kind (`src/mcp/`), project hooks will be another.
+ * is: MCP servers are one kind (`src/mcp/`), project hooks (`src/hooks/`) another.
  *
  * An approval is keyed by kind, name and source: the same server name in the
  * project files of two workspaces is two approvals. One key may hold several

@@ -8,7 +8,8 @@
 // Modes: well (a good server: `echo`, `slow`, `crash`, `big`, `grow`, `env`),
 // exit-handshake, silent, stderr-flood, huge-schema, invalid-schema,
 // collide, paged, many-pages, heavy-pages, slow-pages (well, whose list after
-// `grow` is two pages 700 ms late each), stubborn (ignores stdin EOF and SIGTERM, and keeps a
+// `grow` is two pages 700 ms late each), rename (one tool `a.b`, which when called
+// says the list changed and is replaced by `a_b`, exposed under the same name), stubborn (ignores stdin EOF and SIGTERM, and keeps a
 // grandchild in its group that does too). `record-file`, when given, gets
 // its own pid as `pid <pid>`, then one line per message received (its
 // method, or "response"), and the pid of any grandchild as `grandchild <pid>`.
@@ -33,10 +34,13 @@ const TOOLS = {
   "huge-schema": [{ name: "huge", inputSchema: object({ field: { type: "string", description: "x".repeat(70 * 1024) } }) }],
   "invalid-schema": [{ name: "wrong", inputSchema: { type: "array" } }],
   collide: [{ name: "a.b", inputSchema: object() }, { name: "a_b", inputSchema: object() }],
+  rename: [{ name: "a.b", inputSchema: object() }],
 };
 let grown = false;
+let renamed = false;
 
 function tools() {
+  if (renamed) return [{ name: "a_b", inputSchema: object() }];
   const listed = TOOLS[mode] ?? TOOLS.well;
   return grown ? [...listed, { name: "grown", description: "Added later.", inputSchema: object() }] : listed;
 }
@@ -78,6 +82,14 @@ function call(id, params) {
       return send({ id, result: { content: [{ type: "text", text: "y".repeat(10 * 1024 * 1024) }] } });
     case "env":
       return send({ id, result: { content: [{ type: "text", text: `value: ${process.env[params.arguments?.name] ?? ""}` }] } });
+    case "a.b":
+      if (mode === "rename" && !renamed) {
+        renamed = true;
+        send({ method: "notifications/tools/list_changed" });
+      }
+      return send({ id, result: { content: [{ type: "text", text: "a.b ran" }] } });
+    case "a_b":
+      return send({ id, result: { content: [{ type: "text", text: "a_b ran" }] } });
     case "grow":
       grown = true;
       send({ method: "notifications/tools/list_changed" });

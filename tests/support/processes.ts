@@ -15,6 +15,7 @@ import { createReadStream, createWriteStream, existsSync, mkdtempSync, rmSync } 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { guarded } from "./hang-guard.ts";
 
 /** The repository root, found from this file in `tests/support` or `dist/tests/support`. */
 export function repoRoot(): string {
@@ -162,3 +163,19 @@ export function collect(stream: NodeJS.ReadableStream | null): Promise<string> {
   });
 }
 
+
+/** What {@link runCommand} saw: stdout as lines and whole, stderr, the exit code. */
+export interface CommandRun {
+  readonly lines: string[];
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly code: number | null;
+}
+
+/** Runs `magi-code <args>` through `launcher` in `where.cwd` with `where.env`, stdin at end; resolves once it exited. */
+export async function runCommand(launcher: Launcher, where: { readonly cwd: string; readonly env: NodeJS.ProcessEnv }, args: readonly string[]): Promise<CommandRun> {
+  const child = spawnDirect(launcher, args, { cwd: where.cwd, env: where.env });
+  child.stdin.end();
+  const [stdout, stderr, code] = await Promise.all([collect(child.stdout), collect(child.stderr), guarded(child.exited, args.join(" "))]);
+  return { lines: stdout.trimEnd().split("\n"), stdout, stderr, code };
+}

@@ -69,11 +69,13 @@ export const STARTUP_BUDGET = {
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */
 export const NEVER_AT_STARTUP: readonly RegExp[] = [
-  /^src\/(store|runner|fuzz|client)\//,
+  /^src\/(store|runner|sandbox|fuzz|client)\//,
   /^src\/operations\/(workers|catalog-operations)\.ts$/,
   /^src\/operations\/(sessions|turns|cancel|selection)\//,
   /^src\/protocol\/json-schema\.ts$/,
   /^src\/admission\/config-check/,
+  // A child whose settings list no hook loads none of the hooks code.
+  /^src\/(hooks\/|config\/hooks-settings\.ts$|admission\/hooks-)/,
 ];
 
 const ID = "startup-budget";

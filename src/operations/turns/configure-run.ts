@@ -10,12 +10,15 @@ import type { Runtime } from "../../host/runtime.ts";
 import { apiKeyFor } from "../../config/providers.ts";
 import { DEFAULT_MAX_STEPS } from "../../config/agent-settings.ts";
 import { compactionPolicy, contextWindow } from "../../config/compaction-settings.ts";
+import { titlesEnabled } from "../../config/title-settings.ts";
+import { generatedTitle } from "../../store/discovery/title.ts";
 import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import { boundTurnContext } from "../../store/turn-context.ts";
 import type { ExternalTools } from "../../runner/tools/external.ts";
 import { joinExternalTools } from "../../runner/tools/external-union.ts";
+import { codeModeEnabled } from "../../config/code-mode-settings.ts";
 
 /** Builds the run configuration from `snapshot`; `secrets` are the values to redact everywhere; `clientTools` the client's registered tools, if any. */
 export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[], clientTools: ExternalTools | null = null): RunConfig {
@@ -42,9 +45,12 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     // The selection's run configuration replaces this with what the turn's catalog observation read.
     contextWindow: contextWindow({ provider: selection.provider, model: selection.model, cached: null, configured: selection.endpoint.contextWindow ?? null }),
     compaction: compactionPolicy(snapshot.settings.agent?.compaction),
+    compactionTitle: titlesEnabled(snapshot.settings.agent?.titles) ? (title) => generatedTitle(title, secrets) : null,
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
     external: joinExternalTools(snapshot.mcp ?? null, clientTools),
+    codeMode: codeModeEnabled(snapshot.settings.code_mode) ? snapshot.settings.code_mode ?? {} : null,
+    ...(snapshot.hooks === undefined ? {} : { hooks: snapshot.hooks }),
   };
 }

@@ -60,6 +60,8 @@ export interface TurnHost {
   readonly reportUsage?: boolean;
   /** The child's session grants when the client negotiated `approval.scope`; absent: every answer is for one call. */
   readonly grants?: SessionGrants;
+  /** Whether the client negotiated `tool.cards` (runs then send and keep cards); default false. */
+  readonly toolCards?: boolean;
   /** Session titling, told about each run once its terminal event is on its way; cancelled and awaited on close. */
   readonly titles?: SessionTitles;
 }
@@ -167,6 +169,7 @@ export class TurnWorker {
           broker,
           signal: abort.signal,
           reportUsage: this.#host.reportUsage ?? false,
+          toolCards: this.#host.toolCards ?? false,
         });
       },
       // The run module could not load: nothing was appended and no lease taken.

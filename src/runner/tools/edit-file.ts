@@ -17,7 +17,7 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { REDACTION_MARKER } from "../../util/redaction.ts";
 import { MAX_WRITE_BYTES, writableMode, writeFileAtomic } from "./atomic-write.ts";
-import { PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { PATH_TOO_LONG, resolveTarget, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
@@ -125,6 +125,15 @@ async function prepare(params: EditFileParams, context: ToolContext): Promise<Pr
     tooLongToShow: PATH_TOO_LONG,
     mustAsk: false,
     scopeTarget: target.shown,
+    facts: {
+      kind: "edit",
+      path: shownPath(context, target.path),
+      before: text,
+      after: edited,
+      bytesBefore: original.bytes.length,
+      bytesAfter: bytes.length,
+      replacements: replaced,
+    },
     run: async () => {
       // The replacement count shown was computed from this content: any change to the file voids it.
       const now = await targetChanged(context, target) ? null : await readText(context, target.path);

@@ -93,7 +93,8 @@ async function guardPrepared(
       return thrown(name, error, context.secrets);
     }
     const summary = hidesSecret ? `${prepared.activity ?? action}: ${result.ok ? "done" : "failed"}` : result.summary;
-    return finishResult(result.ok, result.output, summary, context.secrets);
+    const finished = finishResult(result.ok, result.output, summary, context.secrets);
+    return result.facts === undefined ? finished : { ...finished, facts: result.facts };
   };
   return {
     action,
@@ -102,6 +103,7 @@ async function guardPrepared(
     run,
     ...(prepared.activity === undefined ? {} : { activity: prepared.activity }),
     ...(prepared.scopeTarget === undefined ? {} : { scopeTarget: prepared.scopeTarget }),
+    ...(prepared.facts === undefined ? {} : { facts: prepared.facts }),
   };
 }
 

@@ -25,6 +25,10 @@ export interface CollectedOutput {
   readonly totalBytes: number;
   /** Bytes left out of `text` (approximate after redaction). */
   readonly omittedBytes: number;
+  /** The head alone: all of `text` when nothing was omitted. */
+  readonly head: string;
+  /** The tail alone: "" when nothing was omitted. */
+  readonly tail: string;
 }
 
 /** A bounded collector of output bytes. */
@@ -82,7 +86,8 @@ export class OutputCollector {
     const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
     const head = this.#head.subarray(0, this.#headLength);
     if (this.#total <= this.#headBytes + this.#tailBytes) {
-      return { text: redactSecrets(decode(concatBytes([head, ...this.#tail])), secrets), totalBytes: this.#total, omittedBytes: 0 };
+      const text = redactSecrets(decode(concatBytes([head, ...this.#tail])), secrets);
+      return { text, totalBytes: this.#total, omittedBytes: 0, head: text, tail: "" };
     }
     // Without drops the stream is contiguous, and the tail window may reach back into the head's margin.
     const stream = this.#dropped === 0 ? concatBytes([head, ...this.#tail]) : concatBytes(this.#tail);
@@ -91,6 +96,6 @@ export class OutputCollector {
     const tailText = tailUtf8(redactSecrets(decode(tailRaw), secrets), this.#tailBytes);
     const omittedBytes = this.#total - this.#headBytes - this.#tailBytes;
     const note = `\n[… ${formatBytes(omittedBytes)} of output omitted …]\n`;
-    return { text: headText + note + tailText, totalBytes: this.#total, omittedBytes };
+    return { text: headText + note + tailText, totalBytes: this.#total, omittedBytes, head: headText, tail: tailText };
   }
 }

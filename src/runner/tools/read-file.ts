@@ -113,6 +113,7 @@ async function prepare(params: ReadFileParams, context: ToolContext): Promise<Pr
     tooLongToShow: PATH_TOO_LONG,
     mustAsk: links > 1,
     scopeTarget: target.shown,
+    facts: { kind: "read", path: shownPath(context, target.path) },
     run: () => run(params, context, target),
   };
 }
@@ -168,7 +169,8 @@ async function run(params: ReadFileParams, context: ToolContext, target: CallTar
   }
   const output = notes.length === 0 ? text : `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${notes.join("\n")}`;
   const summary = `${label}: ${count(shown, "line")} (${formatBytes(utf8ByteCount(text))})${context.signal.aborted ? ", cancelled" : result.cut === null ? "" : ", truncated"}`;
-  return finishResult(!context.signal.aborted, output, summary, context.secrets);
+  const facts = { kind: "read" as const, lines: shown, bytes: utf8ByteCount(text), truncated: result.cut !== null };
+  return { ...finishResult(!context.signal.aborted, output, summary, context.secrets), facts };
 }
 
 /** The `read_file` tool. */

@@ -28,6 +28,7 @@ import { MIN_KNOWN_SECRET_LENGTH } from "../../util/redaction.ts";
 import { OutputCollector } from "./output-buffer.ts";
 import { describeError, finishResult, formatBytes, quote, showExactly } from "./tool-text.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
+import type { ResultFacts } from "../../cards/facts.ts";
 
 const COMMAND_TEXT = "The command, run with sh -c in the workspace directory; stdin is empty.";
 const TIMEOUT_TEXT = "Seconds before the command is killed (default 120, at most 600).";
@@ -129,19 +130,30 @@ export const COMMAND_TOO_LONG =
 
 /** The command is shown whole, escaped, or not offered at all: nothing of it may hide past a cut. */
 function prepare(params: ShellParams, context: ToolContext): Promise<PreparedCall> {
+  // The running command's collector, for its card's live updates (`tool.cards`); null until it starts.
+  const live: { collector: OutputCollector | null } = { collector: null };
   return Promise.resolve({
     action: `Run ${showExactly(params.command)} in the workspace (timeout ${params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS} s)`,
     tooLongToShow: COMMAND_TOO_LONG,
     mustAsk: false,
     scopeTarget: showExactly(params.command),
-    run: () => run(params, context),
+    facts: {
+      kind: "shell",
+      command: params.command,
+      timeoutS: params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
+      outputSoFar: () => live.collector?.finish(context.secrets) ?? null,
+    },
+    run: () => run(params, context, live),
   });
 }
 
-async function run(params: ShellParams, context: ToolContext): Promise<ToolResult> {
+async function run(params: ShellParams, context: ToolContext, live: { collector: OutputCollector | null }): Promise<ToolResult> {
   const { runtime, signal, secrets } = context;
   const label = `shell ${quote(firstLine(params.command))}`;
-  if (signal.aborted) return finishResult(false, "Cancelled before the command started.", `${label}: cancelled before it started`, secrets);
+  const notStarted = { kind: "shell", ending: "not_started", exitCode: null, signal: null, durationMs: null, output: null } as const;
+  if (signal.aborted) {
+    return { ...finishResult(false, "Cancelled before the command started.", `${label}: cancelled before it started`, secrets), facts: notStarted };
+  }
   const timeout = params.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS;
   const started = runtime.monotonicNow();
   let child: Subprocess;
@@ -154,9 +166,10 @@ async function run(params: ShellParams, context: ToolContext): Promise<ToolResul
       processGroup: true,
     });
   } catch (error) {
-    return finishResult(false, `The shell could not be started: ${describeError(error)}.`, `${label}: could not start`, secrets);
+    return { ...finishResult(false, `The shell could not be started: ${describeError(error)}.`, `${label}: could not start`, secrets), facts: notStarted };
   }
   const collector = new OutputCollector(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, secrets);
+  live.collector = collector;
   const timers: Disposable[] = [];
   let how: Ending = null;
   let killed = false;
@@ -188,14 +201,23 @@ async function run(params: ShellParams, context: ToolContext): Promise<ToolResul
     signal.removeEventListener("abort", onAbort);
     for (const timer of timers) timer.dispose();
   }
-  const seconds = ((runtime.monotonicNow() - started) / 1000).toFixed(1);
+  const durationMs = Math.max(0, Math.round(runtime.monotonicNow() - started));
+  const seconds = (durationMs / 1000).toFixed(1);
   const outcome = ending(status, how, killed, timeout);
   const output = collector.finish(secrets);
   const body = output.totalBytes === 0 ? "(no output)" : output.text;
   const ok = how === null && status?.code === 0;
   const trailer = `[${outcome[0]!.toUpperCase()}${outcome.slice(1)}; ran ${seconds} s; ${formatBytes(output.totalBytes)} of output.]`;
   const summary = `${label}: ${outcome} after ${seconds} s, ${formatBytes(output.totalBytes)} of output`;
-  return finishResult(ok, `${body}${body.endsWith("\n") ? "" : "\n"}${trailer}`, summary, secrets);
+  const facts: ResultFacts = {
+    kind: "shell",
+    ending: status === null ? "abandoned" : how === "timeout" ? "timeout" : how === "cancel" ? "cancelled" : status.code !== null ? "exit" : "signal",
+    exitCode: status?.code ?? null,
+    signal: status?.signal ?? null,
+    durationMs,
+    output: { head: output.head, tail: output.tail, totalBytes: output.totalBytes, omittedBytes: output.omittedBytes },
+  };
+  return { ...finishResult(ok, `${body}${body.endsWith("\n") ? "" : "\n"}${trailer}`, summary, secrets), facts };
 }
 
 /** The `shell` tool. */

@@ -22,6 +22,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { Runtime } from "../../host/runtime.ts";
 import type { PathScope } from "../../policy/workspace-paths.ts";
 import type { Skill } from "../../config/skills.ts";
+import type { CallFacts, ResultFacts } from "../../cards/facts.ts";
 import type { WireEvent } from "../../protocol/events.ts";
 
 /** Largest `output` a tool hands the model, in UTF-8 bytes. */
@@ -71,6 +72,8 @@ export interface ToolResult {
    * says what ran and how it ended, never raw output or file content.
    */
   readonly summary: string;
+  /** How it ended, for its card (`tool.cards`); absent for tools without one. */
+  readonly facts?: ResultFacts;
 }
 
 /** A JSON Schema object, as providers take it for a function's parameters. */
@@ -116,11 +119,13 @@ export interface PreparedCall {
   /**
    * What a session grant for this call covers, as the approval prompt shows
    * it (`showExactly`): the canonical workspace-relative path of a file
-   * tool, the exact command of `shell`; empty when a grant covers the tool
-   * as a whole (an MCP server's tool). Absent: the call offers no session
-   * scope (`grants/session-grants.ts`).
+   * tool, the exact command of `shell`, the server's own tool name of an
+   * MCP tool (a grant covers it with any arguments). Absent: the call
+   * offers no session scope (`grants/session-grants.ts`).
    */
   readonly scopeTarget?: string;
+  /** What the call resolved, for its card (`tool.cards`); absent for tools without one. */
+  readonly facts?: CallFacts;
   /** Acts on exactly the prepared target, failing if it changed since; never throws for failed operations. */
   run(): Promise<ToolResult>;
 }

@@ -12,7 +12,7 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { dirname } from "../../util/paths.ts";
 import { MAX_WRITE_BYTES, writableMode, writeFileAtomic } from "./atomic-write.ts";
-import { PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { PATH_TOO_LONG, resolveTarget, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
@@ -52,6 +52,15 @@ async function prepare(params: WriteFileParams, context: ToolContext): Promise<P
     tooLongToShow: PATH_TOO_LONG,
     mustAsk: false,
     scopeTarget: target.shown,
+    facts: {
+      kind: "write",
+      path: shownPath(context, target.path),
+      target: target.path,
+      created: writable.created,
+      bytesBefore: target.info?.size ?? 0,
+      links: target.info?.nlink ?? 1,
+      after: bytes,
+    },
     run: async () => {
       if (await targetChanged(context, target)) return done(false, TARGET_CHANGED, TARGET_CHANGED_SUMMARY);
       let written: "written" | "moved";
