@@ -168,19 +168,7 @@ const SECTIONS = {
  * by `mcp`, its `skills` section by `skills`, its `code_mode` section by
  * `codeMode` and its `hooks` by `hooks`. Unknown keys are errors at every level.
  */
-export function settingsSchema<
-  const M extends v.GenericSchema,
-  const S extends v.GenericSchema,
-  const C extends v.GenericSchema,
-  const H extends v.GenericSchema,
-  const T extends v.GenericSchema,
->(
-  mcp: M,
-  skills: S,
-  codeMode: C,
-  hooks: H,
-  clientTools: T,
-) {
+export function settingsSchema<const M extends v.GenericSchema, const S extends v.GenericSchema, const C extends v.GenericSchema, const H extends v.GenericSchema, const T extends v.GenericSchema>(mcp: M, skills: S, codeMode: C, hooks: H, clientTools: T) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
@@ -261,9 +249,11 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   if (!parsed.success) return INVALID;
   const { mcp, skills, code_mode: codeMode, hooks, client_tools: clientTools, ...settings } = parsed.output;
   const sections = { ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }), ...(codeMode === undefined ? {} : { codeMode }) };
-  const more = { ...(hooks === undefined ? {} : { hooks }), ...(clientTools === undefined ? {} : { clientTools }) };
-  return { ok: true, settings: settings satisfies Settings, ...sections, ...more };
+  return { ok: true, settings: settings satisfies Settings, ...sections, ...(hooks === undefined ? {} : { hooks }), ...(clientTools === undefined ? {} : { clientTools }) };
 }
+
+/** `a`'s entries, then `b`'s: own entries only, through fromEntries, for the same prototype reason as endpoints. */
+const byName = <T>(a?: Readonly<Record<string, T>>, b?: Readonly<Record<string, T>>) => Object.fromEntries([...Object.entries(a ?? {}), ...Object.entries(b ?? {})]);
 
 /**
  * Merges global and project settings; the project wins. `model` and `agent`
@@ -295,14 +285,9 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
       ...(catalog === undefined ? {} : { catalog }),
     };
   }
-  if (global.tools !== undefined || project.tools !== undefined) {
-    // Own entries only, through fromEntries, for the same prototype reason as endpoints.
-    out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
-  }
-  if (global.client_tools !== undefined || project.client_tools !== undefined) {
-    // Per name, like `tools`; settings-load.ts admits a project entry only when it tightens.
-    out.client_tools = Object.fromEntries([...Object.entries(global.client_tools ?? {}), ...Object.entries(project.client_tools ?? {})]);
-  }
+  // Per name; settings-load.ts admits a project entry of either only when it tightens.
+  if (global.tools !== undefined || project.tools !== undefined) out.tools = byName(global.tools, project.tools);
+  if (global.client_tools !== undefined || project.client_tools !== undefined) out.client_tools = byName(global.client_tools, project.client_tools);
   if (global.agent !== undefined || project.agent !== undefined) out.agent = mergeAgentSettings(global.agent, project.agent);
   if (global.instructions !== undefined || project.instructions !== undefined) {
     out.instructions = { paths: [...(global.instructions?.paths ?? []), ...(project.instructions?.paths ?? [])] };
