@@ -179,7 +179,7 @@ for (const name of ["node", "deno"]) {
     const budget = STARTUP_BUDGET[name];
     modules[name] = { ...loaded, forbidden: loaded.packages.filter((pkg) => FORBIDDEN.test(pkg)) };
     const compat = name === "deno"
-      ? `, ${loaded.compat} Node-compat modules (budget ${budget.compat})`
+      ? `, ${loaded.compat} Node-compat modules (budget ${budget.compat}), ${loaded.read} source files read (budget ${budget.read})`
       : ` in ${loaded.files} bundle files (budget ${budget.files})`;
     console.log(`${name}: ${loaded.own.length} own modules (budget ${budget.own})${compat}; packages: ${loaded.packages.join(", ") || "(none)"}`);
     console.log(`  ${loaded.own.join(" ")}`);

@@ -24,17 +24,24 @@ export function denoBinary() {
   return found;
 }
 
+// The Deno spawn line's launch flags and environment, as runtime/deno-launch.ts has them (this file
+// runs without a build, so it cannot import the TypeScript).
+const DENO_LAUNCH_FLAGS = ["--unstable-lazy-dynamic-imports"];
+const DENO_LAUNCH_ENV = { DENO_NO_UPDATE_CHECK: "1" };
+
 /**
  * The launchers measured: Node on the compiled bin, `deno run` on the Deno
- * entry. `flags["node-entry"]` / `flags["deno-entry"]` swap in another entry
- * file (for A/B runs of a candidate build kept outside the tree).
+ * entry with the documented launch flags and environment (`env`, merged
+ * into the child's by {@link spawnChild}). `flags["node-entry"]` /
+ * `flags["deno-entry"]` swap in another entry file (for A/B runs of a
+ * candidate build kept outside the tree).
  */
 export function launchers(flags = {}) {
   const nodeEntry = typeof flags["node-entry"] === "string" ? resolve(flags["node-entry"]) : join(ROOT, "dist", "magi-code.mjs");
   const denoEntry = typeof flags["deno-entry"] === "string" ? resolve(flags["deno-entry"]) : join(ROOT, "runtime", "deno.ts");
   return [
     { name: "node", command: process.execPath, prefix: [nodeEntry] },
-    { name: "deno", command: denoBinary(), prefix: ["run", "--allow-all", "--quiet", denoEntry] },
+    { name: "deno", command: denoBinary(), prefix: ["run", "--allow-all", "--quiet", ...DENO_LAUNCH_FLAGS, denoEntry], env: DENO_LAUNCH_ENV },
   ];
 }
 
@@ -95,7 +102,7 @@ export const SHUTDOWN = (id = "bye") => requestLine(id, "shutdown", {});
 export function spawnChild(launcher, args, { env, cwd, extraNodeArgs = [] } = {}) {
   const command = launcher.command;
   const argv = launcher.name === "node" ? [...extraNodeArgs, ...launcher.prefix, ...args] : [...launcher.prefix, ...args];
-  const child = spawn(command, argv, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(command, argv, { cwd, env: { ...env, ...launcher.env }, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (chunk) => {

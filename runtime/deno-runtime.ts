@@ -234,7 +234,9 @@ const timers: IdleClock = {
  * How this program starts again: a `deno compile` binary runs its embedded
  * entry from its own path; `deno run` runs the entry module again, with no
  * permission flag (the Code Mode host needs none) and the same working
- * directory, so it finds the same configuration.
+ * directory, so it finds the same configuration. Not the launch flags of
+ * `deno-launch.ts`: importing them here would add a module to every
+ * child's start-up (tests/startup-budget.test.ts).
  */
 function selfCommand(): { command: string; args: string[] } {
   const compiled = Deno.mainModule.includes("/deno-compile-");

@@ -109,6 +109,8 @@ export interface MemoryRuntimeOptions {
    * servers (default: nothing can start, and only {@link livePids} are alive).
    */
   readonly processes?: Pick<Runtime, "spawn" | "isProcessAlive">;
+  /** How "this program" starts again, for tests of Code Mode's sandbox host (default: it cannot, and `code` is not offered). */
+  readonly self?: NonNullable<Runtime["self"]>;
 }
 
 /** A {@link Runtime} with its in-memory parts exposed. */
@@ -168,6 +170,7 @@ export function createMemoryRuntime(options: MemoryRuntimeOptions = {}): MemoryR
     stdioKind: (fd) => Promise.resolve(stdio[fd]),
     fs,
     livePids,
+    ...(options.self === undefined ? {} : { self: options.self }),
     spawn: options.processes?.spawn ?? ((): Subprocess => {
       throw new RuntimeError("not_found", "spawn");
     }),

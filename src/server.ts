@@ -20,10 +20,9 @@ import { Lifecycle } from "./admission/lifecycle.ts";
 import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
 import { StatusView } from "./operations/status.ts";
-import { Dispatcher, type ExtensionMethods, type Reject } from "./protocol/dispatcher.ts";
+import { Dispatcher, type ExtensionRequest, type Reject } from "./protocol/dispatcher.ts";
 import { type ClientToolResultParams, ClientToolResultParamsSchema } from "./protocol/schemas.ts";
-import { ErrorCode as Codes } from "./protocol/errors.ts";
-import { Negotiation } from "./protocol/negotiation.ts";
+import { EXTENSION_REQUESTS, Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
 import { ErrorCode } from "./protocol/errors.ts";
 import type { ApprovalAnswerParams } from "./protocol/schemas.ts";
@@ -75,14 +74,12 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
   const gate = new PhaseGate(() => lifecycle.phase, () => workers.runner, reject);
   // `client.tool.result` exists only for a client that negotiated `client.tools`: for any other it is no method.
   const clientToolResult = gate.ready<ClientToolResultParams>(({ clientTools }, id, params) => {
-    if (clientTools === null) return reject(id, Codes.staleToolCall);
+    if (clientTools === null) return reject(id, ErrorCode.staleToolCall);
     clientTools.result(id, params);
   });
-  const extensions: ExtensionMethods = (name) =>
-    name === "client.tool.result" && negotiation.negotiated("client.tools")
-      ? { schema: ClientToolResultParamsSchema, handle: (id, params) => clientToolResult(id, params as ClientToolResultParams) }
-      : undefined;
   const answer = gate.ready(({ turns }, id, params: ApprovalAnswerParams) => turns.answer(id, params));
+  // `agent.info` reads the admitted snapshot only: it is gated on a ready child without loading the workers.
+  const info = new PhaseGate<ReadyWorkers>(() => lifecycle.phase, () => workers.view === null ? null : (handle) => handle(workers), reject).ready((ready: ReadyWorkers, id: string) => ready.info(id));
   const dispatcher = new Dispatcher({
     "initialize": (id, params) => initializer.initialize(id, params),
     "status": (id) => status.answer(id),
@@ -102,7 +99,12 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "model.refresh": gate.ready(negotiation.only("model.refresh", ({ catalog }, id, params) => catalog.refresh(id, params))),
     "selection.set": gate.ready(({ catalog }, id, params) => catalog.select(id, params)),
     "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
-  }, reject, extensions);
+    "session.rewind.preview": gate.ready(({ rewind }, id, params) => rewind.preview(id, params)),
+    "session.rewind": gate.ready(({ rewind }, id, params) => rewind.apply(id, params)),
+  }, reject, new Map<string, ExtensionRequest>([
+    ["agent.info", { params: EXTENSION_REQUESTS["agent.info"], negotiated: () => negotiation.negotiated("agent.info"), handle: (id) => info(id, {}) }],
+    ["client.tool.result", { params: ClientToolResultParamsSchema, negotiated: () => negotiation.negotiated("client.tools"), handle: (id, params) => clientToolResult(id, params as ClientToolResultParams) }],
+  ]), (method) => negotiation.routed(method));
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;
 }

@@ -41,6 +41,8 @@ const LAYERS = [
   "catalog",
   "cards",
   "runner",
+  "agents",
+  "rewind",
   "mcp",
   "hooks",
   "client-tools",

@@ -342,6 +342,29 @@ describe("the client library against a scripted peer", () => {
     assert.equal(peer.requests.length, 1);
   });
 
+  it("request(\"agent.info\") is refused unsent unless the child advertised it; advertised, its result is checked against the schema", async () => {
+    const base = await initialized();
+    await assert.rejects(base.client.request("agent.info", {}), { name: "RequestRefused" });
+    assert.equal(base.requests.length, 1);
+    const peer = await initialized([...CAPABILITIES, "agent.info"].sort(), ["agent.info"]);
+    const info = {
+      profile: { name: "build", description: "d" },
+      skills: [{ name: "lint", description: "l", scope: "user" }],
+      mcp_servers: [{ name: "docs", state: "not_approved", tools: 0 }],
+      hooks: [{ event: "Stop", scope: "project", approved: false }],
+      subagents: [],
+      omitted: { skills: 0, mcp_servers: 0, hooks: 0, subagents: 0 },
+    };
+    const answered = peer.client.request("agent.info", {});
+    const request = await peer.requested(2);
+    assert.deepEqual([request.method, request.params], ["agent.info", {}]);
+    peer.result(request.id, info);
+    assert.deepEqual(await answered, info);
+    const malformed = peer.client.request("agent.info", {});
+    peer.result((await peer.requested(3)).id, { ...info, mcp_servers: [{ name: "docs", state: "sleeping", tools: 0 }] });
+    await assert.rejects(malformed, { name: "ProtocolViolation" });
+  });
+
   it("keeps 14 ordinary requests unanswered at most, 2 while a run is active, and sends the rest as answers come", async () => {
     const peer = await initialized();
     const statuses = Array.from({ length: 20 }, () => peer.client.request("status", {}));

@@ -67,3 +67,18 @@ test("magi-code config check notes each direct deny that Code Mode would still r
   const loosening = await checkConfiguration(runtime);
   assert.deepEqual(loosening.problems.map((problem) => [problem.file, problem.path]), [["/work/project/.magi-code/settings.jsonc", "$.code_mode.enabled"]]);
 });
+
+test("magi-code config check notes an MCP server's tool deny that Code Mode would still run, by the name programs call it", async () => {
+  const fs = new MemoryFileSystem();
+  const runtime = createMemoryRuntime({ fs, env: { HOME: "/home/user" }, cwd: "/work/project" });
+  void fs.mkdir("/home/user/.magi-code", 0o700);
+  const server = { command: "/usr/bin/docs-server", tools: { "drop.all": "deny", search: "deny" } };
+  fs.writeFile("/home/user/.magi-code/settings.jsonc", JSON.stringify({
+    mcp: { servers: { docs: server } },
+    code_mode: { enabled: true, tools: { mcp__docs__search: "deny" } },
+  }), 0o600);
+  const report = await checkConfiguration(runtime);
+  const codeMode = report.notes.filter((note) => note.path.startsWith("$.code_mode"));
+  assert.deepEqual(codeMode.map((note) => [note.file, note.path]), [["/home/user/.magi-code/settings.jsonc", "$.code_mode.tools.mcp__docs__drop_all"]]);
+  assert.match(codeMode[0]!.message, /mcp\.servers\.docs\.tools\["drop\.all"\] is deny, but Code Mode programs may still call mcp__docs__drop_all/);
+});

@@ -5,7 +5,7 @@
  * exactly once, for the write, and each nested call is its own activity in
  * the events and in history; a denied nested call throws inside the
  * program; the direct and the Code Mode policies are independent both
- * ways; cancelling the turn while the program waits on a tool and while it
+ * ways; a nested call gets the same user hooks as a direct one; cancelling the turn while the program waits on a tool and while it
  * spins ends the turn cancelled and leaves no host process behind.
  */
 
@@ -118,6 +118,27 @@ for (const launcher of launchers()) {
         assert.equal(events.at(-1)!.data!.outcome, "completed");
         assert.match(codeResult(provider), /The program returned:\nrefused: The user denied this tool call\./);
         assert.equal(existsSync(join(ws.cwd, "x.txt")), false);
+      });
+    });
+
+    it("a program's nested calls get the same tool hooks: a PreToolUse hook denies one with its reason, a PostToolUse hook adds to another", async () => {
+      const seen = join(root, `nested-${counter}`);
+      const veto = join(root, `veto-${counter}.sh`);
+      const post = join(root, `post-${counter}.sh`);
+      writeFileSync(veto, `cat >> ${seen}\necho "no writes from programs" >&2\nexit 2\n`);
+      writeFileSync(post, `cat >/dev/null\necho '{"additional_context":"read checked"}'\n`);
+      const hooks = { PreToolUse: [{ matcher: "write_*", command: "sh", args: [veto] }], PostToolUse: [{ matcher: "read_file", command: "sh", args: [post] }] };
+      await withChild(launcher, { hooks, code_mode: { tools: { write_file: "allow" } } }, async ({ provider, ws, client, session }) => {
+        scriptProgram(provider, "const text = await tools.read_file({ path: 'a.txt' });\ntry { await tools.write_file({ path: './x.txt', content: 'x' }); return 'wrote'; } catch (error) { return text + ' | ' + error.message; }");
+        const run = (await client.ok("turn.start", { session_id: session, prompt: "Write" })).run_id as string;
+        const events = await client.runEvents(run);
+        assert.equal(events.at(-1)!.data!.outcome, "completed");
+        assert.equal(events.filter((frame) => frame.event === "approval.requested").length, 0);
+        assert.match(codeResult(provider), /\[Hook feedback\]\nread checked[\s\S]*denied by the user's hook: no writes from programs/);
+        assert.equal(existsSync(join(ws.cwd, "x.txt")), false);
+        const input = JSON.parse(readFileSync(seen, "utf8")) as { event: string; tool: { name: string; arguments: { path: string } } };
+        assert.deepEqual([input.event, input.tool.name, input.tool.arguments.path], ["PreToolUse", "write_file", "x.txt"]);
+        assert.ok(activities(events).some(([name, state, summary]) => name === "write_file" && state === "failed" && /\(denied by a hook\)$/.test(summary)));
       });
     });
 

@@ -219,6 +219,21 @@ describe("the params kit", () => {
     }
   });
 
+  it("agent.info is an unknown method, whatever its params, unless negotiated; negotiated, invalid params are invalid_params and {} is answered", async () => {
+    const invalid = fc.sample(invalidParams("agent.info"), { numRuns: 20, seed: 5 });
+    assert.ok(invalid.length > 0 && fc.sample(validParams("agent.info"), { numRuns: 5, seed: 5 }).every((params) => JSON.stringify(params) === "{}"));
+    for (const required of [null, ["status"], ["status", "agent.info"]]) {
+      const run = await child(required);
+      await served(run, async () => {
+        const negotiated = required?.includes("agent.info") ?? false;
+        for (const bad of invalid.slice(0, 5)) assert.equal(codeOf(await callRaw(run, "agent.info", bad.json)), negotiated ? "invalid_params" : "unsupported_method", bad.label);
+        const answer = await callRaw(run, "agent.info", "{}");
+        if (negotiated) assert.ok(answer.result, JSON.stringify(answer.error));
+        else assert.equal(codeOf(answer), "unsupported_method");
+      });
+    }
+  });
+
   it("valid selection.set params with the live session, catalog and selection revision are applied or effort_unsupported, never invalid_params", async () => {
     await inChunks(fuzzRuns(40, 8), 2, async (numRuns) => {
       const { run, context } = await attached();

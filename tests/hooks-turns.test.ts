@@ -9,7 +9,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -21,7 +21,7 @@ import { withApproval } from "../src/trust/approvals.ts";
 import { updateApprovals } from "../src/trust/approvals-write.ts";
 import type { Frame } from "./support/harness.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { spawningRuntimes } from "./support/tools.ts";
+import { mirrorPrograms, spawningRuntimes } from "./support/tools.ts";
 import { closedAfterAll, HOME, nextEvent, request, runEvents, startTurn, startTurnServer, TURN_CAPABILITIES, type TurnServer } from "./support/turns.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "magi-hooks-turns-")));
@@ -46,7 +46,7 @@ function scripts(files: Record<string, string>): string {
 const started = closedAfterAll();
 
 async function startWith(runtime: Runtime, cwd: string, settings: Record<string, unknown>, fs = new MemoryFileSystem()): Promise<TurnServer> {
-  const server = await startTurnServer("openai-chat", { processes: runtime, fetch: runtime.fetch, cwd, fs, env: { PATH: process.env.PATH ?? "" }, settings });
+  const server = await startTurnServer("openai-chat", { processes: runtime, fetch: runtime.fetch, cwd, fs: mirrorPrograms(fs, ["sh", "node"]), env: { PATH: process.env.PATH ?? "" }, settings });
   started.push(server);
   return server;
 }
@@ -91,6 +91,7 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
         processes: runtime,
         fetch: runtime.fetch,
         cwd,
+        fs: mirrorPrograms(new MemoryFileSystem(), ["sh"]),
         env: { PATH: process.env.PATH ?? "" },
         settings: { hooks: { PreToolUse: [sh(join(cwd, "ask.sh"))] }, tools: { shell: "ask" } },
         capabilities: [...TURN_CAPABILITIES, "approval.scope"],
@@ -155,6 +156,69 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.equal(finished(await runEvents(server, runId)).outcome, "completed");
       assert.match(toolResult(server, 1, "call_1"), /denied by the user's settings/);
       assert.equal(existsSync(canary), false);
+    });
+
+    it("a PreToolUse hook gets the prepared call's canonical arguments: the checked parameters, the path resolved", async () => {
+      const seen = join(root, `seen-${counter}`);
+      const cwd = scripts({ "seen.sh": `cat > ${seen}\n` });
+      const fs = new MemoryFileSystem();
+      fs.writeFile(join(cwd, "notes.txt"), "hello\n", 0o644);
+      fs.writeFile(join(cwd, "sub", "keep.txt"), "", 0o644);
+      const server = await startWith(runtime, cwd, { hooks: { PreToolUse: [sh(join(cwd, "seen.sh"), { matcher: "read_file" })] }, tools: { read_file: "allow" } }, fs);
+      server.provider.enqueue(reply("openai-chat", { calls: [{ id: "call_1", name: "read_file", args: { path: "./sub/../notes.txt" } }] }));
+      server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const { runId } = await startTurn(server, "Read the notes");
+      assert.equal(finished(await runEvents(server, runId)).outcome, "completed");
+      const input = JSON.parse(readFileSync(seen, "utf8")) as { tool: { name: string; arguments: { path: string } } };
+      assert.equal(input.tool.name, "read_file");
+      assert.equal(input.tool.arguments.path, "notes.txt");
+    });
+
+    it("a PreToolUse hook cannot be bypassed by arguments too large for its input: the call is denied, not run unchecked", async () => {
+      const cwd = scripts({ "veto.sh": 'cat >/dev/null\necho "no writes" >&2\nexit 2\n' });
+      const fs = new MemoryFileSystem();
+      const server = await startWith(runtime, cwd, { hooks: { PreToolUse: [sh(join(cwd, "veto.sh"), { matcher: "write_file" })] }, tools: { write_file: "allow" } }, fs);
+      // Over 1 MiB of arguments, streamed in pieces as a provider does (one SSE event holds at most 1 MiB).
+      const args = JSON.stringify({ path: "big.txt", content: "x".repeat(1_100_000) });
+      const event = (delta: Record<string, unknown>, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const pieces = Array.from({ length: Math.ceil(args.length / 100_000) }, (_, index) => args.slice(index * 100_000, (index + 1) * 100_000));
+      server.provider.enqueue({
+        chunks: [
+          event({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "write_file", arguments: "" } }] }),
+          ...pieces.map((piece) => event({ tool_calls: [{ index: 0, function: { arguments: piece } }] })),
+          event({}, "tool_calls"),
+          "data: [DONE]\n\n",
+        ],
+      });
+      server.provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const { runId } = await startTurn(server, "Write a big file");
+      const events = await runEvents(server, runId);
+      assert.equal(finished(events).outcome, "completed", JSON.stringify(diagnostics(events)));
+      assert.equal(fs.exists(join(cwd, "big.txt")), false, "the unchecked write did not happen");
+      assert.match(toolResult(server, 1, "call_1"), /^The tool call was denied by the user's hook: .*too large/);
+      assert.match(activities(events)[0]!.summary, /\(denied by a hook\)$/);
+    });
+
+    it("a global hook whose bare command is on no absolute PATH entry fails unrun: never the workspace's program of that name (canary)", async () => {
+      const canary = join(root, `canary-path-${counter}`);
+      const cwd = scripts({ "magi-lint-hook": `#!/bin/sh\necho ran >> ${canary}\n` });
+      chmodSync(join(cwd, "magi-lint-hook"), 0o755);
+      const server = await startTurnServer("openai-chat", {
+        processes: runtime,
+        fetch: runtime.fetch,
+        cwd,
+        env: { PATH: `${process.env.PATH ?? ""}:.` },
+        settings: { hooks: { UserPromptSubmit: [{ command: "magi-lint-hook" }] } },
+      });
+      started.push(server);
+      server.provider.enqueue(reply("openai-chat", { text: ["Hi."] }));
+      const { runId } = await startTurn(server, "Hello");
+      const events = await runEvents(server, runId);
+      assert.equal(finished(events).outcome, "completed");
+      assert.equal(existsSync(canary), false, "the repository's program did not run");
+      assert.deepEqual(diagnostics(events).map((entry) => entry.code), ["hook_failed"]);
+      assert.match(diagnostics(events)[0]!.summary, /could not be started/);
     });
 
     it("a Stop hook that always denies sends the model back at most 3 times, its reason as the next user message", async () => {

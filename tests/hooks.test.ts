@@ -1,6 +1,6 @@
 /**
  * Hooks without processes: the `hooks` settings section, matchers, the
- * canonical definition's pinned digest, and what a hook's ending means per
+ * canonical definition's pinned digest, what voids a project hook's approval, and what a hook's ending means per
  * event (docs/features/runner.md, "Hooks").
  */
 
@@ -9,7 +9,10 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { HOOK_MATCHER, matchesTool, parseHooksSettings } from "../src/config/hooks-settings.ts";
 import { parseSettingsText } from "../src/config/settings.ts";
-import { canonicalHookText } from "../src/hooks/definition.ts";
+import { canonicalHookText, hookApprovalFor, hookStatuses } from "../src/hooks/definition.ts";
+import { createMemoryRuntime } from "../runtime/memory.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { configuredHooks } from "../src/config/hooks-settings.ts";
 import { hookAnswer, MAX_HOOK_TEXT_BYTES } from "../src/hooks/hook-answer.ts";
 import type { HookProcessResult } from "../src/hooks/hook-process.ts";
 import { sha256Hex } from "../src/util/digest.ts";
@@ -21,7 +24,7 @@ const exited = (code: number | null, stdout = "", stderr = "", signal: string | 
   status: { code, signal },
   stdout: encoder.encode(stdout),
   stderr: encoder.encode(stderr),
-  overflowed: false,
+  overflowed: { stdout: false, stderr: false },
 });
 
 describe("hooks settings", () => {
@@ -62,6 +65,27 @@ describe("hooks settings", () => {
   });
 });
 
+describe("project hook approvals", () => {
+  it("hookStatuses(): a changed command, or the same command finding another program, voids the approval", async () => {
+    const fs = new MemoryFileSystem();
+    for (const path of ["/bin/sh", "/bin/bash", "/opt/bin/lint", "/usr/bin/lint"]) fs.writeFile(path, "", 0o755);
+    fs.writeFile("/w/.magi-code/settings.jsonc", "{}", 0o644);
+    const statuses = async (command: string, path: string, approvals: Parameters<typeof hookStatuses>[2]) => {
+      const runtime = createMemoryRuntime({ fs, cwd: "/w", env: { HOME: "/home/user", PATH: path } });
+      const hooks = configuredHooks({ file: "/home/user/.magi-code/settings.jsonc" }, { file: "/w/.magi-code/settings.jsonc", hooks: { Stop: [{ command, args: ["x"] }] } });
+      return await hookStatuses(runtime, hooks, approvals, "/w");
+    };
+    const [first] = await statuses("/bin/sh", "/usr/bin", []);
+    const approvals = [hookApprovalFor(first!)!];
+    assert.equal((await statuses("/bin/sh", "/usr/bin", approvals))[0]!.state, "approved");
+    assert.equal((await statuses("/bin/bash", "/usr/bin", approvals))[0]!.state, "not_approved");
+    const [lint] = await statuses("lint", "/usr/bin", []);
+    const lintApproved = [hookApprovalFor(lint!)!];
+    assert.equal((await statuses("lint", "/usr/bin", lintApproved))[0]!.state, "approved");
+    assert.equal((await statuses("lint", "/opt/bin:/usr/bin", lintApproved))[0]!.state, "changed");
+  });
+});
+
 describe("hookAnswer()", () => {
   const secret = "sk-secret-value-0123456789";
   it("exit 0 with nothing on stdout proceeds; exit 2 blocks with stderr, redacted; another code fails", () => {
@@ -69,6 +93,15 @@ describe("hookAnswer()", () => {
     assert.deepEqual(hookAnswer("PreToolUse", exited(2, "", `no: ${secret}\n`), [secret]), { kind: "block", reason: "no: [redacted]" });
     assert.deepEqual(hookAnswer("PreToolUse", exited(1), []), { kind: "failed", why: "exited with code 1" });
     assert.deepEqual(hookAnswer("PreToolUse", exited(null, "", "", "SIGKILL"), []), { kind: "failed", why: "was killed by SIGKILL" });
+  });
+
+  it("a flood spoils only the stream an ending reads: exit 2 blocks with its stderr's first bytes, a cut character dropped; exit 0 fails on a stdout flood", () => {
+    const cut = encoder.encode("stop \u00e9").subarray(0, 6);
+    const flooded = (code: number, overflowed: { stdout: boolean; stderr: boolean }, stderr = cut): HookProcessResult => ({ kind: "exited", status: { code, signal: null }, stdout: new Uint8Array(), stderr, overflowed });
+    assert.deepEqual(hookAnswer("PreToolUse", flooded(2, { stdout: false, stderr: true }), []), { kind: "block", reason: "stop" });
+    assert.deepEqual(hookAnswer("PreToolUse", flooded(2, { stdout: true, stderr: false }, encoder.encode("no")), []), { kind: "block", reason: "no" });
+    assert.deepEqual(hookAnswer("PreToolUse", flooded(0, { stdout: false, stderr: true }), []), { kind: "proceed", decision: null, reason: null, context: null });
+    assert.deepEqual(hookAnswer("PreToolUse", flooded(0, { stdout: true, stderr: false }), []), { kind: "failed", why: "printed more than 64 KiB on stdout" });
   });
 
   it("each event takes only its own fields and decisions", () => {

@@ -63,5 +63,16 @@ for (const [name, runtime] of spawningRuntimes()) {
       assert.deepEqual(names(dir), ["first", "other", "mine"]);
       assert.deepEqual(readdirSync(dir), ["mcp-tokens.json"], "the abandoned temporary file is gone");
     });
+
+    it("updateMcpTokens() keeps every change when one child stores several servers' refreshed tokens at once", async () => {
+      const dir = home();
+      await updateMcpTokens(runtime, dir, "first", () => login("access-first"));
+      // Startup connects every server concurrently, so servers whose logins expired together refresh together.
+      const servers = Array.from({ length: 6 }, (_, index) => `server-${index}`);
+      const outcomes = await Promise.all(servers.map((server) => updateMcpTokens(runtime, dir, server, () => login(`access-${server}`))));
+      for (const outcome of outcomes) assert.deepEqual(outcome, { ok: true, existed: false });
+      assert.deepEqual(names(dir).sort(), ["first", ...servers].sort());
+      assert.deepEqual(readdirSync(dir), ["mcp-tokens.json"]);
+    });
   });
 }

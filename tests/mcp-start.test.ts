@@ -65,5 +65,17 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
       assert.equal(existsSync(`/proc/${pid}`), false, "the server is gone from the process table");
       await eventually(() => groupMembers(pid).length === 0, "its grandchild to die");
     });
+
+    it("a server spawned ahead that wrote and exited before anything attached fails startup with exited", async () => {
+      // 256 KiB of stderr and a message on stdout, more than a pipe holds unread, then an exit before the SDK loaded.
+      const script = 'process.stderr.write("x".repeat(262144)); process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "early" } }) + "\\n", () => process.exit(3));';
+      const definition = faultServer("early", "well", root, undefined, { args: ["-e", script] }) as StdioDefinition;
+      const launched = ServerProcess.spawn(runtime, definition);
+      await eventually(() => !isRunning(launched.pid!), "the server to exit");
+      const result = await guarded(connectMcpServers(runtime, null, [definition], new AbortController().signal, [launched]), "connectMcpServers");
+      assert.equal(result.ok ? null : result.failure.reason, "exited");
+      await guarded(launched.stopping ?? Promise.resolve(), "the stop");
+      assert.equal(existsSync(`/proc/${launched.pid}`), false, "the server is gone from the process table");
+    });
   });
 }

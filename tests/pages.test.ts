@@ -112,14 +112,14 @@ describe("pageHistory", () => {
       part: 9_999,
       last_part: false,
     };
-    const snapshot: HistorySnapshot = { entries: [entry, entry, entry], complete: true, messages: 1, bytes: JSON.stringify([entry, entry, entry]).length, tailNotice: false, cards: new Map(), cardBytes: 0 };
+    const snapshot: HistorySnapshot = { entries: [entry, entry, entry], complete: true, messages: 1, bytes: JSON.stringify([entry, entry, entry]).length, tailNotice: false, cards: new Map(), cardBytes: 0, userTurns: new Map() };
     const pages = pageAll(snapshot, "s".repeat(64), "r".repeat(64));
     assert.deepEqual(pages.map((p) => p.entries.length), [1, 1, 1]);
   });
 
   it("reports content_limit rather than an empty or oversized page for an entry no page can hold", () => {
     const entry: HistoryEntry = { message_id: "m0", kind: "user", text: "x".repeat(LIMITS.history_page_bytes), partial: false, part: 0, last_part: true };
-    assert.deepEqual(pageHistory({ entries: [entry], complete: true, messages: 1, bytes: JSON.stringify([entry]).length, tailNotice: false, cards: new Map(), cardBytes: 0 }, SESSION, REVISION, null), { ok: false, code: ErrorCode.contentLimit });
+    assert.deepEqual(pageHistory({ entries: [entry], complete: true, messages: 1, bytes: JSON.stringify([entry]).length, tailNotice: false, cards: new Map(), cardBytes: 0, userTurns: new Map() }, SESSION, REVISION, null), { ok: false, code: ErrorCode.contentLimit });
   });
 
   it("results are frozen and typed as output values", () => {

@@ -40,7 +40,7 @@ describe("projectHistory() with `after`", () => {
 
   it("the snapshot bounds count the earlier entries", () => {
     const records = buildSession("s1", [{ prompt: "p", reply: "r", summary: "s" }]);
-    const nearlyFull: HistorySnapshot = { entries: [], complete: true, messages: 9_999, bytes: 8_388_600, tailNotice: false, cards: new Map(), cardBytes: 0 };
+    const nearlyFull: HistorySnapshot = { entries: [], complete: true, messages: 9_999, bytes: 8_388_600, tailNotice: false, cards: new Map(), cardBytes: 0, userTurns: new Map() };
     const result = projectHistory(records, { torn: false, secrets: [], after: nearlyFull });
     assert.deepEqual(result, { ok: false, code: "history_limit" });
   });

@@ -178,7 +178,8 @@ process.exitCode = await agent.shutdown();
     },
   },
   {
-    claims: (block) => block.code.startsWith("deno run "),
+    // The spawn line may lead with the environment runtime/deno-launch.ts documents.
+    claims: (block) => /^(?:DENO_NO_UPDATE_CHECK=1 )?deno run /.test(block.code),
     run: (block) =>
       withFakeProvider(async (provider) => {
         const ws = workspace(scratch, "deno", provider);

@@ -42,7 +42,9 @@ const CORPUS_SHA256: Readonly<Record<string, string>> = {
   "v1-turn-context-skills-profile.jsonl": "38a6fca0e3008c70247a7c097f6980092bb8123936af750a86706ed72d088d2a",
   "v1-usage-cached.jsonl": "87c5cec42e8d54be84a144e4c236aacb8d82e57073d851cba828a8e5eb3a7cb2",
   "v1-activity-session-grant.jsonl": "618af1c847160de1cb01c2d82f7b99c5db36e0af5f887043d0c0f2e85f20f0a2",
-  "v1-tool-cards.jsonl": "f1ad7eb1f4da2c62df032d7de6ca1d34da082c3c4addcb89cf9c498c230b09ba",
+  "v3-subagent-link.jsonl": "8c92a8e9f6d2d70fd1a64ea0b8178e87109118554bff005e0972d4a5ba8f5d5b",
+  "v3-tool-cards.jsonl": "26d20810bc482896b61de6239e0bc4af2c7dc711eca212f777e961b25645f700",
+  "v4-rewind.jsonl": "37b76b59e9556137878b5464349fe20e18a3f2a1201f001e0615c1b7f94bd24c",
 };
 
 /** What this release makes of one corpus history. */

@@ -37,10 +37,12 @@ if (!isDeno && seaHost && existsSync(seaBinary())) hosts.push(["sea", { command:
 /** Runs `source` in a host started by `host`; returns the outcome, the nested calls and the host's pid. */
 async function run(host: HostCommand, source: string, options: { limits?: Partial<SandboxLimits>; tools?: string[]; signal?: AbortSignal; call?: ProgramRequest["call"] } = {}) {
   const spawned: Subprocess[] = [];
+  const environments: Readonly<Record<string, string>>[] = [];
   // The real adapter, only watched: the test needs the host's pid to look for it afterwards.
   const runtime: Runtime = { ...base, spawn: (command, spawnOptions) => {
     const child = base.spawn(command, spawnOptions);
     spawned.push(child);
+    environments.push(spawnOptions.env ?? {});
     return child;
   } };
   const calls: [string, string][] = [];
@@ -60,7 +62,7 @@ async function run(host: HostCommand, source: string, options: { limits?: Partia
   }), "the program");
   assert.equal(spawned.length, 1);
   assert.equal(base.isProcessAlive(spawned[0]!.pid), false, "the host process is gone");
-  return { outcome, calls };
+  return { outcome, calls, env: environments[0]! };
 }
 
 const ESCAPES = `
@@ -143,6 +145,16 @@ for (const [name, host] of hosts) {
     });
   });
 }
+
+describe("how the host is started", () => {
+  it("the host gets no variable but a runtime's start-up ones, and DENO_NO_UPDATE_CHECK=1", async () => {
+    const { env } = await run(hosts[0]![1], "return 1");
+    const allowed = new Set(["HOME", "TMPDIR", "TMP", "TEMP", "DENO_DIR", "XDG_CACHE_HOME", "NODE_COMPILE_CACHE", "SYSTEMROOT", "LANG", "DENO_NO_UPDATE_CHECK"]);
+    assert.deepEqual(Object.keys(env).filter((name) => !allowed.has(name)), []);
+    // Deno's CLI would otherwise ask dl.deno.land for a newer Deno: a network request from the sandbox's process.
+    assert.equal(env.DENO_NO_UPDATE_CHECK, "1");
+  });
+});
 
 describe("the child's side of the host protocol", () => {
   it("a host that writes a frame longer than FRAME_BYTES is killed and the call fails as a protocol fault", async () => {

@@ -80,6 +80,6 @@ describe("saved cards in history.page", () => {
     assert.ok(projected.ok);
     assert.equal(projected.snapshot.cards.size, fits);
     assert.equal(projected.snapshot.cards.get(projected.snapshot.entries.at(-1)!), undefined);
-    assert.equal(projected.snapshot.cards.get(projected.snapshot.entries[0]!), big);
+    assert.deepEqual(projected.snapshot.cards.get(projected.snapshot.entries[0]!), big);
   });
 });

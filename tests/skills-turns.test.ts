@@ -69,7 +69,7 @@ for (const api of APIS) {
       const sent = server.provider.log[0]!.body as Record<string, unknown>;
       const listed = systemText(api, sent).split("\nAvailable skills:\n")[1]!;
       assert.deepEqual(listed.split("\n"), [`- pdf-tools: ${PDF_DESCRIPTION}`, "- shared: The project's copy."]);
-      assert.deepEqual(toolNames(api, sent), ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "shell", "skill"]);
+      assert.deepEqual(toolNames(api, sent), ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file", "shell", "skill", "task"]);
       assert.equal(await stopTurnServer(server), 0);
 
       const plain = await startTurnServer(api);

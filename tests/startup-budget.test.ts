@@ -42,6 +42,7 @@ describe("start-up budget", () => {
       assert.ok(loaded.own.length <= STARTUP_BUDGET[runtime].own, `${loaded.own.length} own modules over the budget of ${STARTUP_BUDGET[runtime].own}${list}`);
       assert.ok(loaded.compat <= STARTUP_BUDGET[runtime].compat, `${loaded.compat} Node-compat modules over the budget of ${STARTUP_BUDGET[runtime].compat}`);
       assert.ok(loaded.files <= STARTUP_BUDGET[runtime].files, `${loaded.files} bundle files over the budget of ${STARTUP_BUDGET[runtime].files}`);
+      assert.ok(loaded.read <= STARTUP_BUDGET[runtime].read, `${loaded.read} source files read over the budget of ${STARTUP_BUDGET[runtime].read}`);
       assert.deepEqual(loaded.packages, STARTUP_BUDGET[runtime].packages, `npm packages loaded before the answer${list}`);
     });
 

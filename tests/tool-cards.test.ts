@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { cutWithMarker, displayText, escapedBytes, headWithin, tailWithin } from "../src/cards/bounds.ts";
-import { boundedDiff, emptyCard, fitCard, preparedCard } from "../src/cards/card.ts";
+import { boundedDiff, emptyCard, fitCard, preparedCard, runningCard } from "../src/cards/card.ts";
 import { DetailBudget } from "../src/cards/bounds.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { unifiedDiff } from "../src/cards/diff.ts";
+import { MCP_ARGUMENTS_BYTES, preparedMcp } from "../src/cards/mcp.ts";
+import { resultKind } from "../src/mcp/call-result.ts";
 import { CARD_LIMITS, type Card, CardSchema } from "../src/protocol/tool-cards.ts";
 import * as v from "valibot";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
@@ -92,6 +94,15 @@ describe("card bounds", () => {
     assert.match(diff.text, /\n\[… diff truncated: \d+ of \d+ bytes shown …\]$/u);
   });
 
+  it("boundedDiff() redacts a credential at the start of a removed or added line, where the line's sign would hide it from redaction", () => {
+    const key = "AKIAIOSFODNN7EXAMPLE";
+    const token = "ghp_0123456789abcdefABCDEF";
+    const url = "https://deploy:hunter2hunter2@example.com/repo.git";
+    const diff = boundedDiff("creds.txt", `${key}\n${token}\nkeep\n`, `keep\n${url}\n`, [])!;
+    for (const secret of [key, token, "hunter2hunter2"]) assert.ok(!diff.text.includes(secret), `${secret} leaks through the diff`);
+    assert.equal(diff.text, "--- a/creds.txt\n+++ b/creds.txt\n@@ -1,3 +1,2 @@\n-[redacted]\n-[redacted]\n keep\n+https://deploy:[redacted]@example.com/repo.git\n");
+  });
+
   it("preparedCard() shows a path and a command redacted and escaped, and a diff over the run's budget as detail_omitted", async () => {
     const fs = new MemoryFileSystem();
     const secret = "sk-live-0123456789abcdef";
@@ -104,6 +115,51 @@ describe("card bounds", () => {
     assert.deepEqual([spent.diff, spent.detail_omitted, spent.write?.mode], [null, true, "edit"]);
     const kept = await preparedCard(emptyCard("edit_file", "edit"), edit, fs, [], new DetailBudget(1_000));
     assert.deepEqual([kept.diff?.text, kept.detail_omitted], ["--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n", false]);
+  });
+
+  it("fitCard() cutting an already cut diff keeps one marker, naming the whole diff's size", () => {
+    // A long escaped path fills the card twice (the card's path, the diff's headers), so the diff is cut again.
+    const path = "\\u{200B}".repeat(1_000);
+    const diff = boundedDiff(path, null, "x\n".repeat(10_000), [])!;
+    const card = fitCard({ ...emptyCard("write_file", "write"), path, summary: `write_file ${path.slice(0, 1_000)}`, diff });
+    assert.ok(Buffer.byteLength(JSON.stringify(card)) <= CARD_LIMITS.card_bytes);
+    assert.ok(escapedBytes(card.diff!.text) < escapedBytes(diff.text), "the diff was cut again");
+    assert.equal(card.diff!.text.split("[… diff truncated").length, 2, "one marker");
+    const marker = /\n\[… diff truncated: (\d+) of (\d+) bytes shown …\]$/u.exec(card.diff!.text)!;
+    assert.equal(Number(marker[2]), diff.total_bytes);
+    assert.equal(Number(marker[1]), Buffer.byteLength(card.diff!.text.slice(0, marker.index)));
+    fc.assert(fc.property(fc.integer({ min: 1, max: 8_000 }), (over) => {
+      const recut = fitCard({ ...emptyCard("write_file", "write"), summary: "s".repeat(CARD_LIMITS.card_bytes - 8_600 + over), diff });
+      assert.equal(recut.diff!.text.split("[… diff truncated").length, 2, "one marker");
+      assert.match(recut.diff!.text, new RegExp(`\\n\\[… diff truncated: \\d+ of ${diff.total_bytes} bytes shown …\\]$`, "u"));
+    }), { numRuns: fuzzRuns(40) });
+  });
+
+  it("preparedMcp() previews long arguments cut to 1,024 escaped bytes with …, counting the whole; resultKind() names what came back", () => {
+    const mcp = preparedMcp({ kind: "mcp", server: "srv", tool: "t", arguments: { text: "\u0000".repeat(1_000) } }, []);
+    assert.equal(mcp.arguments_truncated, true);
+    assert.ok(escapedBytes(mcp.arguments) <= MCP_ARGUMENTS_BYTES && mcp.arguments.endsWith("…"));
+    assert.equal(mcp.arguments_bytes, Buffer.byteLength(JSON.stringify({ text: "\u0000".repeat(1_000) })));
+    const text = { type: "text" as const, text: "x" };
+    const image = { type: "image" as const, data: "", mimeType: "image/png" };
+    const kinds = [
+      resultKind({ kind: "result", result: { content: [text, text] } }),
+      resultKind({ kind: "result", result: { content: [text, image] } }),
+      resultKind({ kind: "result", result: { content: [], structuredContent: { a: 1 } } }),
+      resultKind({ kind: "result", result: { content: [] } }),
+      resultKind({ kind: "result", result: { content: [text], isError: true } }),
+      resultKind({ kind: "timeout" }),
+    ];
+    assert.deepEqual(kinds, ["text", "mixed", "structured", "empty", "error", "none"]);
+  });
+
+  it("runningCard() shows a running command's output up to its last line break: a credential still being written shows no prefix", () => {
+    const card = { ...emptyCard("shell", "shell"), shell: { command: "x", cwd: ".", timeout_s: 5, exit_code: null, signal: null, ending: null, duration_ms: null, output: null } };
+    // The pipe has delivered part of a token: too short yet for the redaction rules to know it.
+    const early = runningCard(card, { head: "line one\ntoken: ghp_0123456", tail: "", totalBytes: 27, omittedBytes: 0 }, []);
+    assert.deepEqual(early.shell!.output, { head: "line one\n", tail: "", total_bytes: 27, omitted_bytes: 18 });
+    const late = runningCard(card, { head: "start\n", tail: "end\nghp_01", totalBytes: 100_000, omittedBytes: 99_900 }, []);
+    assert.deepEqual([late.shell!.output!.head, late.shell!.output!.tail], ["start\n", "end\n"]);
   });
 
   it("fitCard() keeps every card within card_bytes, valid, cutting only its texts (fast-check over sizes)", () => {

@@ -30,10 +30,11 @@ function assertBounded(result: ToolResult): void {
 }
 
 describe("tool definitions", () => {
-  it("builtinTools() offers the seven tools, and skill only with skills, each with a default policy: reads, skill and code allowed, writes and shell asking", () => {
-    // `code` is offered apart, only with Code Mode on (src/runner/code-mode/).
-    assert.deepEqual(builtinTools().map((t) => t.name), Object.keys(DEFAULT_POLICIES).filter((name) => name !== "skill" && name !== "code"));
-    assert.deepEqual(builtinTools(true).map((t) => t.name), Object.keys(DEFAULT_POLICIES).filter((name) => name !== "code"));
+  it("builtinTools() offers the seven tools, and skill only with skills, each with a default policy: reads, skill, task and code allowed, writes and shell asking", () => {
+    // `task` and `code` have default policies but are offered apart: by a run that may delegate (src/agents/), with Code Mode on.
+    const registered = Object.keys(DEFAULT_POLICIES).filter((name) => name !== "task" && name !== "code");
+    assert.deepEqual(builtinTools().map((t) => t.name), registered.filter((name) => name !== "skill"));
+    assert.deepEqual(builtinTools(true).map((t) => t.name), registered);
     assert.equal(findBuiltinTool("skill"), undefined);
     assert.equal(findBuiltinTool("skill", true)?.name, "skill");
     assert.deepEqual(DEFAULT_POLICIES, {
@@ -45,6 +46,7 @@ describe("tool definitions", () => {
       edit_file: "ask",
       shell: "ask",
       skill: "allow",
+      task: "allow",
       code: "allow",
     });
   });

@@ -151,7 +151,13 @@ for (const [name, runtime] of spawningRuntimes()) {
         signal: new AbortController().signal,
         secrets: [],
       });
-      assert.deepEqual(result, { ok: false, output: "The shell could not be started: not found.", summary: 'shell "true": could not start' });
+      assert.deepEqual(result, {
+        ok: false,
+        output: "The shell could not be started: not found.",
+        summary: 'shell "true": could not start',
+        // What its tool card states: the command never ran.
+        facts: { kind: "shell", ending: "not_started", exitCode: null, signal: null, durationMs: null, output: null },
+      });
     });
   });
 }

@@ -26,12 +26,12 @@ function files(at: string): string[] {
 describe("wire JSON Schemas", () => {
   const generated = wireSchemas();
 
-  it("cover the envelopes, every method's params and result, and every event", () => {
+  it("cover the envelopes, every method's params and result, agent.info's, and every event", () => {
     const expected = [
       "event.schema.json",
       "request.schema.json",
       "response.schema.json",
-      ...Object.keys(METHODS).flatMap((method) => [`params/${method}.schema.json`, `results/${method}.schema.json`]),
+      ...[...Object.keys(METHODS), "agent.info"].flatMap((method) => [`params/${method}.schema.json`, `results/${method}.schema.json`]),
       ...Object.keys(EVENTS).map((event) => `events/${event}.schema.json`),
     ];
     assert.deepEqual(Object.keys(generated).sort(), expected.sort());

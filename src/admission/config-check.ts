@@ -16,6 +16,10 @@ import { CREDENTIALS_FILE, type Credentials, loadCredentials, MAX_CREDENTIALS_BY
 import { catalogProblems } from "./catalog-problems.ts";
 import { instructionNotes, instructionPathProblems } from "./instructions-problems.ts";
 import { mcpApprovalNotes, mcpMergeOf } from "./mcp-problems.ts";
+import type { ConfiguredMcpServer } from "../config/mcp-merge.ts";
+import { exposedToolName } from "../mcp/names.ts";
+import type { ApprovalPolicy } from "../policy/tool-policies.ts";
+import { jsonPath } from "../util/json-path.ts";
 import { hookApprovalNotes } from "./hooks-problems.ts";
 import { profileProblems } from "./profile-problems.ts";
 import { projectEndpointsTrusted, projectToolsTrusted } from "../config/project-trust.ts";
@@ -171,17 +175,30 @@ export async function checkConfiguration(runtime: Runtime): Promise<ConfigReport
   const files = { global: globalPath, project: projectPath, globalCount: global.instructions?.paths?.length ?? 0 };
   notes.push(...await instructionNotes(runtime, { home, cwd, ...files }, merged));
   notes.push(...await skillNotes(runtime, { home, cwd }, merged.skills?.disabled ?? []));
-  notes.push(...codeModeNotes(globalPath, merged, mergeCodeModeSettings(global.code_mode, project.code_mode)));
+  notes.push(...codeModeNotes(globalPath, merged, mcp.servers, mergeCodeModeSettings(global.code_mode, project.code_mode)));
   return { checked, problems, notes };
 }
 
-/** With Code Mode on, each direct `deny` whose Code Mode policy would still run the tool (they are independent). */
-function codeModeNotes(file: string, merged: Settings, codeMode: CodeModeSettings): FileProblem[] {
+/**
+ * With Code Mode on, each direct `deny` whose Code Mode policy would still
+ * run the tool (they are independent): a built-in's `tools` entry, or an
+ * enabled MCP server's tool entry, named as programs call it.
+ */
+function codeModeNotes(file: string, merged: Settings, servers: readonly ConfiguredMcpServer[], codeMode: CodeModeSettings): FileProblem[] {
   if (!codeModeEnabled(codeMode)) return [];
-  return directDeniesOpenToCode(merged.tools, codeMode).map((name) => ({
+  const settingOf = new Map(Object.keys(merged.tools ?? {}).map((name) => [name, jsonPath(["tools", name]).slice(2)]));
+  const direct: Record<string, ApprovalPolicy> = { ...merged.tools };
+  for (const server of servers.filter((candidate) => candidate.enabled)) {
+    for (const [tool, policy] of Object.entries(server.toolPolicies)) {
+      const exposed = exposedToolName(server.name, tool);
+      direct[exposed] = policy;
+      settingOf.set(exposed, jsonPath(["mcp", "servers", server.name, "tools", tool]).slice(2));
+    }
+  }
+  return directDeniesOpenToCode(direct, codeMode).map((name) => ({
     file,
     path: `$.code_mode.tools.${name}`,
-    message: `tools.${name} is deny, but Code Mode programs may still call ${name}: the two policies are independent; add "${name}": "deny" under code_mode.tools to refuse it there too`,
+    message: `${settingOf.get(name)} is deny, but Code Mode programs may still call ${name}: the two policies are independent; add "${name}": "deny" under code_mode.tools to refuse it there too`,
   }));
 }
 

@@ -17,7 +17,7 @@ export function hookStateText(status: HookStatus): string {
   const approve = `run 'magi-code hooks approve ${status.id}'`;
   switch (status.state) {
     case "global":
-      return "global, runs";
+      return status.command === null ? "global, command not found (not on PATH, not executable, or no such file), fails each time it would run" : "global, runs";
     case "approved":
       return "project, approved, runs";
     case "not_approved":

@@ -54,10 +54,8 @@ export interface StartupSnapshot {
   /** What the selected provider's cached model list says about the model's reasoning controls (null: nothing). */
   readonly selectionHint?: ReasoningHint;
   /**
-   * The MCP servers to connect: those the settings configure that are
-   * enabled and approved (`src/mcp/servers.ts`); absent when the settings
-   * configure none. The others are skipped: never started, never failing
-   * startup.
+   * The MCP servers to connect: the enabled and approved ones (`src/mcp/servers.ts`);
+   * absent when the settings configure none. The others are skipped: never started, never failing startup.
    */
   readonly mcpServers?: readonly McpServerDefinition[];
   /**
@@ -69,6 +67,9 @@ export interface StartupSnapshot {
   readonly mcp?: McpManager;
   /** The hooks that run (global ones, approved project ones: `src/hooks/`); absent when none does. */
   readonly hooks?: import("../runner/hooks-port.ts").TurnHooks;
+  /** What `agent.info` shows of the configured MCP servers not started and of every configured hook (absent: none configured). */
+  readonly skippedMcp?: readonly import("../mcp/servers.ts").SkippedMcpServer[];
+  readonly hookStates?: readonly import("../hooks/startup.ts").HookState[];
 }
 
 /** The outcome of {@link runStartup}. */
@@ -230,12 +231,10 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
   }
   if (signal.aborted) return cancelled;
   const contextId = await contextIdentity(cwd, home);
-
   const stored = await loadCredentials(runtime.fs, joinPath(home, CREDENTIALS_FILE), signal);
   if (signal.aborted) return cancelled;
   if (!stored.ok) return { ok: false, code: stored.code, contextId };
   const credentials = stored.credentials;
-
   const projectSettings = await projectSettingsPath(runtime, cwd, home);
   const loaded = await loadSettings(runtime.fs, { global: joinPath(home, GLOBAL_SETTINGS_FILE), project: projectSettings }, signal);
   if (signal.aborted) return cancelled;
@@ -263,13 +262,14 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
   const hooks = loaded.hooks === undefined ? null : await (await import("../hooks/startup.ts")).startupHooks(runtime, { home, cwd, hooks: loaded.hooks }, signal);
   if (hooks?.ok === false || signal.aborted) return hooks?.ok === false && hooks.code !== ErrorCode.startupCancelled ? { ok: false, code: hooks.code, contextId } : cancelled;
   let mcpServers: readonly McpServerDefinition[] | undefined;
+  let skippedMcp: StartupSnapshot["skippedMcp"];
   if (mcpSource !== undefined) mcpServers = await mcpSource({ runtime, home, cwd, settings: loaded.settings }, signal);
   else if (loaded.mcpServers !== undefined) {
     // Loaded only when a server is configured: reads the approvals file, once.
     const { startableMcpServers } = await import("../mcp/servers.ts");
     const startable = await startableMcpServers(runtime, { home, cwd, servers: loaded.mcpServers }, signal);
     if (!startable.ok) return startable.code === ErrorCode.startupCancelled ? cancelled : { ok: false, code: startable.code, contextId };
-    mcpServers = startable.servers;
+    ({ servers: mcpServers, skipped: skippedMcp } = startable);
   }
   if (signal.aborted) return cancelled;
   const mcp = await startMcp(runtime, home, mcpServers ?? [], signal);
@@ -288,6 +288,7 @@ export async function runStartup(runtime: Runtime, signal: AbortSignal, mcpSourc
     ...(skills === undefined ? {} : { skills }),
     ...(mcp.manager === null ? {} : { mcp: mcp.manager }),
     ...(hooks?.ok && hooks.hooks !== null ? { hooks: hooks.hooks } : {}),
+    ...(skippedMcp === undefined ? {} : { skippedMcp }), ...(hooks?.ok ? { hookStates: hooks.states } : {}),
   };
   // Cancelled while the last server connected: nothing may outlive the answer.
   if (signal.aborted) {

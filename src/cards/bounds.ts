@@ -36,11 +36,11 @@ export function tailWithin(text: string, max: number): string {
 /**
  * `text` cut to `max` escaped bytes with `marker(shown, total)` after the
  * kept head (raw UTF-8 byte counts), or whole when it fits; and whether it
- * was cut.
+ * was cut. `total` is the size of the whole `text` is the start of (itself
+ * unless given): a part of a larger whole is always marked.
  */
-export function cutWithMarker(text: string, max: number, marker: (shown: number, total: number) => string): { text: string; cut: boolean } {
-  if (escapedBytes(text) <= max) return { text, cut: false };
-  const total = utf8ByteCount(text);
+export function cutWithMarker(text: string, max: number, marker: (shown: number, total: number) => string, total = utf8ByteCount(text)): { text: string; cut: boolean } {
+  if (escapedBytes(text) <= max && total === utf8ByteCount(text)) return { text, cut: false };
   // The marker's digits depend on the head's size: reserve room for the widest.
   const room = max - escapedBytes(marker(total, total));
   const head = headWithin(text, room);

@@ -14,6 +14,7 @@ import type { ApprovalOutcome } from "../protocol/approval-outcomes.ts";
 import { CARD_LIMITS, type Card, type CardDiff, type CardKind, type CardOutcome, type CardOutput, type CardShell } from "../protocol/tool-cards.ts";
 import { cutWithMarker, type DetailBudget, displayText, escapedBytes, headWithin, tailWithin } from "./bounds.ts";
 import { unifiedDiff } from "./diff.ts";
+import { finishedMcp, preparedMcp } from "./mcp.ts";
 import type { CallFacts, OutputFacts, ResultFacts } from "./facts.ts";
 import { escapeInvisible } from "../util/invisible.ts";
 import { redactSecrets } from "../util/redaction.ts";
@@ -22,7 +23,8 @@ const KIND_OF_TOOL: Readonly<Record<string, CardKind>> = { read_file: "read", wr
 
 /** The card kind of a call of `tool` (a built-in's name; anything else is `other`). */
 export function cardKind(tool: string, facts: CallFacts | undefined): CardKind {
-  return facts?.kind ?? (Object.hasOwn(KIND_OF_TOOL, tool) ? KIND_OF_TOOL[tool]! : "other");
+  if (facts !== undefined) return facts.kind === "mcp" ? "other" : facts.kind;
+  return Object.hasOwn(KIND_OF_TOOL, tool) ? KIND_OF_TOOL[tool]! : "other";
 }
 
 /** A card before anything is known of the call but its tool. */
@@ -41,15 +43,29 @@ export function emptyCard(tool: string, kind: CardKind): Card {
     diff: null,
     read: null,
     shell: null,
+    mcp: null,
     detail_omitted: false,
   };
 }
 
-const diffMarker = (shown: number, total: number) => `\n[… diff truncated: ${shown} of ${total} bytes shown …]`;
+const DIFF_MARKER_START = "\n[… diff truncated: ";
+const diffMarker = (shown: number, total: number) => `${DIFF_MARKER_START}${shown} of ${total} bytes shown …]`;
+
+/**
+ * A diff made safe to show line by line: each hunk line's text is redacted
+ * apart from its sign, because a sign (`-`, `+`) in front of a credential
+ * would hide it from the token-boundary rules of redaction.
+ */
+function displayDiff(diff: string, secrets: readonly string[]): string {
+  return diff.split("\n").map((line, index) => {
+    const body = index >= 2 && (line.startsWith(" ") || line.startsWith("-") || line.startsWith("+"));
+    return body ? line[0] + displayText(line.slice(1), secrets) : displayText(line, secrets);
+  }).join("\n");
+}
 
 /** The bounded diff of `before` (null: created) to `after`, or null when it is empty. */
 export function boundedDiff(path: string, before: string | null, after: string, secrets: readonly string[]): CardDiff | null {
-  const whole = displayText(unifiedDiff(path, before, after), secrets);
+  const whole = displayDiff(unifiedDiff(path, before, after), secrets);
   if (whole === "") return null;
   const { text, cut } = cutWithMarker(whole, CARD_LIMITS.diff_bytes, diffMarker);
   return { text, truncated: cut, total_bytes: new TextEncoder().encode(whole).length };
@@ -68,6 +84,7 @@ async function previousText(fs: FileSystem, facts: Extract<CallFacts, { kind: "w
 /** The card's prepared part: path, write sizes, the diff (charged to `budget`), the command. */
 export async function preparedCard(card: Card, facts: CallFacts | undefined, fs: FileSystem, secrets: readonly string[], budget: DetailBudget): Promise<Card> {
   if (facts === undefined) return card;
+  if (facts.kind === "mcp") return { ...card, mcp: preparedMcp(facts, secrets) };
   if (facts.kind === "shell") {
     const shell: CardShell = {
       command: displayText(facts.command, secrets),
@@ -104,14 +121,26 @@ const outputOf = (facts: OutputFacts, secrets: readonly string[]): CardOutput =>
   return { head, tail, total_bytes: facts.totalBytes, omitted_bytes: Math.max(facts.omittedBytes, facts.totalBytes - shown) };
 };
 
-/** A running command's card with its output so far (bounded like the final one, not charged to the run's budget: the terminal snapshot replaces it). */
+/** `text` up to and with its last line break ("" without one). */
+const completeLines = (text: string) => text.slice(0, text.lastIndexOf("\n") + 1);
+
+/**
+ * A running command's card with its output so far (bounded like the final
+ * one, not charged to the run's budget: the terminal snapshot replaces it).
+ * The output's end is still being written, and a credential cut short by a
+ * pipe read is too short for redaction to know: it shows up to its last
+ * line break, the rest counted as omitted until a later snapshot.
+ */
 export function runningCard(card: Card, output: OutputFacts, secrets: readonly string[]): Card {
-  return card.shell === null ? card : { ...card, shell: { ...card.shell, output: outputOf(output, secrets) } };
+  if (card.shell === null) return card;
+  const sofar = output.tail === "" ? { ...output, head: completeLines(output.head) } : { ...output, tail: completeLines(output.tail) };
+  return { ...card, shell: { ...card.shell, output: outputOf(sofar, secrets) } };
 }
 
 /** The card's finished part from the result's facts (a read's counts; a command's ending and output, charged to `budget`). */
 export function finishedCard(card: Card, facts: ResultFacts | undefined, secrets: readonly string[], budget: DetailBudget): Card {
   if (facts?.kind === "read") return { ...card, read: { lines: facts.lines, bytes: facts.bytes, truncated: facts.truncated } };
+  if (facts?.kind === "mcp") return card.mcp == null ? card : { ...card, mcp: finishedMcp(card.mcp, facts.result) };
   if (facts?.kind !== "shell" || card.shell === null) return card;
   const shell = { ...card.shell, exit_code: facts.exitCode, signal: facts.signal, ending: facts.ending, duration_ms: facts.durationMs };
   if (facts.output === null) return { ...card, shell };
@@ -131,13 +160,17 @@ export interface Ending {
   readonly ok: boolean;
   /** Whether the run was cancelled by the end of the call. */
   readonly cancelled: boolean;
+  /** Whether the call was sent to a tool outside magi-code and its answer never came. */
+  readonly unanswered: boolean;
 }
 
 /** The terminal outcome of a call. */
 export function outcomeOf(card: Card, ending: Ending): CardOutcome {
   if (ending.deniedByPolicy || ending.decision === "denied" || ending.decision === "expired") return "denied";
-  if (ending.decision === "cancelled") return "cancelled";
+  // Superseded: the Code Mode program that made the call ended while it waited, which cancels it.
+  if (ending.decision === "cancelled" || ending.decision === "superseded") return "cancelled";
   if (!ending.ran) return ending.cancelled ? "cancelled" : "failed";
+  if (ending.unanswered) return "unknown";
   const shell = card.shell?.ending;
   if (shell === "abandoned") return "unknown";
   if (shell === "cancelled" || (ending.cancelled && !ending.ok)) return "cancelled";
@@ -162,7 +195,9 @@ const shorter = (text: string, over: number) => `${headWithin(text, Math.max(0, 
 /** One step toward the bound: the largest cuttable text first in the order diff, output, command, path. */
 function shrink(card: Card, over: number): Card {
   if (card.diff !== null && escapedBytes(card.diff.text) > 256) {
-    const text = cutWithMarker(card.diff.text, Math.max(0, escapedBytes(card.diff.text) - over), diffMarker).text;
+    // A diff cut before is cut again from its shown head, under one marker naming the whole diff.
+    const shown = card.diff.truncated ? card.diff.text.slice(0, card.diff.text.lastIndexOf(DIFF_MARKER_START)) : card.diff.text;
+    const text = cutWithMarker(shown, Math.max(0, escapedBytes(card.diff.text) - over), diffMarker, card.diff.total_bytes).text;
     return { ...card, diff: { ...card.diff, text, truncated: true } };
   }
   const shell = card.shell;

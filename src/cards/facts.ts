@@ -10,6 +10,8 @@
  * @module
  */
 
+import type { McpResultKind } from "../protocol/tool-cards.ts";
+
 /** What a prepared call resolved. */
 export type CallFacts =
   | {
@@ -59,6 +61,16 @@ export type CallFacts =
     readonly timeoutS: number;
     /** Its output so far (redacted, head and tail), or null before it started: for live updates. */
     readonly outputSoFar: () => OutputFacts | null;
+  }
+  | {
+    /** A tool of an MCP server. */
+    readonly kind: "mcp";
+    /** The server's settings name. */
+    readonly server: string;
+    /** The server's own name of the tool. */
+    readonly tool: string;
+    /** The arguments as they are sent. */
+    readonly arguments: Readonly<Record<string, unknown>>;
   };
 
 /** A command's output as the shell kept it: head and tail, the middle counted. */
@@ -98,4 +110,12 @@ export type ResultFacts =
     readonly durationMs: number | null;
     /** Its output, or null when it never started. */
     readonly output: OutputFacts | null;
+  }
+  | {
+    /** A tool of an MCP server. */
+    readonly kind: "mcp";
+    /** What its result held, or `none` when none came back. */
+    readonly result: McpResultKind;
+    /** Whether the call was sent and its answer never came (it timed out): what the tool did cannot be known. */
+    readonly unanswered: boolean;
   };

@@ -14,9 +14,9 @@
  */
 
 import { type Limits, LIMITS } from "../protocol/limits.ts";
-import type { MethodName, MethodParams } from "../protocol/methods.ts";
 import { type Capability, NEGOTIATED } from "../protocol/negotiation.ts";
 import type { InitializeResult, MethodResult } from "../protocol/results.ts";
+import type { ClientMethod, ClientParams, ClientResult } from "./methods.ts";
 import { explainEnding } from "./ending.ts";
 import { ConnectionClosed, ProtocolViolation, RequestAborted, RequestRefused } from "./errors.ts";
 import { Exchange } from "./exchange.ts";
@@ -44,8 +44,8 @@ export interface AgentClientOptions {
   readonly clientTools?: readonly ClientToolDefinition[];
 }
 
-/** The methods {@link AgentClient.request} sends: every one but `turn.start`, which {@link AgentClient.startTurn} sends. */
-export type RequestMethod = Exclude<MethodName, "turn.start">;
+/** The methods {@link AgentClient.request} sends: every one but `turn.start` ({@link AgentClient.startTurn}'s), and `agent.info`. */
+export type RequestMethod = Exclude<ClientMethod, "turn.start">;
 
 /** Methods a client may send whatever the server advertised: the ones that open and end a connection. */
 const ALWAYS: ReadonlySet<string> = new Set(["initialize", "shutdown", "status"]);
@@ -140,9 +140,9 @@ export class AgentClient {
    * is {@link startTurn}'s: its run's events need the {@link Run} that
    * registers, so here it is refused (`RequestRefused`, nothing sent).
    */
-  request<M extends RequestMethod>(method: M, params: MethodParams<M>, options: RequestOptions = {}): Promise<MethodResult<M>> {
+  request<M extends RequestMethod>(method: M, params: ClientParams<M>, options: RequestOptions = {}): Promise<ClientResult<M>> {
     // Typed out, but a JavaScript caller (or a cast) can still pass it; sent, its run's first event would end the connection.
-    if ((method as MethodName) === "turn.start") return Promise.reject(new RequestRefused(method, "use startTurn(), which follows the run's events"));
+    if ((method as ClientMethod) === "turn.start") return Promise.reject(new RequestRefused(method, "use startTurn(), which follows the run's events"));
     return this.#submit(method, params, options);
   }
 
@@ -192,7 +192,7 @@ export class AgentClient {
     return await (this.#exited ?? Promise.resolve(null)).catch(() => null);
   }
 
-  #submit<M extends MethodName>(method: M, params: MethodParams<M>, options: RequestOptions, onResult?: (result: MethodResult<M>) => void): Promise<MethodResult<M>> {
+  #submit<M extends ClientMethod>(method: M, params: ClientParams<M>, options: RequestOptions, onResult?: (result: ClientResult<M>) => void): Promise<ClientResult<M>> {
     if (this.#failure !== null) return Promise.reject(this.#failure);
     if (this.#ending !== null) return this.#ending.then(() => Promise.reject(this.#failure));
     const capabilities = this.#initialized?.capabilities;
@@ -200,10 +200,10 @@ export class AgentClient {
       return Promise.reject(new RequestRefused(method, "this child does not advertise it"));
     }
     // Some operations exist only for a client that required them: the child would answer unsupported_capability.
-    if (capabilities !== undefined && NEGOTIATED.has(method) && !this.#required.has(method)) {
+    if (capabilities !== undefined && (NEGOTIATED as ReadonlySet<string>).has(method) && !this.#required.has(method)) {
       return Promise.reject(new RequestRefused(method, "it was not required in initialize"));
     }
-    return this.#exchange.submit(method, params, options, onResult as ((result: never) => void) | undefined) as Promise<MethodResult<M>>;
+    return this.#exchange.submit(method, params, options, onResult as ((result: never) => void) | undefined) as Promise<ClientResult<M>>;
   }
 
   async #read(): Promise<void> {

@@ -13,9 +13,9 @@ import * as v from "valibot";
 import type { ErrorFrame, ResultFrame } from "./frames.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
-import { ClientToolResultResultSchema, RESULTS } from "../protocol/results.ts";
+import { SENT_RESULTS, type SentMethod } from "./methods.ts";
 import { ProtocolError, RequestAborted, RequestRefused } from "./errors.ts";
-import { EXCLUSIVE, Outbox, type SentMethod } from "./outbox.ts";
+import { EXCLUSIVE, Outbox } from "./outbox.ts";
 import { arm, CANCELLABLE, MAX_TIMEOUT_MS, type Pending, pending, type RequestOptions, settle } from "./requests.ts";
 
 /** How often, and after how long a first wait (doubling), an exclusive request answered `busy` by a cancelled operation's tail is sent again. */
@@ -101,7 +101,7 @@ export class Exchange {
       settle(entry, { ok: false, error: refusal(entry, code) });
       return null;
     }
-    const result = v.safeParse(entry.method === "client.tool.result" ? ClientToolResultResultSchema : RESULTS[entry.method], frame.result);
+    const result = v.safeParse(SENT_RESULTS[entry.method], frame.result);
     if (!result.success) return `malformed ${entry.method} result`;
     this.#sent.delete(frame.id);
     // A turn.start's run exists before the window is reconsidered, so what is sent next sees it active.

@@ -27,10 +27,7 @@
  * @module
  */
 
-import type { MethodName } from "../protocol/methods.ts";
-
-/** What this client sends: a method, or the `client.tool.result` a negotiated `client.tools` adds. */
-export type SentMethod = MethodName | "client.tool.result";
+import type { SentMethod } from "./methods.ts";
 
 /** Requests the client keeps unanswered at most: half the published `pending_output_frames` (32). */
 export const REQUEST_WINDOW = 16;
@@ -55,6 +52,8 @@ export const EXCLUSIVE: ReadonlySet<SentMethod> = new Set<SentMethod>([
   "model.catalog.status",
   "model.refresh",
   "selection.set",
+  "session.rewind.preview",
+  "session.rewind",
   "turn.start",
 ]);
 

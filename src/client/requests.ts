@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { MethodName } from "../protocol/methods.ts";
-import type { Outgoing, SentMethod } from "./outbox.ts";
+import type { SentMethod } from "./methods.ts";
+import type { Outgoing } from "./outbox.ts";
 
 /** The operations `operation.cancel` stops by request id (docs/features/local-agent-extensions.md). */
 export const CANCELLABLE: ReadonlySet<SentMethod> = new Set<SentMethod>([
@@ -18,6 +18,8 @@ export const CANCELLABLE: ReadonlySet<SentMethod> = new Set<SentMethod>([
   "model.catalog",
   "model.catalog.status",
   "model.refresh",
+  "session.rewind.preview",
+  "session.rewind",
 ]);
 
 /** The longest `timeoutMs`, about 24.8 days: a timer's delay is a signed 32-bit count, and a longer one would fire at once. */

@@ -15,7 +15,7 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { capabilityList, PARAMS_FIELDS } from "./fields.ts";
 import { type InvalidParams, invalidParams } from "./invalid-params.ts";
-import { EXTENSION_CAPABILITIES, isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
+import { EXTENSION_CAPABILITIES, EXTENSION_METHODS, isExtensionMethod, isGated, type KitMethod, NEGOTIATED_METHODS, WIRE_METHODS } from "./methods.ts";
 import { type ParamsContext, validParams } from "./params.ts";
 import { clientToolRegistry } from "./client-tools.ts";
 
@@ -34,9 +34,12 @@ export type ChildPhase =
  * The code the spec requires for a `method` request whose params are
  * `paramsValid` or not, in `phase`; null when admission lets it through and
  * the operation answers (with its result or one of its own codes, never
- * `invalid_params`, a phase code or `unsupported_capability`).
+ * `invalid_params`, a phase code or `unsupported_capability`). An extension
+ * request a ready child's `initialize` did not require is an unknown method,
+ * whatever its params, as it was before the extension existed.
  */
-export function admissionCode(method: WireMethod, paramsValid: boolean, phase: ChildPhase): ErrorCode | null {
+export function admissionCode(method: KitMethod, paramsValid: boolean, phase: ChildPhase): ErrorCode | null {
+  if (isExtensionMethod(method) && !(phase.kind === "ready" && phase.required.includes(method))) return ErrorCode.unsupportedMethod;
   if (!paramsValid) return ErrorCode.invalidParams;
   if (method === "shutdown") return null;
   if (method === "initialize") return phase.kind === "new" ? null : ErrorCode.alreadyInitialized;
@@ -49,7 +52,7 @@ export function admissionCode(method: WireMethod, paramsValid: boolean, phase: C
     case "failed":
       return phase.code;
     case "ready":
-      return NEGOTIATED_METHODS.includes(method) && !phase.required.includes(method) ? ErrorCode.unsupportedCapability : null;
+      return (NEGOTIATED_METHODS as readonly string[]).includes(method) && !phase.required.includes(method) ? ErrorCode.unsupportedCapability : null;
   }
 }
 
@@ -59,7 +62,7 @@ export interface NegotiationCall {
   readonly required: readonly string[];
   /** The params of that `initialize`: `required`, with a `client_tools` registry when it lists `client.tools`. */
   readonly initialize: Readonly<Record<string, unknown>>;
-  readonly method: WireMethod;
+  readonly method: KitMethod;
   /** The params as JSON text (send it with `paramsFrameBytes`). */
   readonly json: string;
   /** Whether the params are valid; when not, `label` says why. */
@@ -82,7 +85,7 @@ export interface NegotiationCall {
 export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<NegotiationCall> {
   // initialize would change the phase it is checked in, and shutdown ends input.
   const callable = WIRE_METHODS.filter((method) => method !== "initialize" && method !== "shutdown");
-  const method = fc.oneof(fc.constantFrom(...NEGOTIATED_METHODS), fc.constantFrom(...callable));
+  const method = fc.oneof(fc.constantFrom<KitMethod>(...NEGOTIATED_METHODS, ...EXTENSION_METHODS), fc.constantFrom<KitMethod>(...callable));
   const withExtensions = fc.tuple(capabilityList(WIRE_METHODS), fc.subarray([...EXTENSION_CAPABILITIES]), clientToolRegistry(2))
     .map(([methods, extensions, tools]) => {
       const required = [...methods.slice(0, LIMITS.required_capabilities - extensions.length), ...extensions];

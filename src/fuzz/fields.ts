@@ -9,7 +9,7 @@
 
 import fc from "fast-check";
 import { LIMITS } from "../protocol/limits.ts";
-import type { WireMethod } from "./methods.ts";
+import type { KitMethod } from "./methods.ts";
 import { boundedId, identifier, INVISIBLE_NON_SPACE, prompt } from "./text.ts";
 
 /**
@@ -45,7 +45,7 @@ const PAGED: readonly FieldSpec[] = [field("revision", "nullable-opaque", false)
  * `session.discover`, `model.catalog`) also pair revision and cursor, which
  * no single row expresses; see {@link isPaged}.
  */
-export const PARAMS_FIELDS: Readonly<Record<WireMethod, readonly FieldSpec[]>> = Object.freeze({
+export const PARAMS_FIELDS: Readonly<Record<KitMethod, readonly FieldSpec[]>> = Object.freeze({
   "initialize": [field("required_capabilities", "capabilities")],
   "status": [],
   "shutdown": [],
@@ -69,10 +69,17 @@ export const PARAMS_FIELDS: Readonly<Record<WireMethod, readonly FieldSpec[]>> =
     field("effort", "effort", false),
   ],
   "operation.cancel": [field("id", "opaque")],
+  "agent.info": [],
+});
+
+/** The params fields of the required-only methods (`REQUIRED_ONLY_METHODS`), as {@link PARAMS_FIELDS} spells a method's. */
+export const REQUIRED_ONLY_FIELDS: Readonly<Record<string, readonly FieldSpec[]>> = Object.freeze({
+  "session.rewind.preview": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque")],
+  "session.rewind": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque"), field("restore_files", "allow")],
 });
 
 /** Whether `method` takes paged params, where revision and cursor are both null/omitted or both set. */
-export function isPaged(method: WireMethod): boolean {
+export function isPaged(method: KitMethod): boolean {
   return PARAMS_FIELDS[method] === PAGED;
 }
 

@@ -14,13 +14,13 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 import { type Defect, defectsOf } from "./defects.ts";
 import { type FieldSpec, isPaged, PARAMS_FIELDS, validValue } from "./fields.ts";
-import { type WireMethod, WIRE_METHODS } from "./methods.ts";
+import { type KitMethod, WIRE_METHODS } from "./methods.ts";
 import { type ParamsContext, validParams } from "./params.ts";
 import { identifier } from "./text.ts";
 
 /** Invalid params of one method and the response they must get. */
 export interface InvalidParams {
-  readonly method: WireMethod;
+  readonly method: KitMethod;
   /** The params as JSON text; send this (see {@link paramsFrameBytes}), not `params`, or a duplicate key is lost. */
   readonly json: string;
   /** `JSON.parse(json)`, for reading (a duplicate key keeps its last value). */
@@ -43,7 +43,7 @@ type Entries = readonly (readonly [string, string])[];
 const objectJson = (entries: Entries): string => `{${entries.map(([name, json]) => `${JSON.stringify(name)}:${json}`).join(",")}}`;
 const entriesOf = (params: Record<string, unknown>): Entries => Object.entries(params).map(([name, value]) => [name, JSON.stringify(value)] as const);
 
-function sample(method: WireMethod, label: string, json: string): InvalidParams {
+function sample(method: KitMethod, label: string, json: string): InvalidParams {
   const value = {
     method,
     json,
@@ -70,7 +70,7 @@ function unknownNames(fields: readonly FieldSpec[]): readonly string[] {
 }
 
 /** Every required field present with a valid value (context first), optional ones from {@link validParams}' choice. */
-function baseEntries(method: WireMethod, context: ParamsContext, negotiated: readonly string[]): fc.Arbitrary<Entries> {
+function baseEntries(method: KitMethod, context: ParamsContext, negotiated: readonly string[]): fc.Arbitrary<Entries> {
   return validParams(method, context, negotiated).map(entriesOf);
 }
 
@@ -79,7 +79,7 @@ function replaced(entries: Entries, name: string, json: string): Entries {
 }
 
 /** One field of `fields` made invalid: a defect of its kind in its place (an optional field is added with it). */
-function fieldDefect(method: WireMethod, fields: readonly FieldSpec[], context: ParamsContext, negotiated: readonly string[]): fc.Arbitrary<InvalidParams> {
+function fieldDefect(method: KitMethod, fields: readonly FieldSpec[], context: ParamsContext, negotiated: readonly string[]): fc.Arbitrary<InvalidParams> {
   return fc.constantFrom(...fields).chain((spec) =>
     fc.tuple(baseEntries(method, context, negotiated), defectsOf(spec.kind, spec.kind === "nullable-opaque")).map(([entries, bad]) =>
       sample(method, `${spec.name}: ${bad.label}`, objectJson(replaced(entries, spec.name, bad.json)))
@@ -88,7 +88,7 @@ function fieldDefect(method: WireMethod, fields: readonly FieldSpec[], context: 
 }
 
 /** Paged params with revision and cursor half set: one nonnull, the other null or omitted. */
-function halfPaged(method: WireMethod): fc.Arbitrary<InvalidParams> {
+function halfPaged(method: KitMethod): fc.Arbitrary<InvalidParams> {
   return fc.tuple(identifier(), fc.constantFrom("revision", "cursor"), fc.boolean(), fc.option(fc.constantFrom(1, 100), { nil: undefined })).map(([id, set, nullOther, limit]) => {
     const other = set === "revision" ? "cursor" : "revision";
     const entries: [string, string][] = [[set, JSON.stringify(id)]];
@@ -110,7 +110,7 @@ function halfPaged(method: WireMethod): fc.Arbitrary<InvalidParams> {
  * `negotiated` its capability. The other fields hold valid values,
  * `context`'s where it has them.
  */
-export function invalidParams(method: WireMethod, context: ParamsContext = {}, negotiated: readonly string[] = []): fc.Arbitrary<InvalidParams> {
+export function invalidParams(method: KitMethod, context: ParamsContext = {}, negotiated: readonly string[] = []): fc.Arbitrary<InvalidParams> {
   const fields = PARAMS_FIELDS[method];
   const required = fields.filter((spec) => spec.required);
   const unnegotiated = fields.filter((spec) => spec.extension !== undefined && !negotiated.includes(spec.extension));

@@ -32,9 +32,20 @@ export {
   invalidClientToolResultParams,
   type InvalidRegistry,
 } from "./client-tools.ts";
-export { capabilityList, effortRequest, type FieldKind, type FieldSpec, isPaged, PARAMS_FIELDS, selectionName, SET_EFFORT_VALUES, sessionId } from "./fields.ts";
+export { capabilityList, effortRequest, type FieldKind, type FieldSpec, isPaged, PARAMS_FIELDS, REQUIRED_ONLY_FIELDS, selectionName, SET_EFFORT_VALUES, sessionId } from "./fields.ts";
 export { invalidCall, type InvalidParams, invalidParams, paramsFrameBytes } from "./invalid-params.ts";
-export { EXTENSION_CAPABILITIES, isGated, NEGOTIATED_METHODS, type WireMethod, WIRE_METHODS } from "./methods.ts";
+export {
+  EXTENSION_CAPABILITIES,
+  EXTENSION_METHODS,
+  type ExtensionMethod,
+  isExtensionMethod,
+  isGated,
+  type KitMethod,
+  NEGOTIATED_METHODS,
+  REQUIRED_ONLY_METHODS,
+  type WireMethod,
+  WIRE_METHODS,
+} from "./methods.ts";
 export { fieldValue, type ParamsContext, validCall, validParams } from "./params.ts";
 
 const encoder = new TextEncoder();

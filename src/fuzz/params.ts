@@ -10,7 +10,7 @@
 
 import fc from "fast-check";
 import { type FieldSpec, isPaged, PARAMS_FIELDS, validValue } from "./fields.ts";
-import { type WireMethod, WIRE_METHODS } from "./methods.ts";
+import { type KitMethod, type WireMethod, WIRE_METHODS } from "./methods.ts";
 import { identifier } from "./text.ts";
 
 /**
@@ -48,7 +48,7 @@ function pagePosition(): fc.Arbitrary<Record<string, unknown>> {
  * when its capability is negotiated), with the values of `context` where
  * it has them.
  */
-export function validParams(method: WireMethod, context: ParamsContext = {}, negotiated: readonly string[] = []): fc.Arbitrary<Record<string, unknown>> {
+export function validParams(method: KitMethod, context: ParamsContext = {}, negotiated: readonly string[] = []): fc.Arbitrary<Record<string, unknown>> {
   const fields = PARAMS_FIELDS[method].filter((spec) => spec.extension === undefined || negotiated.includes(spec.extension));
   if (isPaged(method)) {
     const limit = fields.find((spec) => spec.name === "limit")!;

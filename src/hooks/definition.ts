@@ -58,7 +58,7 @@ export type HookStatus = {
   readonly hook: ConfiguredHook;
   readonly id: string;
 } & (
-  | { readonly state: "global"; readonly command: string }
+  | { readonly state: "global"; readonly command: string | null }
   | { readonly state: ApprovalState; readonly canonical: CanonicalHook; readonly digest: string }
   | { readonly state: "unresolved"; readonly approved: boolean }
 );
@@ -84,8 +84,9 @@ export async function hookStatuses(
   return await Promise.all(hooks.map(async (hook): Promise<HookStatus> => {
     const id = await hookId(hook);
     const resolved = await resolveCommand(runtime, hook.command, workspace);
-    // A global hook whose program is missing still runs, and fails where the user sees it: a diagnostic per run.
-    if (!hook.project) return { hook, id, state: "global", command: resolved ?? hook.command };
+    // A global hook whose program is missing is kept, and fails unrun where the user sees it (a diagnostic per run):
+    // spawning the bare name would let the OS search PATH's relative entries, finding the workspace's program.
+    if (!hook.project) return { hook, id, state: "global", command: resolved };
     const key = { kind: HOOK_APPROVAL_KIND, name: id, source: hook.source };
     if (resolved === null) return { hook, id, state: "unresolved", approved: hasApprovals(approvals, key) };
     const canonical: CanonicalHook = { v: 1, event: hook.event, matcher: hook.matcher, command: resolved, args: hook.args, source: hook.source };

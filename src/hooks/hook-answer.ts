@@ -3,7 +3,12 @@
  * "proceed", with an optional JSON object on stdout; exit 2 is "block", its
  * stderr the reason; anything else (another code, a signal, a timeout, a
  * program that could not start, output over the bound, stdout that is not
- * the JSON the event takes) is a hook failure, which never blocks anything.
+ * the JSON the event takes, more than 64 KiB on stdout with exit 0) is a hook
+ * failure, which never blocks anything, except that a `PreToolUse` hook
+ * whose input is over 1 MiB blocks the call: the model cannot pad its
+ * arguments past a veto. Exit 2's stderr reason is its first
+ * 64 KiB, whatever follows; what a hook prints on the stream its ending does
+ * not read is ignored, so a flood there never turns a veto into "proceed".
  *
  * The JSON fields each event takes:
  *
@@ -29,6 +34,9 @@ import type { HookProcessResult } from "./hook-process.ts";
 /** Longest reason or context one hook gives the model, in UTF-8 bytes. */
 export const MAX_HOOK_TEXT_BYTES = 10_000;
 
+/** Why a call whose hook input exceeds 1 MiB is denied rather than run unchecked. */
+export const TOO_LARGE_TO_CHECK = "its arguments are too large (over 1 MiB) for the hook to check, so it was not run. Make smaller calls.";
+
 /** One hook's answer. */
 export type HookAnswer =
   | {
@@ -48,11 +56,11 @@ const TAKES: Readonly<Record<HookEvent, { decisions: readonly string[]; reason: 
   Stop: { decisions: ["deny"], reason: true, context: false },
 };
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
-
-function text(bytes: Uint8Array): string | null {
+/** `bytes` as UTF-8, null when invalid; `cut` (the stream went on) drops a character the cut split. */
+function text(bytes: Uint8Array, cut = false): string | null {
   try {
-    return decoder.decode(bytes);
+    // A fresh decoder each time: streaming keeps an incomplete last character back instead of failing on it.
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: cut });
   } catch {
     return null;
   }
@@ -104,16 +112,18 @@ export function hookAnswer(event: HookEvent, result: HookProcessResult, secrets:
     case "not_started":
       return { kind: "failed", why: "could not be started (not found or not executable)" };
     case "input_too_large":
-      return { kind: "failed", why: "was not run: its input exceeds 1 MiB" };
+      // The model sizes a call's arguments: a veto it could pad its way past would be no veto.
+      return event === "PreToolUse" ? { kind: "block", reason: TOO_LARGE_TO_CHECK } : { kind: "failed", why: "was not run: its input exceeds 1 MiB" };
   }
   const { status } = result;
-  if (result.overflowed) return { kind: "failed", why: "printed more than 64 KiB" };
   if (status.code === null) return { kind: "failed", why: `was killed by ${status.signal ?? "a signal"}` };
+  // Only the stream an ending reads can spoil it: a veto (exit 2, or a deny on stdout) never fails open for a flood on the other.
   if (status.code === 2) {
-    const stderr = text(result.stderr);
+    const stderr = text(result.stderr, result.overflowed.stderr);
     return { kind: "block", reason: stderr === null ? null : forModel(stderr, secrets) };
   }
   if (status.code !== 0) return { kind: "failed", why: `exited with code ${status.code}` };
+  if (result.overflowed.stdout) return { kind: "failed", why: "printed more than 64 KiB on stdout" };
   const stdout = text(result.stdout);
   return stdout === null ? { kind: "failed", why: "printed invalid UTF-8" } : parsedStdout(event, stdout, secrets);
 }

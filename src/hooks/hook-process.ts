@@ -7,7 +7,7 @@
  * Bounds: the input at most {@link MAX_HOOK_INPUT_BYTES} (a larger one is not
  * sent: the hook fails unrun); stdout and stderr each kept to
  * {@link MAX_HOOK_OUTPUT_BYTES}, the rest read and dropped so the hook never
- * blocks on a full pipe, and an overflow noted. On timeout or when the run
+ * blocks on a full pipe, and each stream's overflow noted. On timeout or when the run
  * is cancelled the whole group gets SIGTERM, then SIGKILL after the shell
  * tool's grace; should something that left the group hold the pipes open,
  * the wait ends after one more grace. Nothing of a hook reaches our stdout:
@@ -45,7 +45,8 @@ export type HookProcessResult =
     readonly status: ExitStatus;
     readonly stdout: Uint8Array;
     readonly stderr: Uint8Array;
-    readonly overflowed: boolean;
+    /** Whether each stream printed more than it kept. */
+    readonly overflowed: { readonly stdout: boolean; readonly stderr: boolean };
   }
   | { readonly kind: "not_started" | "input_too_large" | "timed_out" | "cancelled" };
 
@@ -149,5 +150,5 @@ export async function runHookProcess(runtime: Runtime, spec: HookProcessSpec, si
   if (ending !== null) return { kind: ending };
   // Node reports a program that could not be started as an exit without code or signal.
   if (status === null || (status.code === null && status.signal === null)) return { kind: "not_started" };
-  return { kind: "exited", status, stdout: stdout.bytes(), stderr: stderr.bytes(), overflowed: stdout.overflowed || stderr.overflowed };
+  return { kind: "exited", status, stdout: stdout.bytes(), stderr: stderr.bytes(), overflowed: { stdout: stdout.overflowed, stderr: stderr.overflowed } };
 }

@@ -21,9 +21,18 @@ import { approvalsPath, readApprovals } from "../trust/approvals-file.ts";
 import { hookRuns, hookStatuses } from "./definition.ts";
 import { createTurnHooks } from "./turn-hooks.ts";
 
-/** The outcome of {@link startupHooks}: the port, or null when no configured hook runs. */
+/** What `agent.info` shows of one configured hook: never its command, matcher or file. */
+export interface HookState {
+  readonly event: ConfiguredHook["event"];
+  /** `user` for a hook of the global settings, `project` for one of the workspace's. */
+  readonly scope: "user" | "project";
+  /** Whether it runs: a global hook always does, a project hook once its current definition is approved. */
+  readonly approved: boolean;
+}
+
+/** The outcome of {@link startupHooks}: the port, or null when no configured hook runs, and every configured hook's state. */
 export type StartupHooks =
-  | { readonly ok: true; readonly hooks: TurnHooks | null }
+  | { readonly ok: true; readonly hooks: TurnHooks | null; readonly states: readonly HookState[] }
   | { readonly ok: false; readonly code: typeof ErrorCode.configurationInvalid | typeof ErrorCode.startupFailed | typeof ErrorCode.startupCancelled };
 
 /** The hooks among `hooks` that run, in the canonical workspace `cwd`, as the runner's port. */
@@ -45,5 +54,6 @@ export async function startupHooks(
     args: status.hook.args,
     timeoutMs: status.hook.timeoutMs,
   }));
-  return { ok: true, hooks: runnable.length === 0 ? null : createTurnHooks(runtime, runnable, input.cwd) };
+  const states = statuses.map((status): HookState => ({ event: status.hook.event, scope: status.hook.project ? "project" : "user", approved: hookRuns(status) }));
+  return { ok: true, hooks: runnable.length === 0 ? null : createTurnHooks(runtime, runnable, input.cwd), states };
 }

@@ -27,7 +27,8 @@ export interface RunnableHook {
   readonly id: string;
   readonly event: HookEvent;
   readonly matcher: string | null;
-  readonly command: string;
+  /** Null: not found (a global hook's), so it fails unrun. */
+  readonly command: string | null;
   readonly args: readonly string[];
   readonly timeoutMs: number;
 }
@@ -63,7 +64,8 @@ class ConfiguredTurnHooks implements TurnHooks {
     for (const hook of selected) {
       if (scope.signal.aborted) break;
       const spec = { command: hook.command, args: hook.args, cwd: this.cwd, timeoutMs: hook.timeoutMs, input: line, secrets: scope.secrets };
-      const answer = hookAnswer(event, await runHookProcess(this.runtime, spec, scope.signal), scope.secrets);
+      const ended = spec.command === null ? { kind: "not_started" as const } : await runHookProcess(this.runtime, { ...spec, command: spec.command }, scope.signal);
+      const answer = hookAnswer(event, ended, scope.secrets);
       if (answer.kind === "cancelled") break;
       if (answer.kind === "failed") {
         await scope.report(`The ${event} hook ${hook.id} failed: it ${answer.why}. It was ignored.`);

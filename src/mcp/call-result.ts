@@ -17,6 +17,7 @@ import { clampUtf8, utf8ByteCount } from "../util/utf8.ts";
 import type { CallOutcome } from "./connection.ts";
 import { MAX_MESSAGE_BYTES, MAX_STRUCTURED_BYTES } from "./limits.ts";
 import type { CallToolResult } from "./sdk.ts";
+import type { McpResultKind } from "../protocol/tool-cards.ts";
 
 /** Where a call went, for its texts. */
 export interface CallLabel {
@@ -79,6 +80,16 @@ function resultText(result: CallToolResult): { text: string; textBytes: number; 
   let text = parts.join("\n");
   if (kept > MAX_OUTPUT_BYTES) text = `${clampUtf8(text, MAX_OUTPUT_BYTES - 100, "")}\n[output cut at 64 KiB of ${formatBytes(textBytes)} of text]`;
   return { text: text === "" ? "(no content)" : text, textBytes, others };
+}
+
+/** What a call's result held, for its card: the one kind of all its content, `mixed`, `empty`, `error`, or `none` without a result. */
+export function resultKind(outcome: CallOutcome): McpResultKind {
+  if (outcome.kind !== "result") return "none";
+  const result = outcome.result;
+  if (result.isError === true) return "error";
+  const kinds = new Set(result.content.map((block) => block.type));
+  if (kinds.size === 0) return result.structuredContent === undefined ? "empty" : "structured";
+  return kinds.size === 1 ? [...kinds][0]! : "mixed";
 }
 
 /** The bounded, redacted result of a call to `label`'s tool. */

@@ -16,7 +16,7 @@ import { finishResult, showExactly, showJsonExactly } from "../runner/tools/tool
 import type { PreparedCall, ToolContext, ToolResult } from "../runner/tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
 import { ownValue } from "../util/own.ts";
-import { callResult } from "./call-result.ts";
+import { callResult, resultKind } from "./call-result.ts";
 import type { McpConnection } from "./connection.ts";
 import type { ListedTool } from "./tool-list.ts";
 
@@ -64,9 +64,13 @@ function prepare(connection: McpConnection, listed: ListedTool, args: unknown, c
     // A session grant covers this server's tool, whatever the arguments, by the tool's own name as shown: the
     // exposed name alone is lossy (`a.b` and `a_b` share it), and a changed list may put another tool behind it.
     scopeTarget: tool,
+    facts: { kind: "mcp", server, tool: listed.name, arguments: args },
     run: async () => {
+      // A server that stops after this check was sent the call: what its tool did is unknown then.
+      const sent = !connection.stopped;
       const outcome = await connection.call(listed.name, args, context.signal);
-      return callResult(outcome, label, context.secrets);
+      const unanswered = sent && (outcome.kind === "timeout" || outcome.kind === "stopped");
+      return { ...callResult(outcome, label, context.secrets), facts: { kind: "mcp", result: resultKind(outcome), unanswered } };
     },
   };
 }

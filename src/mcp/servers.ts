@@ -64,6 +64,18 @@ export function approvalFor(status: McpServerStatus): Approval | null {
   return { kind: MCP_APPROVAL_KIND, name: status.server.name, source: status.server.source, digest: status.canonical.digest };
 }
 
+/** A configured server that was not started, as `agent.info` shows it: its name and why. */
+export interface SkippedMcpServer {
+  readonly name: string;
+  /** `disabled` when its settings disable it, else `not_approved` (never approved, changed since, or its command not found). */
+  readonly state: "disabled" | "not_approved";
+}
+
+/** The servers among `statuses` that do not start, and why. */
+function skippedMcpServers(statuses: readonly McpServerStatus[]): SkippedMcpServer[] {
+  return statuses.filter((status) => !startsNow(status)).map(({ server }) => ({ name: server.name, state: server.enabled ? "not_approved" : "disabled" }));
+}
+
 /** Resolves every server in `workspace` and compares its definition with `approvals`. */
 export async function mcpServerStatuses(
   runtime: Runtime,
@@ -82,7 +94,12 @@ export async function mcpServerStatuses(
 
 /** The outcome of {@link startableMcpServers}. */
 export type StartableMcpServers =
-  | { readonly ok: true; readonly servers: readonly McpServerDefinition[]; readonly statuses: readonly McpServerStatus[] }
+  | {
+    readonly ok: true;
+    readonly servers: readonly McpServerDefinition[];
+    readonly statuses: readonly McpServerStatus[];
+    readonly skipped: readonly SkippedMcpServer[];
+  }
   | {
     readonly ok: false;
     readonly code:
@@ -109,5 +126,5 @@ export async function startableMcpServers(
   const statuses = await mcpServerStatuses(runtime, input.servers, read.approvals, input.cwd);
   if (signal.aborted) return { ok: false, code: ErrorCode.startupCancelled };
   if (statuses.some(failsUnresolved)) return { ok: false, code: ErrorCode.mcpUnavailable };
-  return { ok: true, servers: statuses.filter(startsNow).map((status) => status.definition), statuses };
+  return { ok: true, servers: statuses.filter(startsNow).map((status) => status.definition), statuses, skipped: skippedMcpServers(statuses) };
 }

@@ -18,6 +18,7 @@
 
 import type { Runtime } from "../host/runtime.ts";
 import type { StartupSnapshot } from "../admission/startup.ts";
+import { configuredSecrets } from "../config/providers.ts";
 import { ErrorCode, type StartupErrorCode } from "../protocol/errors.ts";
 import type { ReadyRunner } from "../protocol/phase-gate.ts";
 import type { Capability } from "../protocol/negotiation.ts";
@@ -82,6 +83,21 @@ export class ReadyWorkers implements ReadyView {
   /** The active run, until its terminal event was handed to the writer. */
   get runId(): string | null {
     return this.#workers?.turns.runId ?? null;
+  }
+
+  /**
+   * Answers `agent.info` (negotiated, ready child only) from the admitted
+   * snapshot, redacting what the session store redacts; its module loads on
+   * the first call and the workers never load for it.
+   */
+  info(id: string): void {
+    const { snapshot } = this.#ready!;
+    const secrets = configuredSecrets(snapshot.settings, (name) => this.#runtime.env(name), snapshot.credentials, snapshot.mcp?.secrets());
+    void import("./info/agent-info.ts").then(
+      ({ agentInfo }) => this.#output.result(id, agentInfo(snapshot, secrets)),
+      // A damaged installation: answered like a worker chunk that cannot load.
+      () => this.#output.error(id, ErrorCode.startupFailed),
+    );
   }
 
   /** Records the admitted `snapshot` (its selection, with a first revision, is what `status` shows from now on) and the client's tools. */
@@ -157,6 +173,7 @@ export class ReadyWorkers implements ReadyView {
           reportUsage: this.#negotiated("run.usage"),
           approvalScope: this.#negotiated("approval.scope"),
           toolCards: this.#negotiated("tool.cards"),
+          rewind: this.#negotiated("session.rewind"),
         });
         this.#workers = workers;
         void workers.turns.warm().catch(() => {});

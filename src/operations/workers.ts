@@ -30,11 +30,14 @@ import { SessionDiscovery } from "../store/discovery/discovery.ts";
 import { SessionListing } from "../store/discovery/listing.ts";
 import { joinPath } from "../util/paths.ts";
 import { OperationCanceller } from "./cancel/operation-cancel.ts";
+import { RewindOperations } from "./rewind-operations.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { titlesEnabled } from "../config/title-settings.ts";
 import { SessionTitles } from "./turns/session-titles.ts";
 import type { ClientToolCalls } from "../client-tools/calls.ts";
 import type { ClientToolSet } from "../client-tools/client-tools.ts";
+import { childJournal } from "../store/child-journal.ts";
+import { childRunJournal } from "./turns/child-journal-port.ts";
 
 /** Writer slots run events leave free, so responses to requests pipelined during a run still fit. */
 const RESPONSE_RESERVE = 4;
@@ -52,6 +55,8 @@ export interface Workers {
   readonly operations: OperationCanceller;
   /** `client.tool.result`, over the pending client tool calls; null without registered client tools. */
   readonly clientTools: ClientToolCalls | null;
+  /** `session.rewind.preview` and `session.rewind` (negotiated), on the session worker. */
+  readonly rewind: RewindOperations;
 }
 
 /** What the workers are built from: the connection's parts and the admitted snapshot. */
@@ -69,12 +74,15 @@ export interface WorkerParts {
   readonly approvalScope?: boolean;
   /** Whether the admitted `initialize` required `tool.cards`. */
   readonly toolCards?: boolean;
+  /** Whether the admitted `initialize` required `session.rewind`: the run's file writes then take checkpoints. */
+  readonly rewind?: boolean;
   /** The client's registered tools (`client.tools`), loaded only when a registry was admitted; else null. */
   readonly clientTools: ClientToolSet | null;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, toolCards, clientTools }: WorkerParts): Workers {
+export function createWorkers(parts: WorkerParts): Workers {
+  const { runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, toolCards, rewind: rewinds, clientTools } = parts;
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
@@ -84,7 +92,10 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   let turns: TurnWorker | null = null;
   const scan = { runtime, directory: joinPath(snapshot.home, "sessions"), cwd: snapshot.cwd, secrets, attached: () => store.sessionId };
   const discovery = { listing: new SessionListing(scan), discovery: new SessionDiscovery(scan) };
-  const base = runConfig(runtime, snapshot, secrets, clientTools?.tools ?? null);
+  const storage = { runtime, home: snapshot.home, instanceId: output.instanceId, cwd: snapshot.cwd };
+  const rewind = new RewindOperations(runtime, () => sessions, snapshot.home, snapshot.cwd);
+  const plain = runConfig(runtime, snapshot, secrets, clientTools?.tools ?? null, (childId) => childRunJournal(childJournal(storage, childId)));
+  const base = rewinds === true ? { ...plain, checkpoints: (sessionId: string, turnId: string) => rewind.taker(sessionId, turnId) } : plain;
   const titles: SessionTitles = new SessionTitles({
     store,
     enabled: titlesEnabled(snapshot.settings.agent?.titles),
@@ -120,5 +131,5 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     // In memory for the child's lifetime, never written anywhere: gone when the child exits.
     ...(approvalScope === true ? { grants: new SessionGrants() } : {}),
   });
-  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), clientTools: clientTools?.calls ?? null };
+  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), clientTools: clientTools?.calls ?? null, rewind };
 }

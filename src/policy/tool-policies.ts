@@ -19,9 +19,11 @@ export const ApprovalPolicySchema = v.picklist(["allow", "ask", "deny"]);
 /**
  * The policy of each built-in tool when settings name none: reads run,
  * writes and shell ask. `skill` only returns an enabled skill's instructions
- * and file names, so it runs too, and so does `code` (offered only with
- * Code Mode on): its program can do nothing but call tools, and each call
- * is governed by its own Code Mode policy.
+ * and file names, so it runs too; so does `code` (offered only with Code
+ * Mode on): its program can do nothing but call tools, and each call is
+ * governed by its own Code Mode policy; and so does `task`: what a subagent
+ * does is held to the delegating run's policies call by call
+ * (`delegatedPolicies`).
  */
 export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({
   read_file: "allow",
@@ -32,6 +34,7 @@ export const DEFAULT_POLICIES: Readonly<Record<string, ApprovalPolicy>> = Object
   edit_file: "ask",
   shell: "ask",
   skill: "allow",
+  task: "allow",
   code: "allow",
 });
 
@@ -63,6 +66,40 @@ export function stricter(a: ApprovalPolicy, b: ApprovalPolicy): ApprovalPolicy {
 export interface ProfilePolicies {
   readonly name: string;
   readonly tools: Readonly<Record<string, ApprovalPolicy>>;
+  /** Which profile each entry of `tools` came from, when they are several (a delegated ceiling); absent: all `name`'s. */
+  readonly sources?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The ceiling of a run delegated to the profile `child` by a run restricted
+ * by `parent`: per tool the stricter of the two entries, remembering which
+ * profile set it. Both runs share the settings' policies, so under
+ * {@link profilePolicy} the child's policy for any tool is the stricter of
+ * the parent's effective policy and the child profile's: never looser than
+ * either, and a `deny` anywhere stays `deny`. Delegating again from the
+ * child starts from this ceiling, so no depth widens it.
+ */
+export function delegatedPolicies(parent: ProfilePolicies, child: ProfilePolicies): ProfilePolicies {
+  // Maps, not objects: a tool may be called `__proto__`, which an assignment would not store.
+  const tools = new Map<string, ApprovalPolicy>();
+  const sources = new Map<string, string>();
+  const put = (from: ProfilePolicies) => {
+    for (const [tool, policy] of Object.entries(from.tools)) {
+      if (!Object.hasOwn(STRICTNESS, policy)) continue;
+      const held = tools.get(tool);
+      if (held !== undefined && isAtLeastAsStrict(held, policy)) continue;
+      tools.set(tool, policy);
+      sources.set(tool, ownValue(from.sources, tool) ?? from.name);
+    }
+  };
+  put(parent);
+  put(child);
+  return { name: child.name, tools: Object.fromEntries(tools), sources: Object.fromEntries(sources) };
+}
+
+/** The profile that set `toolName`'s entry in `profile`, to name in a refusal. */
+export function policySource(profile: ProfilePolicies, toolName: string): string {
+  return ownValue(profile.sources, toolName) ?? profile.name;
 }
 
 /**

@@ -11,6 +11,7 @@ import { describe, type Descriptions } from "./describe.ts";
 import {
   CardDiffSchema,
   CardLimitsSchema,
+  CardMcpSchema,
   CardOutputSchema,
   CardReadSchema,
   CardSchema,
@@ -65,6 +66,7 @@ export const CARD_DESCRIPTIONS: Descriptions = new Map([
     diff: "Write and edit cards: the unified diff the call makes; null without a text diff.",
     read: "Read cards once finished: what the read showed; else null.",
     shell: "Shell cards: the command and how it ended; else null.",
+    mcp: "MCP tool calls (kind `other`): server, tool, argument preview and result kind; else null (absent on cards saved by an earlier build).",
     detail_omitted: "Whether the run's detail budget was spent before this card's diff or output could be attached.",
   }),
   describe(CardWriteSchema, "What a write or edit does to its file.", {
@@ -92,6 +94,14 @@ export const CARD_DESCRIPTIONS: Descriptions = new Map([
     ending: "Null before the end; then `exit`, `signal`, `timeout`, `cancelled`, `abandoned` (the wait for its output was given up) or `not_started`.",
     duration_ms: "From spawn to the end of the wait; null before the end or when it never started.",
     output: "Its combined output once finished; null before, or when it never started or the detail budget was spent.",
+  }),
+  describe(CardMcpSchema, "An MCP tool call: where it went, its arguments' preview and what came back.", {
+    server: "The server's settings name, redacted and escaped.",
+    tool: "The server's own name of the tool, redacted and escaped.",
+    arguments: "The arguments as compact JSON, redacted and escaped, cut to 1,024 bytes escaped ending in `…`.",
+    arguments_truncated: "Whether `arguments` was cut.",
+    arguments_bytes: "The UTF-8 size of the whole compact JSON of the arguments.",
+    result_kind: "Null before the terminal snapshot; then `text`, `structured`, `image`, `audio`, `resource`, `resource_link` (all its content of that kind), `mixed`, `empty`, `error` (the tool reported an error) or `none` (no result came back).",
   }),
   describe(CardOutputSchema, "A command's combined stdout and stderr: head and tail kept, the middle counted.", {
     head: `The first bytes, redacted, at most \`output_head_bytes\` ${ESCAPED}.`,

@@ -21,19 +21,18 @@ import { isMethodName, type MethodHandlers, type MethodName, METHODS } from "./m
 export type Reject = (id: string | null, code: ErrorCode) => void;
 
 /**
- * A method that only a negotiated extension adds (`client.tool.result`): no
- * capability of its own and no place in the method table, so a client that
- * did not negotiate it gets `unsupported_method` as for any unknown name.
+ * A request beyond the base method table (`agent.info`): a client that did
+ * not negotiate it meets an unknown method, exactly as before it existed,
+ * so its refusal comes before params are looked at.
  */
-export interface ExtensionMethod {
-  /** Its params schema; a mismatch is `invalid_params`. */
-  readonly schema: v.GenericSchema;
-  /** Runs it with the validated params. */
-  handle(id: string, params: unknown): void;
+export interface ExtensionRequest {
+  /** Its params schema. */
+  readonly params: v.GenericSchema;
+  /** Whether the admitted `initialize` required it. */
+  readonly negotiated: () => boolean;
+  /** Answers a request whose params the schema validated. */
+  readonly handle: (id: string, params: unknown) => void;
 }
-
-/** The extension method `name` when this connection negotiated it, else undefined. */
-export type ExtensionMethods = (name: string) => ExtensionMethod | undefined;
 
 /** A frame of spaces, tabs and CRs only: "empty lines are invalid", before any JSON parsing. */
 function isBlank(bytes: Uint8Array): boolean {
@@ -48,13 +47,19 @@ export class Dispatcher {
   readonly #ledger = new IdLedger(LIMITS.request_ids);
   readonly #handlers: MethodHandlers;
   readonly #reject: Reject;
-  readonly #extensions: ExtensionMethods;
+  readonly #extensions: ReadonlyMap<string, ExtensionRequest>;
+  readonly #routed: (method: MethodName) => boolean;
 
-  /** Creates a dispatcher over `handlers` (and the negotiated `extensions`) that answers rejections through `reject`. */
-  constructor(handlers: MethodHandlers, reject: Reject, extensions: ExtensionMethods = () => undefined) {
+  /**
+   * Creates a dispatcher over `handlers` and the `extensions` requests that
+   * answers rejections through `reject`; a method `routed` denies is
+   * answered as an unknown one.
+   */
+  constructor(handlers: MethodHandlers, reject: Reject, extensions: ReadonlyMap<string, ExtensionRequest> = new Map(), routed: (method: MethodName) => boolean = () => true) {
     this.#handlers = handlers;
     this.#reject = reject;
     this.#extensions = extensions;
+    this.#routed = routed;
   }
 
   /**
@@ -77,17 +82,17 @@ export class Dispatcher {
   }
 
   #dispatch(request: Request): void {
-    if (!isMethodName(request.method)) return this.#extension(request);
+    const extension = this.#extensions.get(request.method);
+    if (extension !== undefined && extension.negotiated()) return this.#extension(extension, request);
+    if (!isMethodName(request.method) || !this.#routed(request.method)) return this.#reject(request.id, Codes.unsupportedMethod);
     if (request.paramsHaveDuplicate) return this.#reject(request.id, Codes.invalidParams);
     if (!this.#run(request.method, request.id, request.params)) this.#reject(request.id, Codes.invalidParams);
   }
 
-  #extension(request: Request): void {
-    const method = this.#extensions(request.method);
-    if (method === undefined) return this.#reject(request.id, Codes.unsupportedMethod);
-    const parsed = request.paramsHaveDuplicate ? null : v.safeParse(method.schema, request.params);
+  #extension(extension: ExtensionRequest, request: Request): void {
+    const parsed = request.paramsHaveDuplicate ? null : v.safeParse(extension.params, request.params);
     if (parsed === null || !parsed.success) return this.#reject(request.id, Codes.invalidParams);
-    method.handle(request.id, parsed.output);
+    extension.handle(request.id, parsed.output);
   }
 
   /** Validates `params` against method `name`'s schema and runs its handler; `false` when they are invalid. */

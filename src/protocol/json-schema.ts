@@ -27,12 +27,15 @@
 
 import { type ConversionConfig, type JsonSchema, toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
+import { AGENT_INFO, AgentInfoParamsSchema, AgentInfoResultSchema } from "./agent-info.ts";
 import type { Descriptions } from "./describe.ts";
+import { AGENT_INFO_DESCRIPTIONS } from "./descriptions-agent-info.ts";
 import { CARD_DESCRIPTIONS } from "./descriptions-cards.ts";
 import { EVENT_DESCRIPTIONS } from "./descriptions-events.ts";
 import { PARAMS_DESCRIPTIONS } from "./descriptions-params.ts";
 import { RESULT_DESCRIPTIONS } from "./descriptions-results.ts";
 import { SELECTION_DESCRIPTIONS } from "./descriptions-selection.ts";
+import { REWIND_DESCRIPTIONS } from "./descriptions-rewind.ts";
 import { ErrorResponseSchema, EventFrameSchema, RequestFrameSchema, ResultResponseSchema } from "./envelopes.ts";
 import { EVENTS } from "./events.ts";
 import { METHODS } from "./methods.ts";
@@ -47,7 +50,7 @@ export const UUID_PATTERN = "^[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}
 /** One schema document as JSON. */
 export type JsonSchemaDocument = { readonly [key: string]: unknown };
 
-const DESCRIPTIONS: Descriptions = new Map([...PARAMS_DESCRIPTIONS, ...RESULT_DESCRIPTIONS, ...SELECTION_DESCRIPTIONS, ...EVENT_DESCRIPTIONS, ...CARD_DESCRIPTIONS]);
+const DESCRIPTIONS: Descriptions = new Map([...PARAMS_DESCRIPTIONS, ...RESULT_DESCRIPTIONS, ...SELECTION_DESCRIPTIONS, ...REWIND_DESCRIPTIONS, ...EVENT_DESCRIPTIONS, ...CARD_DESCRIPTIONS, ...AGENT_INFO_DESCRIPTIONS]);
 
 /** Adds `schema`'s descriptions to its converted object, each field's first among its keys, and spells out an open object. */
 function annotate(schema: v.GenericSchema, converted: JsonSchema): void {
@@ -157,6 +160,9 @@ export function wireSchemas(): Record<string, JsonSchemaDocument> {
     out[`params/${method}.schema.json`] = document(`params/${method}.schema.json`, `${method} params`, convert(METHODS[method]));
     out[`results/${method}.schema.json`] = document(`results/${method}.schema.json`, `${method} result`, convert(RESULTS[method]));
   }
+  // A negotiated request beyond the method table: its frames are outside request.schema.json, its params and result are here.
+  out[`params/${AGENT_INFO}.schema.json`] = document(`params/${AGENT_INFO}.schema.json`, `${AGENT_INFO} params (negotiated)`, convert(AgentInfoParamsSchema));
+  out[`results/${AGENT_INFO}.schema.json`] = document(`results/${AGENT_INFO}.schema.json`, `${AGENT_INFO} result (negotiated)`, convert(AgentInfoResultSchema));
   for (const event of Object.keys(EVENTS).sort() as (keyof typeof EVENTS)[]) {
     out[`events/${event}.schema.json`] = document(`events/${event}.schema.json`, `${event} event data`, convert(EVENTS[event]));
   }

@@ -18,6 +18,8 @@ import {
   SessionDiscoverParamsSchema,
   SessionListParamsSchema,
   SessionOpenParamsSchema,
+  SessionRewindParamsSchema,
+  SessionRewindPreviewParamsSchema,
   TurnCancelParamsSchema,
   TurnStartParamsSchema,
 } from "./schemas.ts";
@@ -41,6 +43,8 @@ export const METHODS = {
   "model.refresh": ModelRefreshParamsSchema,
   "selection.set": SelectionSetParamsSchema,
   "operation.cancel": OperationCancelParamsSchema,
+  "session.rewind.preview": SessionRewindPreviewParamsSchema,
+  "session.rewind": SessionRewindParamsSchema,
 } as const;
 
 /** One implemented method's name. */
@@ -62,5 +66,12 @@ export function isMethodName(name: string): name is MethodName {
   return Object.hasOwn(METHODS, name);
 }
 
-/** The capabilities `initialize` advertises: every implemented method, sorted. */
-export const CAPABILITIES: readonly MethodName[] = (Object.keys(METHODS) as MethodName[]).sort();
+/**
+ * Methods that exist only for a client that required them: advertised to it
+ * alone, and for any other client answered as an unknown method is, before
+ * its params are read, so a base client's frames stay what they were.
+ */
+export const REQUIRED_ONLY: ReadonlySet<MethodName> = new Set<MethodName>(["session.rewind.preview", "session.rewind"]);
+
+/** The capabilities `initialize` advertises to every client: every implemented method but {@link REQUIRED_ONLY}'s, sorted. */
+export const CAPABILITIES: readonly MethodName[] = (Object.keys(METHODS) as MethodName[]).filter((name) => !REQUIRED_ONLY.has(name)).sort();

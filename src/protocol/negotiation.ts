@@ -5,6 +5,11 @@
  * base contract never meets their extra codes or semantics by accident. A
  * call without that negotiation is `unsupported_capability`.
  *
+ * Required-only methods (`REQUIRED_ONLY` of `methods.ts`) go further: for
+ * a client that did not require them they do not exist at all, so the
+ * dispatcher answers them as unknown methods before reading their params
+ * ({@link Negotiation.routed}).
+ *
  * Extension capabilities name no method but a behaviour (an extra event):
  * a client that requires one sees it in its `capabilities` and gets the
  * behaviour; every other client keeps exactly the base capabilities and
@@ -15,13 +20,26 @@
 
 import { ErrorCode as Codes } from "./errors.ts";
 import type { Reject } from "./dispatcher.ts";
-import { CAPABILITIES, isMethodName, type MethodName } from "./methods.ts";
+import { CAPABILITIES, isMethodName, type MethodName, REQUIRED_ONLY } from "./methods.ts";
+import { EmptyParamsSchema } from "./schemas.ts";
 
 /** The advertised methods a client must require before calling them. */
 export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover"]);
 
-/** Capabilities that are no method: advertised only to a client that required them. */
-export const EXTENSION_CAPABILITIES = ["approval.scope", "run.usage", "tool.cards", "client.tools"] as const;
+/**
+ * Capabilities that are no base method: advertised only to a client that
+ * required them. `agent.info` is also a request, and `client.tools` adds
+ * the request `client.tool.result`, each served only to such a client
+ * (`Dispatcher`'s extension requests).
+ */
+export const EXTENSION_CAPABILITIES = ["agent.info", "approval.scope", "client.tools", "run.usage", "tool.cards"] as const;
+
+/**
+ * The extension capabilities that are also requests, with their params
+ * schema (`Dispatcher`'s extension requests). Here rather than beside their
+ * results so a child that serves none loads nothing more than this table.
+ */
+export const EXTENSION_REQUESTS: { readonly "agent.info": typeof EmptyParamsSchema } = { "agent.info": EmptyParamsSchema };
 
 /** One extension capability. */
 export type ExtensionCapability = typeof EXTENSION_CAPABILITIES[number];
@@ -42,11 +60,12 @@ export function isCapability(name: string): name is Capability {
 
 /**
  * The `capabilities` of `initialize`'s result for a client that required
- * `required`: every method, plus each extension capability it required,
- * sorted. A base client's list is exactly the methods.
+ * `required`: every method but the required-only ones, plus each extension
+ * capability and required-only method it required, sorted. A base client's
+ * list is exactly the methods every client has.
  */
 export function advertisedCapabilities(required: readonly string[]): readonly Capability[] {
-  const extensions = EXTENSION_CAPABILITIES.filter((name) => required.includes(name));
+  const extensions = [...EXTENSION_CAPABILITIES, ...REQUIRED_ONLY].filter((name) => required.includes(name));
   return extensions.length === 0 ? CAPABILITIES : [...CAPABILITIES, ...extensions].sort();
 }
 
@@ -73,6 +92,11 @@ export class Negotiation {
   /** Whether the admitted `initialize` required `capability`. */
   negotiated(capability: Capability): boolean {
     return this.#required.has(capability);
+  }
+
+  /** Whether a call of `method` exists for this client: every method but a required-only one it did not require. */
+  routed(method: MethodName): boolean {
+    return !REQUIRED_ONLY.has(method) || this.#required.has(method);
   }
 
   /** Wraps `handle` so that a call of `method` without negotiation is `unsupported_capability`. */

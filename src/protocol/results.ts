@@ -19,6 +19,7 @@ import type { MethodName } from "./methods.ts";
 import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CountSchema, list } from "./schema-parts.ts";
 import { CapabilityNameSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
+import { SessionRewindPreviewResultSchema, SessionRewindResultSchema } from "./rewind-schemas.ts";
 import {
   ModelCatalogResultSchema,
   ModelCatalogStatusResultSchema,
@@ -116,7 +117,7 @@ export const InitializeResultSchema: Obj<{
   extensions: v.exactOptional(ExtensionsSchema),
 });
 
-/** `client.tool.result`'s result (an extension method, so no entry of {@link RESULTS}). */
+/** `client.tool.result`'s result (an extension request, so no entry of {@link RESULTS}). */
 export const ClientToolResultResultSchema: Obj<{ accepted: Lit<true> }> = v.object({ accepted: v.literal(true) });
 
 /** `shutdown`'s result. */
@@ -266,6 +267,8 @@ export const RESULTS = {
   "model.catalog.status": ModelCatalogStatusResultSchema,
   "model.refresh": ModelRefreshResultSchema,
   "selection.set": SelectionSetResultSchema,
+  "session.rewind.preview": SessionRewindPreviewResultSchema,
+  "session.rewind": SessionRewindResultSchema,
 } as const satisfies { readonly [M in MethodName]: v.GenericSchema };
 
 /** The result of method `M`, inferred from its schema. */

@@ -200,3 +200,21 @@ export const ClientToolResultParamsSchema: Exact<{
 
 /** The output of {@link ClientToolResultParamsSchema}. */
 export type ClientToolResultParams = v.InferOutput<typeof ClientToolResultParamsSchema>;
+
+/** `session.rewind.preview` params: the attached session, its current history revision, and a user message of that revision. */
+export const SessionRewindPreviewParamsSchema: Exact<{ session_id: Pattern; revision: Pattern; message_id: Pattern }> = exactObject({
+  session_id: SessionIdSchema,
+  revision: OpaqueIdSchema,
+  message_id: OpaqueIdSchema,
+});
+
+/** `session.rewind` params: those of the preview, and whether to restore the files the dropped turns changed. */
+export const SessionRewindParamsSchema: Exact<{ session_id: Pattern; revision: Pattern; message_id: Pattern; restore_files: Bool }> = exactObject({
+  session_id: SessionIdSchema,
+  revision: OpaqueIdSchema,
+  message_id: OpaqueIdSchema,
+  restore_files: v.boolean(),
+});
+
+/** The output of {@link SessionRewindParamsSchema}. */
+export type SessionRewindParams = v.InferOutput<typeof SessionRewindParamsSchema>;

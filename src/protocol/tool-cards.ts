@@ -94,7 +94,24 @@ export type CardShell = {
   readonly output: CardOutput | null;
 };
 
-/** One card of schema 1: every field always present. */
+/** What an MCP tool call's result held: the kind of its content, or why none came back. */
+export type McpResultKind = "text" | "structured" | "image" | "audio" | "resource" | "resource_link" | "mixed" | "empty" | "error" | "none";
+
+/** An MCP tool call: where it went, a preview of its arguments, and what came back. */
+export type CardMcp = {
+  readonly server: string;
+  readonly tool: string;
+  readonly arguments: string;
+  readonly arguments_truncated: boolean;
+  readonly arguments_bytes: number;
+  readonly result_kind: McpResultKind | null;
+};
+
+/**
+ * One card of schema 1: every field always present, except `mcp`, which
+ * this build adds to every card it builds and cards saved by an earlier
+ * build lack (an optional field, as the schema allows).
+ */
 export type Card = {
   readonly tool: string;
   readonly kind: CardKind;
@@ -109,6 +126,7 @@ export type Card = {
   readonly diff: CardDiff | null;
   readonly read: CardRead | null;
   readonly shell: CardShell | null;
+  readonly mcp?: CardMcp | null;
   readonly detail_omitted: boolean;
 };
 
@@ -157,6 +175,16 @@ export const CardShellSchema: v.GenericSchema<CardShell> = v.object({
   output: v.nullable(CardOutputSchema),
 });
 
+/** Validates a {@link CardMcp}. */
+export const CardMcpSchema: v.GenericSchema<CardMcp> = v.object({
+  server: v.string(),
+  tool: v.string(),
+  arguments: v.string(),
+  arguments_truncated: v.boolean(),
+  arguments_bytes: CountSchema,
+  result_kind: v.nullable(v.picklist(["text", "structured", "image", "audio", "resource", "resource_link", "mixed", "empty", "error", "none"])),
+});
+
 /** Validates a {@link Card}. */
 export const CardSchema: v.GenericSchema<Card> = v.object({
   tool: v.string(),
@@ -172,6 +200,7 @@ export const CardSchema: v.GenericSchema<Card> = v.object({
   diff: v.nullable(CardDiffSchema),
   read: v.nullable(CardReadSchema),
   shell: v.nullable(CardShellSchema),
+  mcp: v.exactOptional(v.nullable(CardMcpSchema)),
   detail_omitted: v.boolean(),
 });
 

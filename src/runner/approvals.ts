@@ -27,9 +27,11 @@ import type { ApprovalScope, SessionGrants } from "../grants/session-grants.ts";
  * `allowed`; `expired` is the default deny of an approval nobody answered
  * in time, kept apart so the model is not told the user refused;
  * `cancelled` is the deny of a run that was cancelled or whose client went
- * away. The words are those of `protocol/approval-outcomes.ts`.
+ * away; `superseded` that of a question withdrawn because its answer
+ * stopped mattering ({@link ApprovalBroker.withdraw}). The words are those
+ * of `protocol/approval-outcomes.ts`.
  */
-export type ApprovalDecision = "allowed" | "denied" | "expired" | "cancelled";
+export type ApprovalDecision = "allowed" | "denied" | "expired" | "cancelled" | "superseded";
 
 /**
  * The `approval.scope` extension's side of a broker: the child's session
@@ -176,6 +178,16 @@ export class ApprovalBroker {
       if (this.#settle(approvalId, "cancelled")) denied++;
     }
     return denied;
+  }
+
+  /**
+   * Withdraws one pending approval whose answer no longer matters (a Code
+   * Mode program ended while its call waited): it is denied as
+   * `superseded` and a later answer is `stale_approval`. False when it was
+   * no longer pending.
+   */
+  withdraw(approvalId: string): boolean {
+    return this.#settle(approvalId, "superseded");
   }
 
   /** Settles `approvalId` if it is still pending; false if something else got there first. */

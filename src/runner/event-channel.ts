@@ -63,6 +63,9 @@ const OK: CriticalResult = Object.freeze({ ok: true });
 const UNAVAILABLE: CriticalResult = Object.freeze({ ok: false, code: ErrorCode.outputUnavailable });
 const CLOSED: CriticalResult = Object.freeze({ ok: false, code: "closed" });
 
+/** What a run's steps use of its channel: a subagent's run gets one that keeps its text off the wire (`src/agents/`). */
+export type StepChannel = Pick<RunEventChannel, "delta" | "whenDeltaRoom" | "critical">;
+
 /** The bounded, ordered event channel of one run. */
 export class RunEventChannel {
   readonly #sink: RunEventSink;

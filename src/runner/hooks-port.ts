@@ -21,7 +21,7 @@ export interface HookScope {
   report(summary: string): Promise<void>;
 }
 
-/** The call a tool hook is about: the exposed tool name and the parsed arguments. */
+/** The call a tool hook is about: the exposed tool name and the prepared call's canonical arguments. */
 export interface HookedCall {
   readonly name: string;
   readonly arguments: unknown;

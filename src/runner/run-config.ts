@@ -13,6 +13,13 @@ import type { ApprovalPolicy, ProfilePolicies } from "../policy/tool-policies.ts
 import type { TurnContextParts } from "../store/records.ts";
 import type { ExternalTools } from "./tools/external.ts";
 import type { CompactionPolicy } from "../config/compaction-settings.ts";
+import type { ApprovalBroker } from "./approvals.ts";
+import type { ModelToolCall, ToolResultMessage, ToolSpec } from "./providers/conversation.ts";
+import type { Usage } from "./providers/events.ts";
+import type { RunIO } from "./run-output.ts";
+import type { ContentBudget } from "./segment.ts";
+import type { StepChannel } from "./event-channel.ts";
+import type { TakeCheckpoint } from "./tools/tool.ts";
 import type { CodeModeSettings } from "../config/code-mode-settings.ts";
 import type { TurnHooks } from "./hooks-port.ts";
 
@@ -56,8 +63,59 @@ export interface RunConfig {
   readonly home: string;
   /** Tools from outside the runner (the connected MCP servers'), or null when there are none. */
   readonly external: ExternalTools | null;
+  /** Where the run may delegate with the `task` tool; absent or null: it offers no `task` (a subagent at the depth bound). */
+  readonly delegation?: Delegation | null;
+  /** Set on a subagent's run: which one it is, which its tool activities and approval prompts name; it is offered no tool its ceiling denies. */
+  readonly subagent?: SubagentIdentity;
+  /** The checkpoint taker of a turn's file writes (`session.rewind`); absent: none are taken. */
+  readonly checkpoints?: (sessionId: string, turnId: string) => TakeCheckpoint;
   /** The merged `code_mode` section when Code Mode is on (`code` offered, docs/features/code-mode.md); absent or null when it is off. */
   readonly codeMode?: CodeModeSettings | null;
   /** The user's hooks (`hooks-port.ts`); absent when none runs. */
   readonly hooks?: TurnHooks;
+}
+
+/** What a task call needs of the step that made it. */
+export interface DelegatingStep {
+  /** The delegating run's configuration (the child's is derived from it). */
+  readonly config: RunConfig;
+  /** The delegating run's events and records. */
+  readonly io: RunIO;
+  /** The delegating step's channel, which a child's activities and approval prompts go out on. */
+  readonly channel: StepChannel;
+  /** The delegating run's approvals: a child's prompts are the run's own. */
+  readonly broker: ApprovalBroker;
+  /** The delegating run's cancellation. */
+  readonly signal: AbortSignal;
+  /** The delegating run's content budget, which the children's text and events share. */
+  readonly budget: ContentBudget;
+  /** Where a child's provider usage is counted (the delegating turn's totals). */
+  usage(usage: Usage | null): void;
+  /** Issues run-scoped activity ids. */
+  nextActivityId(): string | null;
+}
+
+/** Where a run may delegate: the port `src/agents/` implements (`delegation.ts` there and here). */
+export interface Delegation {
+  /** The `task` tool as the model sees it: which profiles it may delegate to. */
+  readonly spec: ToolSpec;
+  /**
+   * The starter of one step's task calls: each call starts at once (its
+   * activity id taken before the call returns, so ids follow call order)
+   * and runs when one of the step's slots is free; `index` is the call's
+   * place among the step's calls, which the child's history link records. The promise resolves with
+   * the call's result; it rejects only with `RunStop` (cancelled, output
+   * lost).
+   */
+  forStep(step: DelegatingStep): (call: ModelToolCall, index: number) => Promise<ToolResultMessage>;
+}
+
+/** Which subagent a child run is, for what its tool calls show. */
+export interface SubagentIdentity {
+  /** The profile's name (1-64 of `a-z0-9-`). */
+  readonly profile: string;
+  /** The `subagent` activity of the task call. */
+  readonly activityId: string;
+  /** The task's description, already escaped, redacted and one line. */
+  readonly description: string;
 }

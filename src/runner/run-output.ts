@@ -11,7 +11,7 @@
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import type { SessionRecord } from "../store/records.ts";
-import type { RunEventChannel } from "./event-channel.ts";
+import type { StepChannel } from "./event-channel.ts";
 import type { RunJournal } from "./journal-port.ts";
 import type { CriticalEvent, RunScope } from "./run-events.ts";
 
@@ -73,7 +73,7 @@ export class RunIO {
   readonly turnId: string;
   /** Known secret values, redacted from everything the run shows or stores. */
   readonly secrets: readonly string[];
-  readonly #channel: RunEventChannel;
+  readonly #channel: StepChannel;
   readonly #journal: RunJournal;
   readonly #now: () => number;
   #durable = false;
@@ -85,7 +85,7 @@ export class RunIO {
     readonly scope: RunScope;
     readonly turnId: string;
     readonly secrets: readonly string[];
-    readonly channel: RunEventChannel;
+    readonly channel: StepChannel;
     readonly journal: RunJournal;
     readonly wallNow: () => number;
   }) {

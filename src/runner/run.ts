@@ -148,6 +148,7 @@ async function converse(config: RunConfig, request: RunRequest, io: RunIO, usage
         usage.add(reported);
         compactor.measured(reported, sent);
       },
+      tally: (reported) => usage.add(reported, false),
       nextActivityId,
       cards,
       maxOutputTokens: compactor.outputRoom(messages),

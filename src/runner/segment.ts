@@ -13,7 +13,7 @@
 import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import { sanitizeText, splitUtf8, utf8ByteCount } from "../util/utf8.ts";
-import type { CriticalResult, RunEventChannel } from "./event-channel.ts";
+import type { CriticalResult, StepChannel } from "./event-channel.ts";
 import { StreamRedactor } from "./stream-redactor.ts";
 import type { RunScope } from "./run-events.ts";
 
@@ -63,7 +63,7 @@ export class ContentBudget {
 export class AssistantSegment {
   /** The run-scoped message id. */
   readonly messageId: string;
-  readonly #channel: RunEventChannel;
+  readonly #channel: StepChannel;
   readonly #budget: ContentBudget;
   readonly #secrets: readonly string[];
   readonly #redactor: StreamRedactor;
@@ -71,7 +71,7 @@ export class AssistantSegment {
   #counted = false;
 
   /** Creates the segment `messageId`, showing deltas on `channel`. */
-  constructor(messageId: string, channel: RunEventChannel, budget: ContentBudget, secrets: readonly string[]) {
+  constructor(messageId: string, channel: StepChannel, budget: ContentBudget, secrets: readonly string[]) {
     this.messageId = messageId;
     this.#channel = channel;
     this.#budget = budget;

@@ -9,7 +9,7 @@
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import type { ApprovalBroker } from "./approvals.ts";
-import type { RunEventChannel } from "./event-channel.ts";
+import type { StepChannel } from "./event-channel.ts";
 import { providerFailureSummary } from "./provider-hints.ts";
 import { openProviderStream } from "./providers/client.ts";
 import { isOverflowCode } from "./providers/context-overflow.ts";
@@ -25,6 +25,8 @@ import { builtinTools } from "./tools/registry.ts";
 import { withCodeTool } from "./code-mode/code-call.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
+import { type ApprovalPolicy, profilePolicy, resolvePolicy } from "../policy/tool-policies.ts";
+import { TASK_TOOL } from "./delegation.ts";
 import type { ToolCardsPort } from "./card-port.ts";
 
 /** What a step needs from its run. */
@@ -36,7 +38,7 @@ export interface StepContext {
   /** The conversation so far; the step appends its assistant message and tool results. */
   readonly messages: ModelMessage[];
   /** The run's events. */
-  readonly channel: RunEventChannel;
+  readonly channel: StepChannel;
   /** The run's approvals. */
   readonly broker: ApprovalBroker;
   /** The run's cancellation. */
@@ -45,6 +47,8 @@ export interface StepContext {
   readonly budget: ContentBudget;
   /** Receives the step's usage (null: none reported), once, when the provider answered its request. */
   usage(usage: Usage | null): void;
+  /** Counts usage toward the turn without taking it as a measure of this conversation's context: a subagent's requests. */
+  tally(usage: Usage | null): void;
   /** Issues activity ids. */
   nextActivityId(): string | null;
   /** The run's tool cards, or null when the client did not negotiate them. */
@@ -91,20 +95,39 @@ const TOOL_SPECS_WITH_SKILL = specs(true);
  * after reporting what the external tools have to say (a server stopped).
  */
 async function offeredTools(config: RunConfig, io: RunIO, signal: AbortSignal): Promise<readonly ToolSpec[]> {
-  const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
   const external = config.external;
-  if (external === null) return withCodeTool(builtin, config);
-  await external.refresh(signal);
-  await reportNotices(io, external);
-  return withCodeTool([...builtin, ...external.offered().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))], config);
+  if (external !== null) {
+    await external.refresh(signal);
+    await reportNotices(io, external);
+  }
+  return currentTools(config);
+}
+
+/**
+ * The tools a request offers now: built-in, external, `code` with Code Mode
+ * on, then `task` where the run may delegate; a subagent's without those
+ * its ceiling denies.
+ */
+function currentTools(config: RunConfig): readonly ToolSpec[] {
+  const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
+  const external = (config.external?.offered() ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters, policy: tool.policy }));
+  const delegation = config.delegation ?? null;
+  const spec = ({ policy: _, ...rest }: ToolSpec & { readonly policy: ApprovalPolicy }): ToolSpec => rest;
+  if (config.subagent === undefined) return [...withCodeTool([...builtin, ...external.map(spec)], config), ...delegation === null ? [] : [delegation.spec]];
+  // A subagent is offered only what it may call: a tool its ceiling denies would only cost it a step.
+  const allowed = (name: string, base: ApprovalPolicy) => profilePolicy(base, name, config.profile).policy !== "deny";
+  return [
+    ...withCodeTool([
+      ...builtin.filter((tool) => allowed(tool.name, resolvePolicy(tool.name, config.policies))),
+      ...external.filter((tool) => allowed(tool.name, tool.policy)).map(spec),
+    ], config),
+    ...delegation === null || !allowed(TASK_TOOL, resolvePolicy(TASK_TOOL, config.policies)) ? [] : [delegation.spec],
+  ];
 }
 
 /** The bytes of the tool definitions a request of this run offers now, which compaction's estimate counts. */
 export function offeredToolBytes(config: RunConfig): number {
-  const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
-  const external = (config.external?.offered() ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
-  const code = withCodeTool([...builtin, ...external], config).slice(builtin.length + external.length);
-  return JSON.stringify(builtin).length + JSON.stringify(external).length + (code.length === 0 ? 0 : JSON.stringify(code).length);
+  return JSON.stringify(currentTools(config)).length;
 }
 
 /** Runs one step; throws {@link RunStop} when the run must end early. */
@@ -193,9 +216,12 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
   const assistant = { ...assistantFromEvents(events), text: segment.text };
   context.messages.push(assistant);
   if (assistant.toolCalls.length === 0) return { calledTools: false, overflowed: false };
+  const delegation = config.delegation ?? null;
   const results = await runToolCalls(assistant.toolCalls, {
     io,
     broker: context.broker,
+    delegate: delegation === null ? null : delegation.forStep({ config, io, channel: context.channel, broker: context.broker, signal, budget: context.budget, usage: context.tally, nextActivityId: context.nextActivityId }),
+    subagent: config.subagent ?? null,
     policies: config.policies,
     profile: config.profile,
     external: config.external,
@@ -204,13 +230,9 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     cards: context.cards,
     ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
     tool: {
-      runtime: config.runtime,
-      workspace: config.workspace,
-      home: config.home,
-      signal,
-      secrets: config.secrets,
-      skills: config.skills,
+      ...{ runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
       events: { scope: io.scope, emit: (event) => io.emit(event).then(() => true, () => false) },
+      ...(config.checkpoints === undefined ? {} : { checkpoint: config.checkpoints(io.scope.session_id, io.turnId) }),
     },
   });
   context.messages.push(...results);

@@ -12,14 +12,15 @@
 
 import { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 import { isSafeDisplayName } from "../util/redaction.ts";
-import type { ApprovalBroker } from "./approvals.ts";
+import type { ApprovalBroker, ApprovalDecision } from "./approvals.ts";
 import { callScopeKey, reportResolved, scopeFields } from "./approval-scope.ts";
 import type { ModelToolCall, ToolResultMessage } from "./providers/conversation.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
 import { approvalSummary, prepareCall, prepareExternalCall } from "./tools/invoke.ts";
 import type { ExternalTools } from "./tools/external.ts";
 import { boundSummary } from "./tools/tool-text.ts";
-import { profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/tool-policies.ts";
+import { policySource, profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/tool-policies.ts";
+import { labelPrompt, type SubagentIdentity, TASK_TOOL } from "./delegation.ts";
 import { findBuiltinTool } from "./tools/registry.ts";
 import { isPrepared, type ToolContext } from "./tools/tool.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
@@ -45,15 +46,26 @@ export interface ToolStepContext {
   readonly external: ExternalTools | null;
   /** The merged `code_mode` section when Code Mode is on; absent or null when it is off. */
   readonly codeMode?: CodeModeSettings | null;
+  /**
+   * A nested call's: aborts when its Code Mode program ended before it did.
+   * An approval it still waits for is then withdrawn (`superseded`), since
+   * no answer could make the call run.
+   */
+  readonly programEnded?: AbortSignal;
   /** Issues the next run-scoped activity id, or null once the run has used `run_activities`. */
   nextActivityId(): string | null;
   /** The run's tool cards, or null when the client did not negotiate `tool.cards`. */
   readonly cards: ToolCardsPort | null;
   /** The user's hooks, absent when none runs (`run-hooks.ts`). */
   readonly hooks?: TurnHooks;
+  /** Starts a `task` call (`delegation.ts`), or null where the run may not delegate. */
+  readonly delegate?: ((call: ModelToolCall, index: number) => Promise<ToolResultMessage>) | null;
+  /** Set in a subagent's run: its approval prompts name it (`subagentLabel`). */
+  readonly subagent?: SubagentIdentity | null;
 }
 
-type ActivityState = "started" | "completed" | "failed";
+/** One state of an activity. */
+export type ActivityState = "started" | "completed" | "failed";
 
 const DENIED_BY_SETTINGS = "The tool call was denied by the user's settings. Do not retry it.";
 const DENIED_BY_USER = "The user denied this tool call.";
@@ -62,14 +74,38 @@ const deniedByProfile = (profile: string, tool: string) =>
   `The tool call was denied: this window runs as the "${profile}" agent profile, which does not allow ${tool}. Do not retry it.`;
 const EXPIRED = "No one answered the approval request in time, so this tool call was not run. Do not retry it unless the user asks.";
 
-/** Runs `calls` one after another; returns their results in call order. Throws {@link RunStop} on cancellation or output failure. */
+/**
+ * Runs `calls` one after another, except `task` calls, which start in call
+ * order and run alongside (`delegation.ts` bounds how many at once); returns
+ * the results in call order once all are done. Throws {@link RunStop} on
+ * cancellation or output failure.
+ */
 export async function runToolCalls(calls: readonly ModelToolCall[], context: ToolStepContext): Promise<ToolResultMessage[]> {
-  const results: ToolResultMessage[] = [];
-  for (const call of calls) {
-    if (context.tool.signal.aborted) throw new RunStop("cancelled", null);
-    results.push(await runOne(call, context));
+  const results: Promise<ToolResultMessage>[] = [];
+  let stop: unknown = null;
+  for (const [index, call] of calls.entries()) {
+    if (context.tool.signal.aborted) stop ??= new RunStop("cancelled", null);
+    if (stop !== null) break;
+    const delegated = call.name === TASK_TOOL ? context.delegate ?? null : null;
+    if (delegated !== null) {
+      const started = delegated(call, index);
+      // Observed now, so a task that fails while later calls run is never an unhandled rejection.
+      started.catch(() => {});
+      results.push(started);
+      continue;
+    }
+    try {
+      results.push(Promise.resolve(await runOne(call, context)));
+    } catch (error) {
+      stop = error;
+    }
   }
-  return results;
+  // Every started task is awaited, even when the step stops: a child never outlives its step.
+  const settled = await Promise.allSettled(results);
+  if (stop !== null) throw stop;
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<ToolResultMessage>).value);
 }
 
 /**
@@ -90,7 +126,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
     throw new RunStop("failed", ErrorCode.executionFailed);
   }
   const skills = (context.tool.skills ?? []).length > 0;
-  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal) => runOne(nested, { ...context, tool: { ...context.tool, signal } }, "code_mode"));
+  const code = codeCall(call, source, { ...context.tool, codeMode: context.codeMode ?? null, external: context.external, skills }, (nested, signal, ended) => runOne(nested, { ...context, tool: { ...context.tool, signal }, programEnded: ended }, "code_mode"));
   const builtin = code?.tool ?? findBuiltinTool(call.name, skills);
   const external = builtin === undefined ? context.external?.find(call.name) : undefined;
   const name = isSafeDisplayName(call.name) ? call.name : "unknown";
@@ -113,7 +149,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
   if (policy === "deny") {
     card?.deniedByPolicy();
     // Nothing is prepared: a denied tool does not even look at the filesystem.
-    const profile = context.profile.name;
+    const profile = policySource(context.profile, call.name);
     await activity(io, card, activityId, name, "failed", byProfile ? `${name} (denied by the ${profile} profile)` : `${name} (denied by settings)`);
     return result(byProfile ? deniedByProfile(profile, name) : DENIED_BY_SETTINGS, true);
   }
@@ -124,7 +160,7 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
     return result(prepared.output, true);
   }
   const summary = prepared.activity ?? prepared.action;
-  const hooked = { name, arguments: args };
+  const hooked = { name, arguments: prepared.arguments ?? args };
   const before = await beforeToolCall(context.hooks, io, context.tool.signal, hooked, { asks: policy === "ask", mustAsk: prepared.mustAsk });
   if ("denied" in before) {
     // The user's hook is the user's rule: its card ends as a call the settings denied.
@@ -134,22 +170,18 @@ async function runOne(call: ModelToolCall, context: ToolStepContext, source: Cal
   }
   // A session grant (`approval.scope`) answers only what would be asked, never a deny, for exactly its key, and never a hook's ask;
   // a nested call's key is labelled like its prompt, so a direct grant never covers a program's call, nor the reverse.
-  const scopeKey = promptFrom(callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets), source);
+  // A subagent's calls neither use nor create one: each of its approvals covers that call (docs/features/runner.md).
+  const scopeKey = context.subagent == null ? promptFrom(callScopeKey(broker, builtin?.name ?? external!.name, prepared, secrets), source) : null;
   if (before.ask && (before.hookAsked || !broker.granted(scopeKey))) {
-    const shown = promptFrom(approvalSummary(prepared, secrets), source);
+    const shown = labelPrompt(context.subagent, promptFrom(approvalSummary(prepared, secrets), source));
     if (shown === null) {
       await activity(io, card, activityId, name, "failed", `${name}: refused, cannot be shown whole for approval`);
       return result(prepared.tooLongToShow, true);
     }
     await card?.prepared(prepared, null, policy !== "ask");
-    const approval = broker.request(approvalPrompt(before.hookAsked, shown), scopeKey);
-    await io.emit({
-      event: "approval.requested",
-      data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
-    }, approval.delivered);
-    const decision = await approval.decision;
-    await reportResolved(io, broker, approval, decision);
-    await card?.decided(context.tool.signal.aborted ? "cancelled" : decision);
+    const decision = await askApproval(io, broker, approvalPrompt(before.hookAsked, shown), scopeKey, context.programEnded);
+    // A withdrawn question keeps its own word; any other answer a cancelled run got is its cancellation.
+    await card?.decided(context.tool.signal.aborted && decision !== "superseded" ? "cancelled" : decision);
     if (context.tool.signal.aborted) {
       await activity(io, card, activityId, name, "failed", `${summary} (cancelled)`);
       throw new RunStop("cancelled", null);
@@ -182,11 +214,33 @@ export async function reportNotices(io: RunIO, external: ExternalTools): Promise
 }
 
 /**
- * Records and emits one activity state, its summary redacted and bounded to
+ * Emits `approval.requested` for `shown` (a whole, safe summary) and waits
+ * for the decision, which the broker settles exactly once; with
+ * `approval.scope`, the grant `scopeKey` may be offered (null: once only)
+ * and `approval.resolved` follows. Once `withdrawOn` aborts (a nested
+ * call's program ended), the question is withdrawn: `superseded`.
+ */
+export async function askApproval(io: RunIO, broker: ApprovalBroker, shown: string, scopeKey: string | null, withdrawOn?: AbortSignal): Promise<ApprovalDecision> {
+  const approval = broker.request(shown, scopeKey);
+  await io.emit({
+    event: "approval.requested",
+    data: { ...io.scope, approval_id: approval.approvalId, summary: approval.summary, expires_in_ms: approval.expiresInMs, ...scopeFields(broker, approval) },
+  }, approval.delivered);
+  const withdraw = () => broker.withdraw(approval.approvalId);
+  withdrawOn?.addEventListener("abort", withdraw, { once: true });
+  if (withdrawOn?.aborted) withdraw();
+  const decision = await approval.decision;
+  withdrawOn?.removeEventListener("abort", withdraw);
+  await reportResolved(io, broker, approval, decision);
+  return decision;
+}
+
+/**
+ * Records and emits one activity state (of `kind`, a tool's by default), its summary redacted and bounded to
  * `summary_bytes`; tells the call's card, if any (the first state carries
  * its id, the last one is followed by its terminal snapshot).
  */
-async function recordActivity(
+export async function recordActivity(
   io: RunIO,
   card: CallCard | null,
   activityId: string,
@@ -194,6 +248,7 @@ async function recordActivity(
   state: ActivityState,
   summary: string,
   grant: string | null = null,
+  kind: "tool" | "subagent" = "tool",
 ): Promise<void> {
   const bounded = boundSummary(summary, io.secrets);
   await io.persist([{
@@ -203,12 +258,12 @@ async function recordActivity(
     at: io.at(),
     turn_id: io.turnId,
     activity_id: activityId,
-    kind: "tool",
+    kind,
     name,
     state,
     summary: bounded,
     ...(grant === null ? {} : { session_grant: grant }),
   }]);
-  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind: "tool", state, name, summary: bounded, ...card?.activityField() } });
+  await io.emit({ event: "activity", data: { ...io.scope, activity_id: activityId, kind, state, name, summary: bounded, ...card?.activityField() } });
   if (card !== null && state !== "started") await card.finished(bounded);
 }

@@ -100,13 +100,18 @@ class LiveCard implements CallCard {
     // The terminal snapshot follows every update of the card.
     await this.#inFlight;
     const finished = finishedCard({ ...this.#card, summary }, this.#result?.facts, this.#io.secrets, this.#budget);
-    const ending: Ending = { ...this.#ending, cancelled: this.#signal.aborted };
+    const facts = this.#result?.facts;
+    const ending: Ending = { ...this.#ending, cancelled: this.#signal.aborted, unanswered: facts?.kind === "mcp" && facts.unanswered };
     this.#card = fitCard({ ...finished, phase: "finished", outcome: outcomeOf(finished, ending), effect: effectOf(finished, ending) });
     // Saved as it ends, for history.page: after the call's last activity record, which it attaches to.
     const { session_id } = this.#io.scope;
-    const saved = { v: 1, type: "tool_card", ignorable: true, session_id, at: this.#io.at(), turn_id: this.#io.turnId } as const;
-    await this.#io.persist([{ ...saved, activity_id: this.#activityId, card_id: this.#cardId, card: this.#card }]);
-    await this.#send("terminal");
+    const saved = { v: 3, type: "tool_card", ignorable: true, session_id, at: this.#io.at(), turn_id: this.#io.turnId } as const;
+    try {
+      await this.#io.persist([{ ...saved, activity_id: this.#activityId, card_id: this.#cardId, card: this.#card }]);
+    } finally {
+      // A card a full session file refused (the run then stops) still ends live: the terminal snapshot is critical.
+      await this.#send("terminal");
+    }
   }
 
   /**

@@ -64,7 +64,8 @@ const HOST_ENV = ["HOME", "TMPDIR", "TMP", "TEMP", "DENO_DIR", "XDG_CACHE_HOME",
 /** Runs `request.source` in a fresh host process; resolves once the host is gone. */
 export async function runProgram(request: ProgramRequest): Promise<ProgramOutcome> {
   const { runtime, limits } = request;
-  const env: Record<string, string> = {};
+  // Deno's CLI would otherwise ask dl.deno.land for a newer Deno from the host's process (Node ignores it).
+  const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1" };
   for (const name of HOST_ENV) {
     const value = runtime.env(name);
     if (value !== undefined) env[name] = value;

@@ -3,7 +3,8 @@
  * read from its file (`session.open`, or after a turn whose writes cannot be
  * trusted to be the file's only change), or extended in place by what a
  * turn's journal wrote. Both produce the same snapshot for the same bytes;
- * the extension just skips reading, hashing and projecting the old part.
+ * the extension just skips reading, hashing and projecting the old part
+ * (never past a rewind, which changes what came before it).
  *
  * @module
  */
@@ -20,6 +21,7 @@ import { projectHistory } from "./projection.ts";
 import { projectWithinBudget } from "./projection-window.ts";
 import { encodeRecord, type SessionPreferencesRecord, type SessionRecord } from "./records.ts";
 import { type FileIdentity, readSessionFile, sameObject } from "./session-file.ts";
+import { applyRewinds, holdsRewind } from "./rewind-fold.ts";
 import type { Cooperation } from "./cooperative-slices.ts";
 import type { JournalWrites } from "./turn-journal.ts";
 import { foldMetadata, type SessionMetadata } from "./session-metadata.ts";
@@ -101,7 +103,9 @@ export async function loadAttachment(
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
   // Over the snapshot budget (history_limit, its only failure) the session stays usable; its pages are not,
   // unless a compaction lets the projection start later (projection-window.ts).
-  const projected = await projectWithinBudget(read.records, { torn: read.torn, secrets: context.secrets }, cooperation);
+  // What rewinds removed is neither shown nor replayed (rewind-fold.ts); token totals stay those spent.
+  const standing = applyRewinds(read.records);
+  const projected = await projectWithinBudget(standing, { torn: read.torn, secrets: context.secrets }, cooperation);
   if (!projected.ok && projected.code !== ErrorCode.historyLimit) return projected;
   const attachment: Attachment = {
     sessionId,
@@ -112,8 +116,8 @@ export async function loadAttachment(
     file: read.identity,
     intactLength: read.intactLength,
     lines: read.lines,
-    conversation: foldConversation([], read.records),
-    preferences: lastPreferences(read.records) ?? null,
+    conversation: foldConversation([], standing),
+    preferences: lastPreferences(standing) ?? null,
     metadata: foldMetadata(read.records),
     stale: false,
   };
@@ -135,7 +139,7 @@ export async function extendAttachment(
   writes: JournalWrites,
 ): Promise<Attachment | null> {
   const snapshot = attachment.snapshot;
-  if (attachment.stale || snapshot === null || !snapshot.complete) return null;
+  if (attachment.stale || snapshot === null || !snapshot.complete || holdsRewind(writes.records)) return null;
   const before = attachment.durable ? attachment.intactLength : 0;
   if (before === null || (attachment.file !== null && attachment.file.size !== before)) return null;
   let info: FileInfo;
@@ -160,7 +164,7 @@ export async function extendAttachment(
     sessionId: attachment.sessionId,
     durable: true,
     lease: attachment.lease,
-    snapshot: { ...added, entries: [...snapshot.entries, ...added.entries] },
+    snapshot: { ...added, entries: [...snapshot.entries, ...added.entries], userTurns: new Map([...snapshot.userTurns, ...added.userTurns]) },
     revision: revisionId({ digest, generation: context.nextGeneration() }),
     file: { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
     intactLength: writes.intactLength,

@@ -12,6 +12,7 @@ import { LIMITS } from "../protocol/limits.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import { clampUtf8, sanitizeText, utf8ByteCount } from "../util/utf8.ts";
 import { CARD_LIMITS } from "../protocol/tool-cards.ts";
+import { redactedCard } from "./tool-card-record.ts";
 import type { HistoryEntry, HistoryKind, HistorySnapshot, ProjectionResult, Slot } from "./history-snapshot.ts";
 import { splitText } from "./history-text-parts.ts";
 
@@ -26,12 +27,14 @@ export function* chunkSlots(
   after: HistorySnapshot,
 ): Generator<number, ProjectionResult> {
   const entries: HistoryEntry[] = [];
+  const userTurns = new Map<string, string>();
   const cards = new Map(after.cards);
   let cardBytes = after.cardBytes;
   const earlier = after.entries.length;
   let bytes = after.bytes; // the array's brackets and every earlier entry
   for (const [index, slot] of slots.entries()) {
     const messageId = `m${(after.messages + index).toString(36)}`;
+    if (slot.turn !== undefined) userTurns.set(messageId, slot.turn);
     // Redaction is one synchronous pass; a text that could not fit the snapshot even after
     // shrinking every byte into a marker is refused before it can hold the loop for long.
     if (slot.text.length > LIMITS.history_snapshot_bytes) return { ok: false, code: ErrorCode.historyLimit };
@@ -55,9 +58,10 @@ export function* chunkSlots(
       entries.push(entry);
       if (slot.card !== undefined && entry.last_part) {
         // Cards have a budget of their own: a base client's snapshot bounds stay what they were.
-        const size = utf8ByteCount(JSON.stringify(slot.card));
+        const card = redactedCard(slot.card, secrets);
+        const size = utf8ByteCount(JSON.stringify(card));
         if (cardBytes + size <= CARD_LIMITS.history_card_bytes) {
-          cards.set(entry, slot.card);
+          cards.set(entry, card);
           cardBytes += size;
         }
       }
@@ -75,6 +79,7 @@ export function* chunkSlots(
       messages: after.messages + slots.length,
       bytes,
       tailNotice: ending.tailNotice,
+      userTurns,
       cards,
       cardBytes,
     }),

@@ -52,10 +52,12 @@ export type HistorySnapshot = {
   readonly cards: ReadonlyMap<HistoryEntry, Card>;
   /** UTF-8 bytes of the attached cards, serialized. */
   readonly cardBytes: number;
+  /** The turn of each user message, by its `message_id`: what a rewind to that message drops from. */
+  readonly userTurns: ReadonlyMap<string, string>;
 };
 
 /** A message before its text is redacted and chunked; an activity's saved card, if any. */
-export type Slot = { kind: HistoryKind; text: string; partial: boolean; card?: Card };
+export type Slot = { kind: HistoryKind; text: string; partial: boolean; card?: Card; turn?: string };
 
 /** The projection of no records. */
 export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({
@@ -64,6 +66,7 @@ export const EMPTY_HISTORY: HistorySnapshot = Object.freeze({
   messages: 0,
   bytes: 2,
   tailNotice: false,
+  userTurns: new Map(),
   cards: new Map(),
   cardBytes: 0,
 });

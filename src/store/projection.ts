@@ -22,7 +22,7 @@ import type { Card } from "../protocol/tool-cards.ts";
  * satisfy it without this module depending on the record schemas.
  */
 export type ProjectionRecord =
-  | { readonly type: "session" | "session_preferences" | "session_title" | "internal_prompt" | "usage" }
+  | { readonly type: "session" | "session_preferences" | "session_title" | "internal_prompt" | "usage" | "subagent_link" | "rewind" }
   | { readonly type: "turn_started"; readonly turn_id: string }
   | {
     readonly type: "turn_finished";
@@ -173,7 +173,7 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
         if (openTurn === record.turn_id) openTurn = null;
         break;
       case "user_input":
-        slots.push({ kind: "user", text: record.text, partial: false });
+        slots.push({ kind: "user", text: record.text, partial: false, turn: record.turn_id });
         break;
       case "assistant_chunk":
       case "assistant_message": {
@@ -223,7 +223,7 @@ function* projectSteps(records: readonly ProjectionRecord[], options: Projection
         break;
       }
       default:
-        break; // session, preferences, titles, internal prompts and usage never show
+        break; // session, preferences, titles, internal prompts and usage never show; rewinds are applied before (rewind-fold.ts)
     }
   }
   const unfinished = [...contentTurns].some((turn) => !outcomes.has(turn));

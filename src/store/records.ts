@@ -18,18 +18,18 @@ import { bytesWithin, CountSchema, IdSchema, isIdentifier, SessionIdSchema, stri
 import { EFFORTS } from "../policy/efforts.ts";
 import { NESTED_RECORD_BYTES } from "./record-evolution.ts";
 import { TurnContextSchema } from "./turn-context.ts";
+import { SUBAGENT_LINK } from "./subagent-link.ts";
 import { TOOL_CARD } from "./tool-card-record.ts";
+import { REWIND } from "./rewind-record.ts";
 
 export type { TurnContext, TurnContextParts } from "./turn-context.ts";
 
 /**
- * The newest record format version this code reads. Format 1 defines every
- * type below at `v: 1`; format 2 adds one definition, the replacing
- * `compaction` at `v: 2` (its `through_turn` changes the provider replay, so
- * a format-1 reader must refuse it). A record is written with the oldest `v`
- * that defines it, so only replacing compactions carry `v: 2`.
+ * The newest record format this code reads: format 1 defines the types at `v: 1`, format 2 the replacing
+ * `compaction` (it changes the replay), format 3 `subagent_link`, format 4 `rewind` (it removes turns). A record
+ * is written with the oldest `v` defining it.
  */
-export const RECORD_VERSION = 2;
+export const RECORD_VERSION = 4;
 
 function common<const T extends string, const V extends 1 | 2 = 1>(type: T, version: V = 1 as V) {
   return {
@@ -165,7 +165,9 @@ const VARIANT = v.variant("type", [
   v.strictObject(INTERNAL_PROMPT),
   v.strictObject(USAGE),
   v.strictObject(TURN_FINISHED),
+  v.strictObject(SUBAGENT_LINK),
   v.strictObject(TOOL_CARD),
+  v.strictObject(REWIND),
 ]);
 
 /** Any record, discriminated by `type`; arrays and unknown types are refused. */
@@ -184,11 +186,11 @@ export interface TypeSchemas {
 }
 
 /** The types that define a field holding an array or object. */
-const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started", "tool_card"]);
+const NESTED_TYPES: ReadonlySet<string> = new Set(["turn_started", "subagent_link", "tool_card"]);
 
 // `v.variant` tries its options in turn (most of the parse time on a large
 // history); a lookup by `v` and `type` reaches the same option schema directly.
-const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].map((version) =>
+const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2, 3, 4].map((version) =>
   new Map(
     VARIANT.options.filter((option) => option.entries.v.literal === version).map((option) => [option.entries.type.literal, {
       exact: option as v.GenericSchema<unknown, SessionRecord>,
@@ -201,7 +203,7 @@ const SCHEMA_BY_VERSION: readonly ReadonlyMap<unknown, TypeSchemas>[] = [1, 2].m
 
 /** The schemas of `type` at record format `version`, or undefined when this version does not understand such a record. */
 export function schemasOf(version: unknown, type: unknown): TypeSchemas | undefined {
-  return version === 1 || version === 2 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
+  return version === 1 || version === 2 || version === 3 || version === 4 ? SCHEMA_BY_VERSION[version - 1]!.get(type) : undefined;
 }
 
 /** Validates `value` against the schema of its own `v` and `type`: what {@link RecordSchema} decides, without the scan. */
@@ -252,21 +254,8 @@ export type RecordType = SessionRecord["type"];
 
 /** Every record `type` this version reads, in the order of `docs/storage.md`. */
 export const RECORD_TYPES: readonly RecordType[] = Object.freeze([
-  "session",
-  "session_preferences",
-  "turn_started",
-  "user_input",
-  "assistant_chunk",
-  "assistant_message",
-  "reasoning_summary",
-  "activity",
-  "compaction",
-  "session_title",
-  "diagnostic",
-  "internal_prompt",
-  "usage",
-  "turn_finished",
-  "tool_card",
+  ...["session", "session_preferences", "turn_started", "user_input", "assistant_chunk", "assistant_message", "reasoning_summary"] as const,
+  ...["activity", "compaction", "session_title", "diagnostic", "internal_prompt", "usage", "turn_finished", "subagent_link", "tool_card", "rewind"] as const,
 ]);
 
 const encoder = new TextEncoder();

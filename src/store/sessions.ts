@@ -20,7 +20,7 @@ import type { ConversationRecord } from "./conversation-records.ts";
 import type { SessionPreferencesRecord } from "./records.ts";
 import { Lease, leasePath } from "./leases.ts";
 import { pageHistory, revisionId } from "./pages.ts";
-import { EMPTY_HISTORY } from "./history-snapshot.ts";
+import { EMPTY_HISTORY, type HistorySnapshot } from "./history-snapshot.ts";
 import { TurnJournal } from "./turn-journal.ts";
 import { NO_METADATA, type SessionMetadata } from "./session-metadata.ts";
 import { afterUnprojected } from "./unprojected-append.ts";
@@ -109,18 +109,8 @@ export class SessionStore {
     const sessionId = uuid7(runtime.wallNow(), runtime.randomUUID());
     const revision = revisionId({ digest: revisionDigest(runtime.createSha256(), { instanceId: this.#context.instanceId, sessionId }, "lazy"), generation: ++this.#generation });
     await this.#replace({
-      sessionId,
-      durable: false,
-      lease: null,
-      snapshot: EMPTY_HISTORY,
-      revision,
-      file: null,
-      intactLength: null,
-      lines: null,
-      conversation: [],
-      preferences: null,
-      metadata: NO_METADATA,
-      stale: false,
+      ...{ sessionId, durable: false, lease: null, snapshot: EMPTY_HISTORY, revision, file: null, intactLength: null },
+      ...{ lines: null, conversation: [], preferences: null, metadata: NO_METADATA, stale: false },
     });
     return { ok: true, result: { session_id: sessionId, durable: false, revision, notices: [] } };
   }
@@ -169,6 +159,18 @@ export class SessionStore {
 
   /** `history.page` over the attachment's snapshot; a changed file makes the revision stale for good. */
   async page(sessionId: string, revision: string, cursor: string | null): Promise<StoreResult<MethodResult<"history.page">>> {
+    const at = await this.snapshotAt(sessionId, revision);
+    if (!at.ok) return at;
+    const page = pageHistory(at.snapshot, sessionId, revision, cursor, this.#context.cards ?? false);
+    return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
+  }
+
+  /**
+   * The attached session's snapshot at `revision` and its file's path, or
+   * `history.page`'s refusal in its order: another revision, or a file that
+   * changed under it, is `stale_revision`; over the budget `history_limit`.
+   */
+  async snapshotAt(sessionId: string, revision: string): Promise<{ ok: true; snapshot: HistorySnapshot; path: string } | { ok: false; code: ErrorCode }> {
     const attachment = this.#attachment;
     if (attachment === null) return { ok: false, code: ErrorCode.sessionMissing };
     if (attachment.sessionId !== sessionId) return { ok: false, code: ErrorCode.staleSession };
@@ -177,8 +179,7 @@ export class SessionStore {
     if (attachment.stale) return { ok: false, code: ErrorCode.staleRevision };
     // Over the snapshot budget: the spec's answer, never a fake complete page.
     if (attachment.snapshot === null) return { ok: false, code: ErrorCode.historyLimit };
-    const page = pageHistory(attachment.snapshot, sessionId, revision, cursor, this.#context.cards ?? false);
-    return page.ok ? { ok: true, result: page.result } : { ok: false, code: page.code };
+    return { ok: true, snapshot: attachment.snapshot, path: this.#sessionPath(sessionId) };
   }
 
   /**

@@ -8,9 +8,13 @@
  * Each attempt reads the file, decides what to write, writes it under a
  * temporary name, and renames it over the old one only if the file still
  * holds the bytes that were read; otherwise the change is applied again to
- * what is there now, a few times at most. The window between that last
- * check and the rename is left open: two writers in the same millisecond
- * are not a case worth a lock file that a crash could leave behind.
+ * what is there now, a few times at most. Updates of one file within this
+ * process go one after another: a child stores the refreshed tokens of
+ * servers that connect concurrently, and two of its updates could both pass
+ * the check before either renamed, each reporting success while one change
+ * was lost. Between processes the window between that last check and the
+ * rename is left open: two writers in the same millisecond are not a case
+ * worth a lock file that a crash could leave behind.
  *
  * @module
  */
@@ -46,14 +50,26 @@ export function sameBytes(a: Uint8Array | null, b: Uint8Array | null): boolean {
   return a.length === b.length && a.every((byte, index) => byte === b[index]);
 }
 
+/** Per file path, the settling of the last update queued in this process. */
+const queued = new Map<string, Promise<void>>();
+
 /**
  * Changes `file` (creating `home` 0700 if missing) as `plan` decides on
  * each attempt's fresh read, and resolves with the plan's value, or with
  * `contended` (the file kept changing) or `failed` (`home` or the file
  * could not be created or written).
  */
-export async function updateOwnerFile<T>(runtime: Runtime, file: OwnerFile, plan: () => Promise<UpdatePlan<T>>): Promise<T | "contended" | "failed"> {
+export function updateOwnerFile<T>(runtime: Runtime, file: OwnerFile, plan: () => Promise<UpdatePlan<T>>): Promise<T | "contended" | "failed"> {
   const path = joinPath(file.home, file.name);
+  const update = (queued.get(path) ?? Promise.resolve()).then(() => updateNow(runtime, file, path, plan));
+  const settled = update.then(() => {}, () => {});
+  queued.set(path, settled);
+  // The last update of a file takes its entry away, so the map holds only files being changed.
+  void settled.then(() => queued.get(path) === settled && queued.delete(path));
+  return update;
+}
+
+async function updateNow<T>(runtime: Runtime, file: OwnerFile, path: string, plan: () => Promise<UpdatePlan<T>>): Promise<T | "contended" | "failed"> {
   try {
     await runtime.fs.mkdir(file.home, 0o700);
   } catch {

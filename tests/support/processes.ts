@@ -15,6 +15,7 @@ import { createReadStream, createWriteStream, existsSync, mkdtempSync, rmSync } 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DENO_LAUNCH_FLAGS } from "../../runtime/deno-launch.ts";
 import { guarded } from "./hang-guard.ts";
 
 /** The repository root, found from this file in `tests/support` or `dist/tests/support`. */
@@ -64,7 +65,7 @@ export const seaHost = process.platform === "linux" && process.arch === "x64";
 
 /**
  * The entry points: the npm bin (the bundle) under Node and `deno run` of the
- * Deno entry; in the Node test run on Linux x64, also the Node single
+ * Deno entry with the documented launch flags (runtime/deno-launch.ts); in the Node test run on Linux x64, also the Node single
  * executable once it is built (scripts/test.mjs builds it before the tests,
  * and tests/sea.test.ts fails when it is missing there). The Deno test run
  * leaves it to tests/sea.test.ts rather than run every end-to-end test against
@@ -74,7 +75,7 @@ export function launchers(): Launcher[] {
   const root = repoRoot();
   const all: Launcher[] = [
     { name: "node", command: nodeBinary(), prefix: [join(root, "dist", "magi-code.mjs")] },
-    { name: "deno", command: denoBinary(), prefix: ["run", "--allow-all", "--quiet", join(root, "runtime", "deno.ts")] },
+    { name: "deno", command: denoBinary(), prefix: ["run", "--allow-all", "--quiet", ...DENO_LAUNCH_FLAGS, join(root, "runtime", "deno.ts")] },
   ];
   if (!isDeno && seaHost && existsSync(seaBinary())) all.push({ name: "sea", command: seaBinary(), prefix: [] });
   return all;

@@ -13,9 +13,11 @@
  * "Storing <url> … in ModuleLoadMap" as each module job is created; the npm
  * entry is a bundle, so each loaded file is mapped to its sources with
  * `dist/bundle-inputs.json` (scripts/bundle.mjs). Deno's `--log-level=debug`
- * logs "… code cache … for ES module: <url>," as each module is compiled
- * (its module graph reads every statically named file up front, dynamic
- * imports included, but compiles and evaluates only what is imported).
+ * logs "… code cache … for ES module: <url>," as each module is compiled,
+ * and "FileFetcher::fetch_no_follow - specifier: <url>" as each file is read
+ * (without the launch flag of runtime/deno-launch.ts its module graph reads
+ * every statically named file up front, dynamic imports included, but
+ * compiles and evaluates only what is imported).
  *
  * @module
  */
@@ -25,6 +27,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DENO_LAUNCH_ENV, DENO_LAUNCH_FLAGS } from "../../runtime/deno-launch.ts";
 import { SERVE_FLAGS } from "../../runtime/permissions.ts";
 import { guarded } from "./hang-guard.ts";
 import { denoBinary, nodeBinary, repoRoot } from "./processes.ts";
@@ -39,6 +42,12 @@ export interface StartupModules {
   readonly compat: number;
   /** Node: the files of the bundle loaded (the entry and its chunks); Deno runs the sources, so 0. */
   readonly files: number;
+  /**
+   * Deno: our source files its module loader had read, compiled or not (its module graph reads
+   * every file a static `import()` names unless launched with `--unstable-lazy-dynamic-imports`);
+   * Node reads only the bundle files it loads, so 0.
+   */
+  readonly read: number;
 }
 
 /**
@@ -62,9 +71,10 @@ export const STARTUP_BUDGET = {
   // 66: src/config/title-settings.ts, the schema of `agent.titles`, checked with the rest of `agent`.
   // files: the entry, `node-main.ts`'s chunk, the one chunk of everything it imports and esbuild's
   // helpers; scripts/bundle.mjs packs the start-up graph (26 files once split by lazy chunk).
-  node: { own: 66, compat: 0, files: 4, packages: ["jsonc-parser", "valibot"] },
+  node: { own: 66, compat: 0, files: 4, read: 0, packages: ["jsonc-parser", "valibot"] },
   // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
-  deno: { own: 68, compat: 22, files: 0, packages: ["@noble/hashes", "valibot"] },
+  // read: no file is read that is not compiled (255 before runtime/deno-launch.ts's lazy dynamic imports).
+  deno: { own: 68, compat: 22, files: 0, read: 68, packages: ["@noble/hashes", "valibot"] },
 } as const;
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */
@@ -88,14 +98,14 @@ function packageOf(path: string): string {
   return parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!;
 }
 
-function summarise(sources: Iterable<string>, compat: number, files: number): StartupModules {
+function summarise(sources: Iterable<string>, compat: number, files: number, read = 0): StartupModules {
   const own = new Set<string>();
   const packages = new Set<string>();
   for (const source of sources) {
     if (source.includes("node_modules/")) packages.add(packageOf(source));
     else own.add(source);
   }
-  return { own: [...own].sort(), packages: [...packages].sort(), compat, files };
+  return { own: [...own].sort(), packages: [...packages].sort(), compat, files, read };
 }
 
 /** The sources behind the files of the Node bundle that `log` shows loaded. */
@@ -124,7 +134,11 @@ function denoSources(log: string): StartupModules {
     if (url!.startsWith("file://")) sources.push(relative(root, fileURLToPath(url!)));
     else if (url!.startsWith("ext:deno_node/") || url!.startsWith("node:")) compat.add(url!);
   }
-  return summarise(sources, compat.size, 0);
+  const read = new Set<string>();
+  for (const [, url] of log.matchAll(/fetch_no_follow - specifier: (file:\S+)/g)) {
+    if (!url!.includes("/node_modules/")) read.add(url!);
+  }
+  return summarise(sources, compat.size, 0, read.size);
 }
 
 /** What had loaded when the `initialize` answer was written, and by the exit of the same idle child. */
@@ -135,7 +149,8 @@ export interface StartupRecord extends StartupModules {
 
 /**
  * Spawns the real entry of `runtime` (the npm bin under Node; `runtime/deno.ts`
- * with the documented narrow permission set under Deno) on a fresh `MC_HOME`,
+ * with the documented narrow permission set and launch flags and environment
+ * under Deno) on a fresh `MC_HOME`,
  * sends `initialize`, then `status` once it is answered and `shutdown` once
  * that is, and returns what had loaded when the `initialize` answer was
  * written and what had by the exit: code loaded just after the answer (a
@@ -148,14 +163,14 @@ export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<Sta
   mkdirSync(cwd);
   const command = runtime === "node"
     ? [nodeBinary(), join(root, "dist", "magi-code.mjs")]
-    : [denoBinary(), "run", ...SERVE_FLAGS, "--log-level=debug", join(root, "runtime", "deno.ts")];
+    : [denoBinary(), "run", ...SERVE_FLAGS, ...DENO_LAUNCH_FLAGS, "--log-level=debug", join(root, "runtime", "deno.ts")];
   // A HOME of its own: a developer's ~/.agents/skills (or anything else under the real home) would load
   // the code a child without it never loads. Deno keeps its usual cache, which lives under the real home.
   const env = {
     ...process.env,
     HOME: join(base, "user"),
     MC_HOME: join(base, "home"),
-    ...(runtime === "node" ? { NODE_DEBUG: "esm" } : { DENO_DIR: process.env.DENO_DIR ?? join(homedir(), ".cache", "deno") }),
+    ...(runtime === "node" ? { NODE_DEBUG: "esm" } : { ...DENO_LAUNCH_ENV, DENO_DIR: process.env.DENO_DIR ?? join(homedir(), ".cache", "deno") }),
   };
   // stderr joins stdout: one pipe keeps the order in which the log and the answers were written.
   const child = spawn("sh", ["-c", 'exec "$@" serve --stdio 2>&1', "sh", ...command], { cwd, env, stdio: ["pipe", "pipe", "ignore"] });

@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createMemoryRuntime } from "../../runtime/memory.ts";
@@ -139,6 +139,19 @@ export function spawningRuntimes(): [string, Runtime][] {
   const runtimes: [string, Runtime][] = [["node", createNodeRuntime()]];
   if (deno !== null) runtimes.push(["deno", deno.createDenoRuntime()]);
   return runtimes;
+}
+
+/**
+ * Puts an empty executable in `fs` wherever the host's `PATH` finds each of
+ * `names`, so a memory runtime resolves a bare command to the path the real
+ * runtime then spawns (hooks and MCP servers run only what resolves).
+ */
+export function mirrorPrograms(fs: MemoryFileSystem, names: readonly string[]): MemoryFileSystem {
+  for (const name of names) {
+    const entry = (process.env.PATH ?? "").split(":").find((dir) => dir.startsWith("/") && existsSync(join(dir, name)));
+    if (entry !== undefined) fs.writeFile(join(entry, name), "", 0o755);
+  }
+  return fs;
 }
 
 /** UTF-8 bytes of `text`. */

@@ -72,13 +72,15 @@ export interface CodeCall {
 /**
  * `call` as a `code` call when it is one the model may make (direct, with
  * Code Mode offered), or null. `nested` runs one nested call through the
- * normal path, with `signal` as its cancellation.
+ * normal path, with `signal` as its cancellation; `ended` aborts only when
+ * the program ended first (not when the turn is cancelled), so the call
+ * can withdraw a question whose answer no longer matters.
  */
 export function codeCall(
   call: ModelToolCall,
   source: CallSource,
   options: CodeModeOptions,
-  nested: (call: ModelToolCall, signal: AbortSignal) => Promise<ToolResultMessage>,
+  nested: (call: ModelToolCall, signal: AbortSignal, ended: AbortSignal) => Promise<ToolResultMessage>,
 ): CodeCall | null {
   const host = options.runtime.self;
   if (source !== "direct" || call.name !== CODE_TOOL_NAME || options.codeMode === null || host === undefined) return null;
@@ -90,7 +92,7 @@ export function codeCall(
   const tool = codeTool(names, host, async (name, args, ended) => {
     made += 1;
     try {
-      const result = await nested({ id: `${call.id}.${made}`, name, argumentsJson: args }, AbortSignal.any([program, ended]));
+      const result = await nested({ id: `${call.id}.${made}`, name, argumentsJson: args }, AbortSignal.any([program, ended]), ended);
       return { ok: !result.isError, output: result.output };
     } catch (error) {
       // A nested call stopped by the program's end is only cancelled; any other stop ends the run.

@@ -66,6 +66,16 @@ export function shownPath(context: ToolContext, path: string): string {
   return skill === undefined ? relativeTo(context.workspace, path) : `skill ${skill.name}: ${relativeTo(skill.directory, path)}`;
 }
 
+/**
+ * The prepared call's canonical arguments, as hooks receive them
+ * (docs/features/runner.md, "Hooks"): the parameters the tool's schema
+ * produced, with `path` the canonical path acted on ({@link shownPath}), so
+ * a hook about `.env` sees `.env` however the model spelt it.
+ */
+export function resolvedArguments(params: object, context: ToolContext, target: CallTarget): Readonly<Record<string, unknown>> {
+  return { ...params, path: shownPath(context, target.path) };
+}
+
 /** Resolves the model's `input` for `access` in `scope` (default: the workspace's) and records what is at it. */
 export async function resolveTarget(context: ToolContext, input: string, access: PathAccess, scope: PathScope = scopeOf(context)): Promise<TargetResolution> {
   const decision = await resolveWorkspacePath(scope, input, access);

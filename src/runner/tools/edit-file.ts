@@ -17,7 +17,7 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { REDACTION_MARKER } from "../../util/redaction.ts";
 import { MAX_WRITE_BYTES, writableMode, writeFileAtomic } from "./atomic-write.ts";
-import { PATH_TOO_LONG, resolveTarget, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { PATH_TOO_LONG, resolveTarget, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure, resolvedArguments } from "./call-target.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
@@ -123,6 +123,7 @@ async function prepare(params: EditFileParams, context: ToolContext): Promise<Pr
   return {
     action: `Edit ${target.shown}: replace ${count(replaced, "occurrence")} (${count(original.bytes.length, "byte")} before, ${count(bytes.length, "byte")} after)`,
     tooLongToShow: PATH_TOO_LONG,
+    arguments: resolvedArguments(params, context, target),
     mustAsk: false,
     scopeTarget: target.shown,
     facts: {
@@ -142,6 +143,7 @@ async function prepare(params: EditFileParams, context: ToolContext): Promise<Pr
       }
       let written: "written" | "moved";
       try {
+        await context.checkpoint?.(target.path, original.bytes, bytes);
         written = await writeFileAtomic(context.runtime, target.path, bytes, writable.mode);
       } catch (error) {
         return done(false, `Writing the file failed: ${describeError(error)}.`, `failed (${describeError(error)})`);

@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { compileGlob, type GlobMatcher, type GlobState } from "./glob-match.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
-import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure, resolvedArguments } from "./call-target.ts";
 import { count, describeError, displayName, finishResult, groupDigits, quote, showExactly } from "./tool-text.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
 import { walkTree } from "./walk.ts";
@@ -43,6 +43,7 @@ async function prepare(params: GlobParams, context: ToolContext): Promise<Prepar
   return {
     action: `Find ${showExactly(params.pattern)} in ${target.shown}`,
     tooLongToShow: PATH_TOO_LONG,
+    arguments: resolvedArguments(params, context, target),
     mustAsk: false,
     run: () => run(params, context, target, compiled.matcher),
   };

@@ -22,7 +22,7 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { compileGlob, type GlobMatcher, type GlobState } from "./glob-match.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
-import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure, resolvedArguments } from "./call-target.ts";
 import { searchFile, type SearchLimits, type SearchTally } from "./grep-file.ts";
 import { clampUtf8 } from "../../util/utf8.ts";
 import { count, finishResult, formatBytes, quote, showExactly } from "./tool-text.ts";
@@ -112,6 +112,7 @@ async function prepare(params: GrepParams, context: ToolContext): Promise<Prepar
       `${params.glob === undefined ? "" : ` (files ${showExactly(params.glob)})`}` +
       `${links > 1 ? ` (a file with ${count(links, "hard link")}: its other names can be outside the workspace)` : ""}`,
     tooLongToShow: PATH_TOO_LONG,
+    arguments: resolvedArguments(params, context, target),
     mustAsk: links > 1,
     run: () => run(params, context, target, regex, filter),
   };

@@ -101,6 +101,8 @@ async function guardPrepared(
     tooLongToShow,
     mustAsk,
     run,
+    // Hooks get the arguments as prepared: what the tool resolved, else what its schema checked.
+    arguments: prepared.arguments ?? args,
     ...(prepared.activity === undefined ? {} : { activity: prepared.activity }),
     ...(prepared.scopeTarget === undefined ? {} : { scopeTarget: prepared.scopeTarget }),
     ...(prepared.facts === undefined ? {} : { facts: prepared.facts }),

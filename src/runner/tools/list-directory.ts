@@ -11,7 +11,7 @@ import type { DirEntry, FileKind } from "../../host/runtime.ts";
 import { exactObject } from "../../util/exact-object.ts";
 import { joinPath } from "../../util/paths.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
-import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure, resolvedArguments } from "./call-target.ts";
 import { count, describeError, displayName, finishResult, groupDigits, quote } from "./tool-text.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
 
@@ -57,7 +57,14 @@ async function prepare(params: ListDirectoryParams, context: ToolContext): Promi
   const resolution = await resolveTarget(context, params.path ?? ".", "read");
   if (!resolution.ok) return targetFailure(resolution, `list_directory ${quote(params.path ?? ".")}`, context.secrets);
   const { target } = resolution;
-  return { action: `List ${target.shown}`, tooLongToShow: PATH_TOO_LONG, mustAsk: false, scopeTarget: target.shown, run: () => run(context, target) };
+  return {
+    action: `List ${target.shown}`,
+    tooLongToShow: PATH_TOO_LONG,
+    arguments: resolvedArguments(params, context, target),
+    mustAsk: false,
+    scopeTarget: target.shown,
+    run: () => run(context, target),
+  };
 }
 
 async function run(context: ToolContext, target: CallTarget): Promise<ToolResult> {

@@ -16,7 +16,7 @@ import type { ReadHandle } from "../../host/runtime.ts";
 import { concatBytes } from "../../util/bytes.ts";
 import { exactObject } from "../../util/exact-object.ts";
 import { utf8ByteCount } from "../../util/utf8.ts";
-import { type CallTarget, PATH_TOO_LONG, resolveTarget, sameObject, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetFailure } from "./call-target.ts";
+import { type CallTarget, PATH_TOO_LONG, resolveTarget, sameObject, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetFailure, resolvedArguments } from "./call-target.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import { MAX_OUTPUT_BYTES, type PreparedCall, scopeOf, type Tool, type ToolContext, type ToolResult } from "./tool.ts";
 
@@ -111,6 +111,7 @@ async function prepare(params: ReadFileParams, context: ToolContext): Promise<Pr
   return {
     action: `Read ${target.shown}${range(params)}${links > 1 ? ` (a file with ${count(links, "hard link")}: its other names can be outside the workspace)` : ""}`,
     tooLongToShow: PATH_TOO_LONG,
+    arguments: resolvedArguments(params, context, target),
     mustAsk: links > 1,
     scopeTarget: target.shown,
     facts: { kind: "read", path: shownPath(context, target.path) },

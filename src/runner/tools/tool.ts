@@ -47,6 +47,13 @@ export interface ToolContext {
   readonly skills?: readonly Skill[];
   /** The run's critical events, for a tool the client executes (`client.tools`); absent outside a run's step. */
   readonly events?: RunEvents;
+  /**
+   * Called by `write_file` and `edit_file` right before they change the file
+   * at canonical `path`, with its content now (null: there is none) and what
+   * replaces it, so `session.rewind` can put it back (`src/rewind/`).
+   * Absent: no checkpoints (the client did not negotiate `session.rewind`).
+   */
+  readonly checkpoint?: TakeCheckpoint;
 }
 
 /**
@@ -60,6 +67,9 @@ export interface RunEvents {
   /** Emits a critical event; false when it could not be delivered (the run then fails as for any undelivered event). */
   emit(event: Exclude<WireEvent, { readonly event: "message.delta" | "run.finished" }>): Promise<boolean>;
 }
+
+/** Keeps a file's content before a tool changes it; see {@link ToolContext.checkpoint}. */
+export type TakeCheckpoint = (path: string, before: Uint8Array | null, after: Uint8Array) => Promise<void>;
 
 /** How a call ended. */
 export interface ToolResult {
@@ -114,6 +124,13 @@ export interface PreparedCall {
   readonly activity?: string;
   /** For the model, when {@link action} is too long to show for approval: why, and what to do instead. */
   readonly tooLongToShow: string;
+  /**
+   * The call's canonical arguments, what `PreToolUse` and `PostToolUse`
+   * hooks receive: the parameters as the tool's schema produced them, a
+   * resolved path as the canonical path acted on; absent: the parameters
+   * as checked (an external tool's: as the model sent them).
+   */
+  readonly arguments?: unknown;
   /** Whether the call needs the user's approval even where its policy is `allow` (a hard-linked file). */
   readonly mustAsk: boolean;
   /**

@@ -12,7 +12,7 @@ import * as v from "valibot";
 import { exactObject } from "../../util/exact-object.ts";
 import { dirname } from "../../util/paths.ts";
 import { MAX_WRITE_BYTES, writableMode, writeFileAtomic } from "./atomic-write.ts";
-import { PATH_TOO_LONG, resolveTarget, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure } from "./call-target.ts";
+import { PATH_TOO_LONG, resolveTarget, shownPath, TARGET_CHANGED, TARGET_CHANGED_SUMMARY, targetChanged, targetFailure, resolvedArguments } from "./call-target.ts";
 import { relativeTo } from "../../policy/workspace-paths.ts";
 import { count, describeError, finishResult, formatBytes, quote } from "./tool-text.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./tool.ts";
@@ -50,6 +50,7 @@ async function prepare(params: WriteFileParams, context: ToolContext): Promise<P
   return {
     action: `Write ${count(bytes.length, "byte")} to ${target.shown}, ${writable.created ? "creating a new file" : "replacing the whole existing file"}`,
     tooLongToShow: PATH_TOO_LONG,
+    arguments: resolvedArguments(params, context, target),
     mustAsk: false,
     scopeTarget: target.shown,
     facts: {
@@ -66,6 +67,11 @@ async function prepare(params: WriteFileParams, context: ToolContext): Promise<P
       let written: "written" | "moved";
       try {
         if (writable.created) await context.runtime.fs.mkdir(dirname(target.path), 0o755);
+        // The content being replaced, for `session.rewind`; a write that cannot read it takes none.
+        if (context.checkpoint !== undefined) {
+          const before = writable.created ? null : await context.runtime.fs.readFile(target.path, MAX_WRITE_BYTES).catch(() => undefined);
+          if (before !== undefined) await context.checkpoint(target.path, before, bytes);
+        }
         written = await writeFileAtomic(context.runtime, target.path, bytes, writable.mode);
       } catch (error) {
         return done(false, `Writing the file failed: ${describeError(error)}.`, `failed (${describeError(error)})`);
