@@ -15,6 +15,7 @@ import { dirname, join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { AgentClient, type AgentClientOptions } from "../src/client/client.ts";
+import { checkedRegistry } from "../src/client/client-tools.ts";
 import { SpawnError } from "../src/client/errors.ts";
 
 export * from "../src/client/mod.ts";
@@ -102,7 +103,8 @@ const STDERR_TAIL_BYTES = 4_096;
  * `ELECTRON_RUN_AS_NODE=1`. A child that cannot be started (missing
  * command, no permission, bad `cwd`, missing bin) or that exits before
  * `initialize` answers fails every request with a `SpawnError` naming the
- * cause; nothing is thrown here.
+ * cause; nothing is thrown here but the `TypeError` of a `clientTools` registry the
+ * child would refuse, before anything is spawned.
  */
 export function spawnAgent(options: SpawnAgentOptions = {}): SpawnedAgent {
   const electron = process.versions.electron !== undefined;
@@ -110,6 +112,8 @@ export function spawnAgent(options: SpawnAgentOptions = {}): SpawnedAgent {
   const command = options.command ?? process.execPath;
   const args = options.args ?? (own ? [binPath] : []);
   const cwd = options.cwd ?? process.cwd();
+  // A registry the child would refuse throws before a process exists to leak.
+  if (options.clientTools !== undefined) checkedRegistry(options.clientTools);
   const refused = cwdProblem(cwd, command) ?? (own && !existsSync(binPath) ? binMissing() : null);
   if (refused !== null) return unstarted(refused);
   const env = { ...(options.env ?? process.env), ...(electron && own ? { ELECTRON_RUN_AS_NODE: "1" } : {}) };

@@ -55,6 +55,17 @@ function fitted(output: string): string {
   return cut;
 }
 
+/**
+ * The registry `tools` send in `initialize`; throws a `TypeError` naming
+ * none of their content when they break one of the server's rules, so a
+ * launcher can refuse them before it spawns a child.
+ */
+export function checkedRegistry(tools: readonly ClientToolDefinition[]): readonly ClientToolSpec[] {
+  const registry = parseClientToolRegistry(tools.map(({ handler: _, ...spec }) => spec));
+  if (registry === null) throw new TypeError("clientTools break a rule of docs/features/local-agent-client-tools.md (name, description, input_schema, timeout_ms, count or duplicates)");
+  return registry;
+}
+
 /** The registered tools of one connection and their calls in flight. */
 export class ClientToolHost {
   /** The registry `initialize` sends (the definitions without their handlers). */
@@ -65,9 +76,7 @@ export class ClientToolHost {
 
   /** Checks `tools` with the server's rules; throws a `TypeError` naming none of their content when they break one. */
   constructor(tools: readonly ClientToolDefinition[]) {
-    const registry = parseClientToolRegistry(tools.map(({ handler: _, ...spec }) => spec));
-    if (registry === null) throw new TypeError("clientTools break a rule of docs/features/local-agent-client-tools.md (name, description, input_schema, timeout_ms, count or duplicates)");
-    this.registry = registry;
+    this.registry = checkedRegistry(tools);
     this.#handlers = new Map(tools.map((tool) => [tool.name, tool.handler]));
   }
 
