@@ -14,7 +14,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { AgentClient } from "../src/client/client.ts";
+import { AgentClient, type AgentClientOptions } from "../src/client/client.ts";
+import { checkedRegistry } from "../src/client/client-tools.ts";
 import { SpawnError } from "../src/client/errors.ts";
 
 export * from "../src/client/mod.ts";
@@ -81,6 +82,8 @@ export interface SpawnAgentOptions {
   readonly stderr?: "tail" | "ignore" | "inherit";
   /** Give the child its own process group, so a terminal Ctrl-C reaches only the parent (default false). */
   readonly detached?: boolean;
+  /** Tools this client lends the agent (`client.tools`; see `AgentClientOptions.clientTools`). */
+  readonly clientTools?: AgentClientOptions["clientTools"];
 }
 
 /** A client connected to a child it spawned. */
@@ -100,7 +103,8 @@ const STDERR_TAIL_BYTES = 4_096;
  * `ELECTRON_RUN_AS_NODE=1`. A child that cannot be started (missing
  * command, no permission, bad `cwd`, missing bin) or that exits before
  * `initialize` answers fails every request with a `SpawnError` naming the
- * cause; nothing is thrown here.
+ * cause; nothing is thrown here but the `TypeError` of a `clientTools` registry the
+ * child would refuse, before anything is spawned.
  */
 export function spawnAgent(options: SpawnAgentOptions = {}): SpawnedAgent {
   const electron = process.versions.electron !== undefined;
@@ -108,6 +112,8 @@ export function spawnAgent(options: SpawnAgentOptions = {}): SpawnedAgent {
   const command = options.command ?? process.execPath;
   const args = options.args ?? (own ? [binPath] : []);
   const cwd = options.cwd ?? process.cwd();
+  // A registry the child would refuse throws before a process exists to leak.
+  if (options.clientTools !== undefined) checkedRegistry(options.clientTools);
   const refused = cwdProblem(cwd, command) ?? (own && !existsSync(binPath) ? binMissing() : null);
   if (refused !== null) return unstarted(refused);
   const env = { ...(options.env ?? process.env), ...(electron && own ? { ELECTRON_RUN_AS_NODE: "1" } : {}) };
@@ -141,7 +147,7 @@ export function spawnAgent(options: SpawnAgentOptions = {}): SpawnedAgent {
   const client = new AgentClient({
     readable: Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
     writable: Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-  }, { exited, stderrTail: () => tail.toString("utf8").trimEnd() });
+  }, { exited, stderrTail: () => tail.toString("utf8").trimEnd(), ...(options.clientTools === undefined ? {} : { clientTools: options.clientTools }) });
   return Object.assign(client, { child });
 }
 

@@ -20,7 +20,8 @@ import { Lifecycle } from "./admission/lifecycle.ts";
 import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
 import { StatusView } from "./operations/status.ts";
-import { Dispatcher, type Reject } from "./protocol/dispatcher.ts";
+import { Dispatcher, type ExtensionRequest, type Reject } from "./protocol/dispatcher.ts";
+import { type ClientToolResultParams, ClientToolResultParamsSchema } from "./protocol/schemas.ts";
 import { EXTENSION_REQUESTS, Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
 import { ErrorCode } from "./protocol/errors.ts";
@@ -61,7 +62,7 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     lifecycle,
     replies: output,
     negotiation,
-    start: (snapshot) => workers.start(snapshot),
+    start: (snapshot, clientTools) => workers.start(snapshot, clientTools),
     status: () => status.render(),
     ...(options.mcpServers === undefined ? {} : { mcpServers: options.mcpServers }),
   });
@@ -71,6 +72,11 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     settled: () => workers.settled(),
   });
   const gate = new PhaseGate(() => lifecycle.phase, () => workers.runner, reject);
+  // `client.tool.result` exists only for a client that negotiated `client.tools`: for any other it is no method.
+  const clientToolResult = gate.ready<ClientToolResultParams>(({ clientTools }, id, params) => {
+    if (clientTools === null) return reject(id, ErrorCode.staleToolCall);
+    clientTools.result(id, params);
+  });
   const answer = gate.ready(({ turns }, id, params: ApprovalAnswerParams) => turns.answer(id, params));
   // `agent.info` reads the admitted snapshot only: it is gated on a ready child without loading the workers.
   const info = new PhaseGate<ReadyWorkers>(() => lifecycle.phase, () => workers.view === null ? null : (handle) => handle(workers), reject).ready((ready: ReadyWorkers, id: string) => ready.info(id));
@@ -95,7 +101,10 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
     "session.rewind.preview": gate.ready(({ rewind }, id, params) => rewind.preview(id, params)),
     "session.rewind": gate.ready(({ rewind }, id, params) => rewind.apply(id, params)),
-  }, reject, new Map([["agent.info", { params: EXTENSION_REQUESTS["agent.info"], handle: (id) => info(id, {}) }]]), (method) => negotiation.routed(method));
+  }, reject, new Map<string, ExtensionRequest>([
+    ["agent.info", { params: EXTENSION_REQUESTS["agent.info"], handle: (id) => info(id, {}) }],
+    ["client.tool.result", { params: ClientToolResultParamsSchema, handle: (id, params) => clientToolResult(id, params as ClientToolResultParams) }],
+  ]), (method) => negotiation.routed(method));
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;
 }

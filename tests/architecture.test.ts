@@ -45,6 +45,7 @@ const LAYERS = [
   "rewind",
   "mcp",
   "hooks",
+  "client-tools",
   "admission",
   "operations",
   "server.ts",

@@ -259,7 +259,7 @@ describe("the params kit", () => {
         const run = await child(null);
         await served(run, async () => {
           assert.equal(codeOf(await callRaw(run, call.method, call.json)), call.before ?? "a result", `before initialize: ${call.label}`);
-          const init = await callRaw(run, "initialize", JSON.stringify({ required_capabilities: call.required }));
+          const init = await callRaw(run, "initialize", JSON.stringify(call.initialize));
           assert.ok(init.result, JSON.stringify(init.error));
           const code = codeOf(await callRaw(run, call.method, call.json));
           if (call.code !== null) assert.equal(code, call.code, `${call.method} (${call.label}) with ${JSON.stringify(call.required)}`);

@@ -104,8 +104,9 @@ export class RunApprovals {
 }
 
 /** The extension capability `event` belongs to (what it says only a client that required it gets), or null for a base event. */
-export function negotiatedBy(event: WireEvent): "run.usage" | "approval.scope" | "tool.cards" | null {
+export function negotiatedBy(event: WireEvent): "run.usage" | "approval.scope" | "tool.cards" | "client.tools" | null {
   if (event.event === "run.usage") return "run.usage";
+  if (event.event === "client.tool.call" || event.event === "client.tool.cancel") return "client.tools";
   if (event.event === "tool.card" || (event.event === "activity" && event.data.card_id !== undefined)) return "tool.cards";
   if (event.event === "approval.resolved") return "approval.scope";
   return event.event === "approval.requested" && ("scopes" in event.data || "scope_key" in event.data) ? "approval.scope" : null;

@@ -13,18 +13,18 @@
  * @module
  */
 
-import type { ErrorCode } from "../protocol/errors.ts";
 import { type Limits, LIMITS } from "../protocol/limits.ts";
 import { type Capability, NEGOTIATED } from "../protocol/negotiation.ts";
 import type { InitializeResult, MethodResult } from "../protocol/results.ts";
 import type { ClientMethod, ClientParams, ClientResult } from "./methods.ts";
 import { explainEnding } from "./ending.ts";
-import { ConnectionClosed, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused } from "./errors.ts";
+import { ConnectionClosed, ProtocolViolation, RequestAborted, RequestRefused } from "./errors.ts";
 import { Exchange } from "./exchange.ts";
 import { type OutputFrame, readOutputFrame } from "./frames.ts";
 import { readFrames } from "./lines.ts";
 import type { RequestOptions } from "./requests.ts";
 import { type ApprovalScope, negotiatedBy, Run, type RunHandlers } from "./run.ts";
+import { type ClientToolDefinition, ClientToolHost, initializeParams } from "./client-tools.ts";
 
 /** The two ends of a child's stdio, from the client's side. */
 export interface AgentStreams {
@@ -36,14 +36,12 @@ export interface AgentStreams {
 
 /** Options of {@link AgentClient}: what the host knows of the child, so an ended connection can say why. */
 export interface AgentClientOptions {
-  /**
-   * Resolves with the child's exit code (null after a signal); rejects with
-   * a {@link ConnectionClosed} (a `SpawnError`) when the child could not be
-   * started, which is then what everything pending rejects with.
-   */
+  /** Resolves with the child's exit code (null after a signal); rejects with a {@link ConnectionClosed} (a `SpawnError`) when it never started: everything pending then rejects with it. */
   readonly exited?: Promise<number | null>;
   /** The last bytes the child wrote to stderr, when the host keeps them: they go into the error of a child that exits before `initialize` answered. */
   readonly stderrTail?: () => string;
+  /** Tools this client lends the agent (`client.tools`): `initialize` registers them and requires `client.tools`; calls go to their handlers. */
+  readonly clientTools?: readonly ClientToolDefinition[];
 }
 
 /** The methods {@link AgentClient.request} sends: every one but `turn.start` ({@link AgentClient.startTurn}'s), and `agent.info`. */
@@ -60,6 +58,7 @@ export class AgentClient {
   readonly #stderrTail: () => string;
   readonly #exchange: Exchange;
   readonly #runs = new Map<string, Run>();
+  readonly #tools: ClientToolHost | null;
   #instance: string | null = null;
   #seq = 0;
   #initialized: InitializeResult | null = null;
@@ -80,6 +79,7 @@ export class AgentClient {
     // A child that never started is reported through the requests; nothing else may see the rejection unhandled.
     this.#exited?.catch(() => {});
     this.#stderrTail = options.stderrTail ?? (() => "");
+    this.#tools = options.clientTools === undefined ? null : new ClientToolHost(options.clientTools);
     this.#exchange = new Exchange({
       write: (bytes) => void this.#writer.write(bytes).catch(() => this.#end("the child's stdin is closed")),
       limits: () => this.limits,
@@ -105,24 +105,25 @@ export class AgentClient {
   }
 
   /**
-   * Sends `initialize` requiring `capabilities`; later requests are checked
-   * against what it advertises, and negotiated events (`run.usage`) are
-   * accepted only when they were required here. Refused with a wire code
-   * (say `unsupported_capability`), it may be sent again. Given up through
-   * `options` (see {@link RequestOptions}; `initialize` cannot be cancelled
-   * by id) it rejects with `RequestAborted` and the connection is closed:
-   * the child may still initialize, with the client unable to know how, so
-   * `failure` is then a {@link ConnectionClosed}, every later request
-   * rejects with it, and {@link close} collects the child's exit.
+   * Sends `initialize` requiring `capabilities` (and `client.tools` with the
+   * registry when tools were given); later requests are checked against what
+   * it advertises, negotiated events only accepted when required here.
+   * Refused with a wire code, it may be sent again. Given up through
+   * `options` ({@link RequestOptions}) it rejects with `RequestAborted` and
+   * closes the connection (the child may still initialize, unknown how):
+   * `failure` is a {@link ConnectionClosed}; {@link close} collects the exit.
    */
   async initialize(capabilities: readonly Capability[], options: RequestOptions = {}): Promise<InitializeResult> {
-    const result = await this.request("initialize", { required_capabilities: [...capabilities] }, options).catch((error: unknown) => {
+    const tools = this.#tools;
+    const params = initializeParams(capabilities, tools);
+    const result = await this.request("initialize", params, options).catch((error: unknown) => {
       if (error instanceof RequestAborted) this.#fail(new ConnectionClosed("initialize was given up (aborted or timed out), so the connection was closed"));
       throw error;
     });
     this.#initialized = result;
-    this.#required = new Set(capabilities);
+    this.#required = new Set(params.required_capabilities);
     this.#exchange.fit(result.limits.pending_output_frames);
+    tools?.attach((params) => this.#exchange.submit("client.tool.result", params, {}));
     return result;
   }
 
@@ -256,6 +257,8 @@ export class AgentClient {
     // A negotiated event is no part of the base contract: unrequired, it is as unknown as any other.
     const needs = negotiatedBy(event);
     if (needs !== null && !this.#required.has(needs)) return this.#violation(`${event.event} needs ${needs}, which was not required in initialize`);
+    const toolProblem = event.event === "client.tool.call" || event.event === "client.tool.cancel" ? this.#tools!.accept(event) : undefined;
+    if (toolProblem !== undefined) return toolProblem === null || this.#violation(toolProblem);
     const problem = run.accept(event);
     if (problem !== null) return this.#violation(problem);
     if (event.event === "run.finished") {
@@ -285,6 +288,7 @@ export class AgentClient {
     this.#writer.close().catch(() => {});
     this.#exchange.failAll(error);
     for (const run of this.#runs.values()) run.abandon(error);
+    this.#tools?.abandon();
     this.#runs.clear();
   }
 
@@ -292,9 +296,4 @@ export class AgentClient {
   get failure(): Error | null {
     return this.#failure;
   }
-}
-
-/** Whether `error` is a wire error with `code`. */
-export function isProtocolError(error: unknown, code?: ErrorCode): error is ProtocolError {
-  return error instanceof ProtocolError && (code === undefined || error.code === code);
 }

@@ -154,3 +154,8 @@ export class SpawnError extends ConnectionClosed {
     this.stderr = details.stderr ?? "";
   }
 }
+
+/** Whether `error` is a wire error with `code`. */
+export function isProtocolError(error: unknown, code?: ErrorCode): error is ProtocolError {
+  return error instanceof ProtocolError && (code === undefined || error.code === code);
+}

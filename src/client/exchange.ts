@@ -13,7 +13,7 @@ import * as v from "valibot";
 import type { ErrorFrame, ResultFrame } from "./frames.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
-import { type ClientMethod, CLIENT_RESULTS } from "./methods.ts";
+import { SENT_RESULTS, type SentMethod } from "./methods.ts";
 import { ProtocolError, RequestAborted, RequestRefused } from "./errors.ts";
 import { EXCLUSIVE, Outbox } from "./outbox.ts";
 import { arm, CANCELLABLE, MAX_TIMEOUT_MS, type Pending, pending, type RequestOptions, settle } from "./requests.ts";
@@ -68,7 +68,7 @@ export class Exchange {
   }
 
   /** Queues one request; the promise settles once, with the child's answer or why there is none. */
-  submit(method: ClientMethod, params: unknown, options: RequestOptions, onResult?: (result: never) => void): Promise<unknown> {
+  submit(method: SentMethod, params: unknown, options: RequestOptions, onResult?: (result: never) => void): Promise<unknown> {
     const refuse = (why: string) => Promise.reject(new RequestRefused(method, why));
     if (this.#shutdownSent) return refuse("shutdown was already sent");
     const timeout = options.timeoutMs;
@@ -101,7 +101,7 @@ export class Exchange {
       settle(entry, { ok: false, error: refusal(entry, code) });
       return null;
     }
-    const result = v.safeParse(CLIENT_RESULTS[entry.method], frame.result);
+    const result = v.safeParse(SENT_RESULTS[entry.method], frame.result);
     if (!result.success) return `malformed ${entry.method} result`;
     this.#sent.delete(frame.id);
     // A turn.start's run exists before the window is reconsidered, so what is sent next sees it active.
@@ -188,6 +188,6 @@ function refusal(entry: Pending, code: ErrorCode): Error {
 }
 
 /** The request frame, LF included. */
-function frame(id: string, method: ClientMethod, params: unknown): Uint8Array {
+function frame(id: string, method: SentMethod, params: unknown): Uint8Array {
   return encoder.encode(`${JSON.stringify({ protocol: PROTOCOL, version: PROTOCOL_VERSION, id, method, params })}\n`);
 }

@@ -10,7 +10,7 @@
 import type * as v from "valibot";
 import { AGENT_INFO, AgentInfoResultSchema } from "../protocol/agent-info.ts";
 import type { MethodName, MethodParams } from "../protocol/methods.ts";
-import { type MethodResult, RESULTS } from "../protocol/results.ts";
+import { ClientToolResultResultSchema, type MethodResult, RESULTS } from "../protocol/results.ts";
 
 /** One request the client sends. */
 export type ClientMethod = MethodName | typeof AGENT_INFO;
@@ -23,3 +23,13 @@ export type ClientResult<M extends ClientMethod> = M extends MethodName ? Method
 
 /** The result schema of every request the client sends. */
 export const CLIENT_RESULTS: { readonly [M in ClientMethod]: v.GenericSchema } = { ...RESULTS, [AGENT_INFO]: AgentInfoResultSchema };
+
+/**
+ * What the client sends: a request, or the `client.tool.result` a negotiated
+ * `client.tools` adds, which only the library's client tools send (it is no
+ * {@link ClientMethod} a caller passes to `request()`).
+ */
+export type SentMethod = ClientMethod | "client.tool.result";
+
+/** The result schema of everything the client sends. */
+export const SENT_RESULTS: { readonly [M in SentMethod]: v.GenericSchema } = { ...CLIENT_RESULTS, "client.tool.result": ClientToolResultResultSchema };

@@ -9,10 +9,12 @@
  * @module
  */
 
-export { AgentClient, type AgentClientOptions, type AgentStreams, isProtocolError, type RequestMethod } from "./client.ts";
+export { AgentClient, type AgentClientOptions, type AgentStreams, type RequestMethod } from "./client.ts";
+export { type ClientToolAnswer, type ClientToolCallContext, type ClientToolDefinition, type ClientToolHandler } from "./client-tools.ts";
 export {
   type AbortOutcome,
   ConnectionClosed,
+  isProtocolError,
   ProtocolError,
   ProtocolViolation,
   RequestAborted,

@@ -27,7 +27,7 @@
  * @module
  */
 
-import type { ClientMethod } from "./methods.ts";
+import type { SentMethod } from "./methods.ts";
 
 /** Requests the client keeps unanswered at most: half the published `pending_output_frames` (32). */
 export const REQUEST_WINDOW = 16;
@@ -39,10 +39,10 @@ export const RUN_REQUEST_WINDOW = 4;
 export const URGENT_SLOTS = 2;
 
 /** Requests that stop or answer something: they skip the queue. */
-export const URGENT: ReadonlySet<ClientMethod> = new Set<ClientMethod>(["shutdown", "turn.cancel", "operation.cancel", "approval.answer"]);
+export const URGENT: ReadonlySet<SentMethod> = new Set<SentMethod>(["shutdown", "turn.cancel", "operation.cancel", "approval.answer", "client.tool.result"]);
 
 /** Requests the child runs on its one session worker, plus `turn.start`, which that worker's work makes `busy`: one at a time. */
-export const EXCLUSIVE: ReadonlySet<ClientMethod> = new Set<ClientMethod>([
+export const EXCLUSIVE: ReadonlySet<SentMethod> = new Set<SentMethod>([
   "session.create",
   "session.open",
   "session.list",
@@ -59,7 +59,7 @@ export const EXCLUSIVE: ReadonlySet<ClientMethod> = new Set<ClientMethod>([
 
 /** What the outbox needs to know of a request. */
 export interface Outgoing {
-  readonly method: ClientMethod;
+  readonly method: SentMethod;
   /** True while it waits out a delay before it is sent again; it keeps the exclusive lane meanwhile. */
   held: boolean;
 }

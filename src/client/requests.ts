@@ -6,11 +6,11 @@
  * @module
  */
 
-import type { ClientMethod } from "./methods.ts";
+import type { SentMethod } from "./methods.ts";
 import type { Outgoing } from "./outbox.ts";
 
 /** The operations `operation.cancel` stops by request id (docs/features/local-agent-extensions.md). */
-export const CANCELLABLE: ReadonlySet<ClientMethod> = new Set<ClientMethod>([
+export const CANCELLABLE: ReadonlySet<SentMethod> = new Set<SentMethod>([
   "session.list",
   "session.discover",
   "session.open",
@@ -70,7 +70,7 @@ export interface Pending extends Outgoing {
 }
 
 /** A request not yet sent; `caller` null for one the client sends on its own behalf. */
-export function pending(method: ClientMethod, params: unknown, caller: Caller | null, onResult?: (result: never) => void): Pending {
+export function pending(method: SentMethod, params: unknown, caller: Caller | null, onResult?: (result: never) => void): Pending {
   return { method, params, held: false, id: null, caller, onResult, busyRetries: 0, cancelled: null, dispose: () => {} };
 }
 

@@ -195,6 +195,10 @@ export class Run {
         if (this.#usage !== null) return "run.usage repeated";
         this.#usage = event.data;
         return null;
+      case "client.tool.call":
+      case "client.tool.cancel":
+        // The client routes them to its handlers (client.ts); they change nothing a run assembles.
+        return null;
       case "tool.card":
         return this.#card(event.data);
       case "run.finished": {

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { ClientToolsSettingsSchema } from "./client-tools-settings.ts";
 import * as v from "valibot";
 import { ApprovalPolicySchema, type ApprovalPolicy } from "../policy/tool-policies.ts";
 import { exactObject, notArray } from "../util/exact-object.ts";
@@ -145,8 +146,8 @@ export const McpSettingsSchema = v.pipe(
   described("MCP servers; each starts only once approved with `magi-code mcp approve <name>`."),
 );
 
-/** The whole schema of one settings file, `mcp`, `skills`, `code_mode` and `hooks` included: for `config check` and the published JSON Schema. */
-export const CompleteSettingsSchema = settingsSchema(McpSettingsSchema, SkillsSettingsSchema, CodeModeSettingsSchema, HooksSettingsSchema);
+/** The whole schema of one settings file, `mcp`, `skills`, `code_mode`, `hooks` and `client_tools` included: for `config check` and the published JSON Schema. */
+export const CompleteSettingsSchema = settingsSchema(McpSettingsSchema, SkillsSettingsSchema, CodeModeSettingsSchema, HooksSettingsSchema, ClientToolsSettingsSchema);
 
 /** Checks a file's `mcp` section; null when it is invalid. */
 export function parseMcpSettings(raw: unknown): McpSettings | null {

@@ -84,6 +84,12 @@ async function loadOne(fs: FileSystem, path: string): Promise<LoadOneResult> {
     if (skills === null) return INVALID;
     settings = { ...settings, skills };
   }
+  if (parsed.clientTools !== undefined) {
+    // Loaded only when a file has a `client_tools` key.
+    const clientTools = (await import("./client-tools-settings.ts")).parseClientToolsSettings(parsed.clientTools);
+    if (clientTools === null) return INVALID;
+    settings = { ...settings, client_tools: clientTools };
+  }
   if (parsed.codeMode !== undefined) {
     // Loaded only when a file has a `code_mode` key: Code Mode is off by default.
     const codeMode = (await import("./code-mode-settings.ts")).parseCodeModeSettings(parsed.codeMode);
@@ -154,6 +160,10 @@ export async function loadSettings(
   if (!projectEndpointsTrusted(project.settings)) return INVALID;
   if (!projectToolsTrusted(global.settings, project.settings)) return INVALID;
   if (!instructionPathsFollowRules(global.settings.instructions, project.settings.instructions)) return INVALID;
+  if (project.settings.client_tools !== undefined) {
+    const { projectClientToolsTrusted } = await import("./client-tools-settings.ts");
+    if (!projectClientToolsTrusted(global.settings.client_tools, project.settings.client_tools)) return INVALID;
+  }
   const projectSettings: Settings = project.settings;
   if (!projectCatalogNarrows(global.settings.providers?.catalog, projectSettings.providers?.catalog)) return INVALID;
   const merged = await withCodeMode(mergeSettings(global.settings, project.settings), global.settings, project.settings);

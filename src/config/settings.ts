@@ -23,6 +23,7 @@ import { type CatalogSettings, CatalogSettingsSchema } from "./catalog-settings.
 import { AgentSchema, type AgentSettings, mergeAgentSettings } from "./agent-settings.ts";
 import { type InstructionsSettings, InstructionsSettingsSchema } from "./instructions-settings.ts";
 import type { SkillsSettings } from "./skills-settings.ts";
+import type { ClientToolsSettings } from "./client-tools-settings.ts";
 import { ContextWindowSchema } from "./compaction-settings.ts";
 import type { CodeModeSettings } from "./code-mode-settings.ts";
 
@@ -167,18 +168,14 @@ const SECTIONS = {
  * by `mcp`, its `skills` section by `skills`, its `code_mode` section by
  * `codeMode` and its `hooks` by `hooks`. Unknown keys are errors at every level.
  */
-export function settingsSchema<const M extends v.GenericSchema, const S extends v.GenericSchema, const C extends v.GenericSchema, const H extends v.GenericSchema>(
-  mcp: M,
-  skills: S,
-  codeMode: C,
-  hooks: H,
-) {
+export function settingsSchema<const M extends v.GenericSchema, const S extends v.GenericSchema, const C extends v.GenericSchema, const H extends v.GenericSchema, const T extends v.GenericSchema>(mcp: M, skills: S, codeMode: C, hooks: H, clientTools: T) {
   return exactObject({
     ...SECTIONS,
     mcp: v.exactOptional(mcp),
     skills: v.exactOptional(skills),
     code_mode: v.exactOptional(codeMode),
     hooks: v.exactOptional(hooks),
+    client_tools: v.exactOptional(clientTools),
   });
 }
 
@@ -191,7 +188,7 @@ export function settingsSchema<const M extends v.GenericSchema, const S extends 
  * `config check` and the published JSON Schema use the complete schema
  * (`mcp-settings.ts`).
  */
-export const SettingsSchema = settingsSchema(v.unknown(), v.unknown(), v.unknown(), v.unknown());
+export const SettingsSchema = settingsSchema(v.unknown(), v.unknown(), v.unknown(), v.unknown(), v.unknown());
 
 /** One `providers.endpoints` entry; which fields are required depends on the name (see the schema). */
 export interface EndpointSettings {
@@ -227,11 +224,13 @@ export interface Settings {
   readonly skills?: SkillsSettings;
   /** Code Mode and its nested calls' policies (`code-mode-settings.ts`). */
   readonly code_mode?: CodeModeSettings;
+  /** Approval policy per client tool, by registered name (`client-tools-settings.ts`). */
+  readonly client_tools?: ClientToolsSettings;
 }
 
 /** Outcome of parsing one settings text; `mcp`, `skills`, `codeMode` (`code_mode`) and `hooks` are the file's sections of those names, present and still unchecked. */
 export type ParseSettingsResult =
-  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown; codeMode?: unknown; hooks?: unknown }
+  | { ok: true; settings: Settings; mcp?: unknown; skills?: unknown; codeMode?: unknown; hooks?: unknown; clientTools?: unknown }
   | { ok: false; code: typeof ErrorCode.configurationInvalid };
 
 const INVALID = { ok: false, code: ErrorCode.configurationInvalid } as const;
@@ -248,10 +247,13 @@ export function parseSettingsText(text: string): ParseSettingsResult {
   if (value === undefined) return { ok: true, settings: {} };
   const parsed = v.safeParse(SettingsSchema, value);
   if (!parsed.success) return INVALID;
-  const { mcp, skills, code_mode: codeMode, hooks, ...settings } = parsed.output;
+  const { mcp, skills, code_mode: codeMode, hooks, client_tools: clientTools, ...settings } = parsed.output;
   const sections = { ...(mcp === undefined ? {} : { mcp }), ...(skills === undefined ? {} : { skills }), ...(codeMode === undefined ? {} : { codeMode }) };
-  return { ok: true, settings: settings satisfies Settings, ...sections, ...(hooks === undefined ? {} : { hooks }) };
+  return { ok: true, settings: settings satisfies Settings, ...sections, ...(hooks === undefined ? {} : { hooks }), ...(clientTools === undefined ? {} : { clientTools }) };
 }
+
+/** `a`'s entries, then `b`'s: own entries only, through fromEntries, for the same prototype reason as endpoints. */
+const byName = <T>(a?: Readonly<Record<string, T>>, b?: Readonly<Record<string, T>>) => Object.fromEntries([...Object.entries(a ?? {}), ...Object.entries(b ?? {})]);
 
 /**
  * Merges global and project settings; the project wins. `model` and `agent`
@@ -283,10 +285,9 @@ export function mergeSettings(global: Settings, project: Settings): Settings {
       ...(catalog === undefined ? {} : { catalog }),
     };
   }
-  if (global.tools !== undefined || project.tools !== undefined) {
-    // Own entries only, through fromEntries, for the same prototype reason as endpoints.
-    out.tools = Object.fromEntries([...Object.entries(global.tools ?? {}), ...Object.entries(project.tools ?? {})]);
-  }
+  // Per name; settings-load.ts admits a project entry of either only when it tightens.
+  if (global.tools !== undefined || project.tools !== undefined) out.tools = byName(global.tools, project.tools);
+  if (global.client_tools !== undefined || project.client_tools !== undefined) out.client_tools = byName(global.client_tools, project.client_tools);
   if (global.agent !== undefined || project.agent !== undefined) out.agent = mergeAgentSettings(global.agent, project.agent);
   if (global.instructions !== undefined || project.instructions !== undefined) {
     out.instructions = { paths: [...(global.instructions?.paths ?? []), ...(project.instructions?.paths ?? [])] };

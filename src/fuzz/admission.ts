@@ -17,6 +17,7 @@ import { capabilityList, PARAMS_FIELDS } from "./fields.ts";
 import { type InvalidParams, invalidParams } from "./invalid-params.ts";
 import { EXTENSION_CAPABILITIES, EXTENSION_METHODS, isExtensionMethod, isGated, type KitMethod, NEGOTIATED_METHODS, WIRE_METHODS } from "./methods.ts";
 import { type ParamsContext, validParams } from "./params.ts";
+import { clientToolRegistry } from "./client-tools.ts";
 
 /**
  * Where a child stands: no `initialize` admitted yet, startup pending,
@@ -62,6 +63,8 @@ export function admissionCode(method: KitMethod, paramsValid: boolean, phase: Ch
 export interface NegotiationCall {
   /** The `required_capabilities` of the child's `initialize`. */
   readonly required: readonly string[];
+  /** The params of that `initialize`: `required`, with a `client_tools` registry when it lists `client.tools`. */
+  readonly initialize: Readonly<Record<string, unknown>>;
   readonly method: KitMethod;
   /** The params as JSON text (send it with `paramsFrameBytes`). */
   readonly json: string;
@@ -86,9 +89,13 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
   // initialize would change the phase it is checked in, and shutdown ends input.
   const callable = WIRE_METHODS.filter((method) => method !== "initialize" && method !== "shutdown");
   const method = fc.oneof(fc.constantFrom<KitMethod>(...NEGOTIATED_METHODS, ...EXTENSION_METHODS), fc.constantFrom<KitMethod>(...callable));
-  const withExtensions = fc.tuple(capabilityList(WIRE_METHODS), fc.subarray([...EXTENSION_CAPABILITIES]))
-    .map(([methods, extensions]) => [...methods.slice(0, LIMITS.required_capabilities - extensions.length), ...extensions]);
-  return fc.tuple(withExtensions, method, fc.boolean()).chain(([required, name, valid]) => {
+  const withExtensions = fc.tuple(capabilityList(WIRE_METHODS), fc.subarray([...EXTENSION_CAPABILITIES]), clientToolRegistry(2))
+    .map(([methods, extensions, tools]) => {
+      const required = [...methods.slice(0, LIMITS.required_capabilities - extensions.length), ...extensions];
+      // `client.tools` is required together with its registry, or not at all.
+      return { required, initialize: extensions.includes("client.tools") ? { required_capabilities: required, client_tools: tools } : { required_capabilities: required } };
+    });
+  return fc.tuple(withExtensions, method, fc.boolean()).chain(([{ required, initialize }, name, valid]) => {
     // Before `initialize` nothing is negotiated: an extension's field is an unknown one there.
     const extensionFields = PARAMS_FIELDS[name].filter((spec) => spec.extension !== undefined).map((spec) => spec.name);
     const params: fc.Arbitrary<{ json: string; label: string; validBefore: boolean }> = valid
@@ -96,6 +103,7 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
       : invalidParams(name, context, required).map((bad: InvalidParams) => ({ json: bad.json, label: bad.label, validBefore: false }));
     return params.map(({ json, label, validBefore }): NegotiationCall => ({
       required,
+      initialize,
       method: name,
       json,
       valid,
@@ -104,4 +112,17 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
       before: admissionCode(name, validBefore, { kind: "new" }),
     }));
   });
+}
+
+/**
+ * The code a `client.tool.result` must get before it reaches the calls, or
+ * null when it does (then `{ "accepted": true }` or `stale_tool_call`): a
+ * child that did not negotiate `client.tools` (any phase before a ready
+ * one with it) knows no such method; then params, then the phase.
+ */
+export function clientToolResultCode(paramsValid: boolean, phase: ChildPhase, negotiated: boolean): ErrorCode | null {
+  if (!negotiated || phase.kind === "new") return ErrorCode.unsupportedMethod;
+  if (!paramsValid) return ErrorCode.invalidParams;
+  if (phase.kind === "failed") return phase.code;
+  return phase.kind === "starting" ? ErrorCode.notInitialized : null;
 }

@@ -56,12 +56,15 @@ export const NEGOTIATED_METHODS: readonly WireMethod[] = Object.freeze(["session
 
 /**
  * Capabilities beyond the spec's methods (`docs/features/local-agent-extensions.md`):
- * the `agent.info` request, the `approval.scope` answers and events, the
- * `run.usage` event, and `tool.cards` (`docs/features/local-agent-tool-cards.md`).
- * A child advertises one only to a client that required it; requiring it
- * is as valid as requiring a method, within the same bound of 16 names.
+ * the `agent.info` request, the `approval.scope` answers and events,
+ * `client.tools` (its `client.tool.result` request: `clientToolResultCode`
+ * of `admission.ts`), the `run.usage` event, and `tool.cards`
+ * (`docs/features/local-agent-tool-cards.md`). A child advertises one only
+ * to a client that required it; requiring it is as valid as requiring a
+ * method, within the same bound of 16 names, except that `client.tools`
+ * comes with its `client_tools` registry and then allows 18 (`client-tools.ts`).
  */
-export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["agent.info", "approval.scope", "run.usage", "tool.cards"]);
+export const EXTENSION_CAPABILITIES: readonly string[] = Object.freeze(["agent.info", "approval.scope", "client.tools", "run.usage", "tool.cards"]);
 
 /** A request beyond the spec's sixteen methods, served only to a client that required it. */
 export type ExtensionMethod = "agent.info";

@@ -19,8 +19,19 @@ import { identifier } from "./text.ts";
 
 export { type AnswerFrame, expectAnswer, type ExpectedAnswer, frameText } from "./report.ts";
 export { hasNonSpace, identifier, INVISIBLE_NON_SPACE, type Prompt, prompt, WHITE_SPACE } from "./text.ts";
-export { admissionCode, type ChildPhase, type NegotiationCall, negotiationCall } from "./admission.ts";
+export { admissionCode, type ChildPhase, clientToolResultCode, type NegotiationCall, negotiationCall } from "./admission.ts";
 export { type Defect, effortDefects } from "./defects.ts";
+export {
+  CLIENT_TOOL_BOUNDS,
+  type ClientTool,
+  clientTool,
+  clientToolName,
+  clientToolRegistry,
+  clientToolResultParams,
+  invalidClientToolRegistry,
+  invalidClientToolResultParams,
+  type InvalidRegistry,
+} from "./client-tools.ts";
 export { capabilityList, effortRequest, type FieldKind, type FieldSpec, isPaged, PARAMS_FIELDS, REQUIRED_ONLY_FIELDS, selectionName, SET_EFFORT_VALUES, sessionId } from "./fields.ts";
 export { invalidCall, type InvalidParams, invalidParams, paramsFrameBytes } from "./invalid-params.ts";
 export {

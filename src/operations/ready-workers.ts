@@ -25,6 +25,7 @@ import type { Capability } from "../protocol/negotiation.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { SelectionState } from "./catalog/selection-state.ts";
 import type { ReadyView } from "./status.ts";
+import type { ClientToolSpec } from "../protocol/client-tool-registry.ts";
 import type { Workers } from "./workers.ts";
 
 /** The workers of one child: none until startup admitted a snapshot, then loaded once, for good. */
@@ -34,7 +35,7 @@ export class ReadyWorkers implements ReadyView {
   readonly #outputFailed: () => void;
   readonly #loadFailed: (code: StartupErrorCode) => void;
   readonly #negotiated: (capability: Capability) => boolean;
-  #ready: { readonly snapshot: StartupSnapshot; readonly selection: SelectionState } | null = null;
+  #ready: { readonly snapshot: StartupSnapshot; readonly selection: SelectionState; readonly clientTools: readonly ClientToolSpec[] | null } | null = null;
   #workers: Workers | null = null;
   #loading: Promise<Workers | null> | null = null;
 
@@ -99,11 +100,12 @@ export class ReadyWorkers implements ReadyView {
     );
   }
 
-  /** Records the admitted `snapshot`: its selection, with a first revision, is what `status` shows from now on. */
-  start(snapshot: StartupSnapshot): void {
+  /** Records the admitted `snapshot` (its selection, with a first revision, is what `status` shows from now on) and the client's tools. */
+  start(snapshot: StartupSnapshot, clientTools: readonly ClientToolSpec[] | null = null): void {
     const { selection } = snapshot;
     this.#ready = {
       snapshot,
+      clientTools,
       selection: new SelectionState(this.#runtime, {
         provider: selection.provider,
         model: selection.model,
@@ -153,10 +155,16 @@ export class ReadyWorkers implements ReadyView {
   }
 
   #load(): Promise<Workers | null> {
-    this.#loading ??= import("./workers.ts").then(
-      ({ createWorkers }) => {
+    if (this.#loading !== null) return this.#loading;
+    const registry = this.#ready!.clientTools;
+    // The client tools' chunk loads beside the workers', and only when a registry was admitted.
+    const clientTools = registry === null ? null : import("../client-tools/client-tools.ts");
+    this.#loading = Promise.all([import("./workers.ts"), clientTools]).then(
+      ([{ createWorkers }, tools]) => {
         const ready = this.#ready!;
+        const settings = ready.snapshot.settings.client_tools;
         const workers = createWorkers({
+          clientTools: tools === null ? null : tools.clientToolSet(registry!, settings, this.#runtime, this.#output),
           runtime: this.#runtime,
           output: this.#output,
           snapshot: ready.snapshot,

@@ -34,6 +34,8 @@ import { RewindOperations } from "./rewind-operations.ts";
 import type { ProtocolOutput } from "../transport/output.ts";
 import { titlesEnabled } from "../config/title-settings.ts";
 import { SessionTitles } from "./turns/session-titles.ts";
+import type { ClientToolCalls } from "../client-tools/calls.ts";
+import type { ClientToolSet } from "../client-tools/client-tools.ts";
 import { childJournal } from "../store/child-journal.ts";
 import { childRunJournal } from "./turns/child-journal-port.ts";
 
@@ -51,6 +53,8 @@ export interface Workers {
   readonly catalog: CatalogOperations;
   /** `operation.cancel`, over the session worker's cancellable operations. */
   readonly operations: OperationCanceller;
+  /** `client.tool.result`, over the pending client tool calls; null without registered client tools. */
+  readonly clientTools: ClientToolCalls | null;
   /** `session.rewind.preview` and `session.rewind` (negotiated), on the session worker. */
   readonly rewind: RewindOperations;
 }
@@ -72,10 +76,13 @@ export interface WorkerParts {
   readonly toolCards?: boolean;
   /** Whether the admitted `initialize` required `session.rewind`: the run's file writes then take checkpoints. */
   readonly rewind?: boolean;
+  /** The client's registered tools (`client.tools`), loaded only when a registry was admitted; else null. */
+  readonly clientTools: ClientToolSet | null;
 }
 
 /** Creates both workers over one session store. */
-export function createWorkers({ runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, toolCards, rewind: rewinds }: WorkerParts): Workers {
+export function createWorkers(parts: WorkerParts): Workers {
+  const { runtime, output, snapshot, selection, outputFailed, reportUsage, approvalScope, toolCards, rewind: rewinds, clientTools } = parts;
   const writer = output.writer;
   // The started MCP servers' env values, headers and tokens: a server may echo them in a tool result.
   // Every reader holds this one list, which grows as a login's tokens are refreshed (during a call).
@@ -89,7 +96,7 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
   // In memory for the child's lifetime, never written anywhere: gone when the child exits.
   const grants = approvalScope === true ? new SessionGrants() : null;
   const rewind = new RewindOperations(runtime, () => sessions, snapshot.home, snapshot.cwd, secrets, (sessionId) => grants?.revoke(sessionId));
-  const plain = runConfig(runtime, snapshot, secrets, (childId) => childRunJournal(childJournal(storage, childId)));
+  const plain = runConfig(runtime, snapshot, secrets, clientTools?.tools ?? null, (childId) => childRunJournal(childJournal(storage, childId)));
   const base = rewinds === true ? { ...plain, checkpoints: (sessionId: string, turnId: string) => rewind.taker(sessionId, turnId) } : plain;
   const titles: SessionTitles = new SessionTitles({
     store,
@@ -125,5 +132,5 @@ export function createWorkers({ runtime, output, snapshot, selection, outputFail
     titles,
     ...(grants !== null ? { grants } : {}),
   });
-  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), rewind };
+  return { sessions, turns, catalog, operations: new OperationCanceller([sessions], output), clientTools: clientTools?.calls ?? null, rewind };
 }

@@ -28,6 +28,7 @@ const ESCAPED = "escaped (its JSON form, quotes excluded)";
 export const CARD_DESCRIPTIONS: Descriptions = new Map([
   describe(ExtensionsSchema, "`initialize`'s `extensions`: the descriptor of each negotiated extension that has one, by capability name.", {
     "tool.cards": "The `tool.cards` descriptor, when `initialize` required `tool.cards`.",
+    "client.tools": "The registered client tools, when `initialize` required `client.tools` (docs/features/local-agent-client-tools.md).",
   }),
   describe(ToolCardsDescriptorSchema, "The `tool.cards` descriptor: the card schema, kinds and bounds this child uses.", {
     schema_version: "The card schema version: 1.",

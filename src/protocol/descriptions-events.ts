@@ -19,6 +19,8 @@ import {
   MessageReconcileSchema,
   RunFinishedSchema,
   RunUsageSchema,
+  ClientToolCallSchema,
+  ClientToolCancelSchema,
 } from "./events.ts";
 
 const IDENTITY = { protocol: "Always `magi-code.local-agent`.", version: "The protocol version: always 1." };
@@ -124,6 +126,16 @@ export const EVENT_DESCRIPTIONS: Descriptions = new Map([
     session_output_tokens: "The session's output tokens so far, this run included.",
     context_window: "The selected model's context window in tokens, when this child knows it; else null.",
     context_used: "Prompt tokens (cached included) of the run's last provider request that reported them: how full the context was then; null when none did.",
+  }),
+  describe(ClientToolCallSchema, "`client.tool.call` (negotiated `client.tools`): run the client's registered tool; answer with `client.tool.result` within its `timeout_ms`.", {
+    ...SCOPE,
+    call_id: "The call's id, unique for the child's lifetime; the result names it with the session and run.",
+    name: "The tool's registered name (not the model's `client__` name).",
+    arguments: "The arguments the model sent, already valid against the registered `input_schema`.",
+  }),
+  describe(ClientToolCancelSchema, `\`client.tool.cancel\` (negotiated \`client.tools\`): the call ended without its result (timeout, turn cancel, shutdown, EOF); stop its work. A later result is \`${ErrorCode.staleToolCall}\`.`, {
+    ...SCOPE,
+    call_id: "The call that ended.",
   }),
   describe(RunFinishedSchema, "`run.finished`: the run's one terminal event, sent after its cleanup.", {
     ...SCOPE,

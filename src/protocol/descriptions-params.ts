@@ -30,7 +30,8 @@ const [keep, reset, set] = EffortRequestSchema.options;
 export const PARAMS_DESCRIPTIONS: Descriptions = new Map([
   describe(METHODS["initialize"], "`initialize` params: the capabilities this client requires.", {
     required_capabilities:
-      `Capability names this client requires (method names, and \`run.usage\`): at most 16, distinct. One the child does not serve fails the request with \`${ErrorCode.unsupportedCapability}\`; the negotiated extensions (\`session.discover\`, \`model.catalog.status\`, \`model.refresh\`, \`operation.cancel\`, and the \`run.usage\` event) work only when named here.`,
+      `Capability names this client requires (method names, and \`run.usage\`): at most 16, distinct. One the child does not serve fails the request with \`${ErrorCode.unsupportedCapability}\`; the negotiated extensions (\`session.discover\`, \`model.catalog.status\`, \`model.refresh\`, \`operation.cancel\`, and the \`run.usage\` event) work only when named here. With \`client.tools\` the bound is 18 names.`,
+    client_tools: "The tools this client lends the agent (`client.tools`, docs/features/local-agent-client-tools.md): 1-32 of `{ name, description, input_schema, timeout_ms? }`. Present exactly when `client.tools` is required.",
   }),
   // `status`, `shutdown`, `session.create` and `model.catalog.status` share this one object.
   describe(METHODS["status"], "No params: exactly `{}`.", {}),

@@ -14,6 +14,8 @@ import {
   ApprovalAnswerResultSchema,
   HistoryEntrySchema,
   HistoryPageResultSchema,
+  ClientToolEntrySchema,
+  ClientToolsDescriptorSchema,
   InitializeResultSchema,
   LimitsSchema,
   SessionCreateResultSchema,
@@ -59,6 +61,15 @@ export const RESULT_DESCRIPTIONS: Descriptions = new Map([
     limits: "The published bounds.",
     status: "The status once startup ended, as `status` returns it.",
     extensions: "Only for a client that negotiated an extension with a descriptor: each such extension's descriptor, by capability name.",
+  }),
+  describe(ClientToolsDescriptorSchema, "The `client.tools` descriptor.", {
+    tools: "The registered tools, in registration order.",
+    max_output_bytes: "The largest `output` a `client.tool.result` may carry, in UTF-8 bytes.",
+  }),
+  describe(ClientToolEntrySchema, "One registered client tool.", {
+    name: "The registered name, as `client.tool.call` events and settings use it.",
+    model_name: "The name the model calls it by: `client__` and the registered name.",
+    timeout_ms: "How long the backend waits for one call's result.",
   }),
   describe(ShutdownResultSchema, "`shutdown` result: no later input is admitted; the child cancels its work, drains its output and exits.", {
     state: "Always `stopping`.",

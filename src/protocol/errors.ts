@@ -44,6 +44,8 @@ export const ErrorCode = {
   discoveryUnavailable: "discovery_unavailable",
   // Extension errors (docs/features/local-agent-extensions.md): `operation.cancel` naming no in-flight operation.
   staleOperation: "stale_operation",
+  // `client.tool.result` naming no pending client tool call (docs/features/local-agent-client-tools.md).
+  staleToolCall: "stale_tool_call",
   // Turn errors.
   staleRun: "stale_run",
   staleApproval: "stale_approval",

@@ -12,6 +12,7 @@ import * as v from "valibot";
 import { ErrorCode } from "./errors.ts";
 import { RESOLVED_APPROVAL_OUTCOMES } from "./approval-outcomes.ts";
 import { IDENTIFIER_PATTERN } from "./identity.ts";
+import type { JsonObject } from "./json-value.ts";
 import type { Bool, Count, List, Lit, Nullable, Obj, OneOf, Pattern, Str } from "../util/schema-types.ts";
 import { CountSchema } from "./schema-parts.ts";
 import { ApprovalScopeSchema, OpaqueIdSchema, SessionIdSchema } from "./schemas.ts";
@@ -154,10 +155,22 @@ export const RunUsageSchema: Obj<
   context_used: v.nullable(CountSchema),
 });
 
+/** `client.tool.call` (negotiated `client.tools`): run the client's registered tool `name` with `arguments`. */
+export const ClientToolCallSchema: Obj<Scope & { call_id: Pattern; name: Str; arguments: v.CustomSchema<JsonObject, undefined> }> = v.object({
+  ...scope,
+  call_id: OpaqueIdSchema,
+  name: v.string(),
+  arguments: v.custom<JsonObject>((value) => typeof value === "object" && value !== null && !Array.isArray(value)),
+});
+
+/** `client.tool.cancel` (negotiated `client.tools`): the call ended without its result (timeout, cancel, shutdown, EOF). */
+export const ClientToolCancelSchema: Obj<Scope & { call_id: Pattern }> = v.object({ ...scope, call_id: OpaqueIdSchema });
+
 /**
  * Event name → data schema, for every event the spec defines and the
- * negotiated `run.usage` and `tool.card` (which a client accepts only when
- * it required their capability).
+ * negotiated ones (`run.usage`, `tool.card`, `client.tool.call`,
+ * `client.tool.cancel`), which a client accepts only when it required their
+ * capability.
  */
 export const EVENTS = {
   "input.persisted": InputPersistedSchema,
@@ -168,6 +181,8 @@ export const EVENTS = {
   "approval.resolved": ApprovalResolvedSchema,
   "diagnostic": DiagnosticSchema,
   "run.usage": RunUsageSchema,
+  "client.tool.call": ClientToolCallSchema,
+  "client.tool.cancel": ClientToolCancelSchema,
   "tool.card": ToolCardSchema,
   "run.finished": RunFinishedSchema,
 } as const;

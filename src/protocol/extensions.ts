@@ -8,15 +8,17 @@
  * @module
  */
 
+import type { ClientToolsDescriptor } from "./client-tool-registry.ts";
 import type { ExtensionCapability } from "./negotiation.ts";
 import { TOOL_CARDS_DESCRIPTOR, type ToolCardsDescriptor } from "./tool-cards.ts";
 
-/** Every descriptor, by the extension it describes. */
+/** Every descriptor, by the extension it describes (`client.tools`'s depends on the registry: `admission/initialize.ts` adds it). */
 export type ExtensionDescriptors = {
   readonly "tool.cards"?: ToolCardsDescriptor;
+  readonly "client.tools"?: ClientToolsDescriptor;
 };
 
-const DESCRIPTORS: { readonly [C in keyof ExtensionDescriptors & ExtensionCapability]-?: NonNullable<ExtensionDescriptors[C]> } = {
+const DESCRIPTORS: { readonly [C in Exclude<keyof ExtensionDescriptors, "client.tools"> & ExtensionCapability]-?: NonNullable<ExtensionDescriptors[C]> } = {
   "tool.cards": TOOL_CARDS_DESCRIPTOR,
 };
 

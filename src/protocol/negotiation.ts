@@ -29,10 +29,11 @@ export const NEGOTIATED: ReadonlySet<MethodName> = new Set<MethodName>(["operati
 
 /**
  * Capabilities that are no base method: advertised only to a client that
- * required them. `agent.info` is also a request, served only to such a
- * client (`Dispatcher`'s extension requests).
+ * required them. `agent.info` is also a request, and `client.tools` adds
+ * the request `client.tool.result`, each served only to such a client
+ * (`Dispatcher`'s extension requests).
  */
-export const EXTENSION_CAPABILITIES = ["agent.info", "approval.scope", "run.usage", "tool.cards"] as const;
+export const EXTENSION_CAPABILITIES = ["agent.info", "approval.scope", "client.tools", "run.usage", "tool.cards"] as const;
 
 /**
  * The extension capabilities that are also requests, with their params
@@ -40,6 +41,9 @@ export const EXTENSION_CAPABILITIES = ["agent.info", "approval.scope", "run.usag
  * results so a child that serves none loads nothing more than this table.
  */
 export const EXTENSION_REQUESTS: { readonly "agent.info": typeof EmptyParamsSchema } = { "agent.info": EmptyParamsSchema };
+
+/** The one extension request named apart from its capability: `client.tools` brings it. */
+const CLIENT_TOOL_RESULT = "client.tool.result";
 
 /** One extension capability. */
 export type ExtensionCapability = typeof EXTENSION_CAPABILITIES[number];
@@ -100,6 +104,7 @@ export class Negotiation {
    * name that is no method at all is routed, to be answered as unknown).
    */
   routed(method: string): boolean {
+    if (method === CLIENT_TOOL_RESULT) return this.#required.has("client.tools");
     const requiredOnly = (isMethodName(method) && REQUIRED_ONLY.has(method)) || Object.hasOwn(EXTENSION_REQUESTS, method);
     return !requiredOnly || this.#required.has(method);
   }

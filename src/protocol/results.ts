@@ -79,12 +79,29 @@ export const LimitsSchema: Obj<LimitsEntries> = v.object(
   ) as LimitsEntries,
 );
 
+/** One client tool in the `client.tools` descriptor. */
+export const ClientToolEntrySchema: Obj<{ name: Str; model_name: Str; timeout_ms: Count }> = v.object({
+  name: v.string(),
+  model_name: v.string(),
+  timeout_ms: CountSchema,
+});
+
+/** The `client.tools` descriptor (docs/features/local-agent-client-tools.md). */
+export const ClientToolsDescriptorSchema: Obj<{ tools: List<typeof ClientToolEntrySchema>; max_output_bytes: Count }> = v.object({
+  tools: list(ClientToolEntrySchema),
+  max_output_bytes: CountSchema,
+});
+
 /**
  * `initialize`'s `extensions` (only for a client that negotiated an
  * extension with a descriptor): each negotiated extension's descriptor.
  */
-export const ExtensionsSchema: Obj<{ "tool.cards": v.ExactOptionalSchema<typeof ToolCardsDescriptorSchema, undefined> }> = v.object({
+export const ExtensionsSchema: Obj<{
+  "tool.cards": v.ExactOptionalSchema<typeof ToolCardsDescriptorSchema, undefined>;
+  "client.tools": v.ExactOptionalSchema<typeof ClientToolsDescriptorSchema, undefined>;
+}> = v.object({
   "tool.cards": v.exactOptional(ToolCardsDescriptorSchema),
+  "client.tools": v.exactOptional(ClientToolsDescriptorSchema),
 });
 
 /** `initialize`'s result: what the child serves, its bounds and its status. */
@@ -99,6 +116,9 @@ export const InitializeResultSchema: Obj<{
   status: StatusResultSchema,
   extensions: v.exactOptional(ExtensionsSchema),
 });
+
+/** `client.tool.result`'s result (an extension request, so no entry of {@link RESULTS}). */
+export const ClientToolResultResultSchema: Obj<{ accepted: Lit<true> }> = v.object({ accepted: v.literal(true) });
 
 /** `shutdown`'s result. */
 export const ShutdownResultSchema: Obj<{ state: Lit<"stopping"> }> = v.object({ state: v.literal("stopping") });

@@ -15,18 +15,40 @@ import { LIMITS } from "./limits.ts";
 /** A capability name: the identifier grammar. */
 export const CapabilityNameSchema: Pattern = v.pipe(v.string(), v.regex(IDENTIFIER_PATTERN));
 
-/** `initialize` params: exactly `{ required_capabilities: [name, …] }`, at most 16 distinct names. */
-export const InitializeParamsSchema: Exact<{
+/** The one extension capability that raises the name bound and comes with `client_tools`. */
+const CLIENT_TOOLS = "client.tools";
+
+/** The most names `required_capabilities` may hold when it lists `client.tools` (the spec's rule). */
+export const MAX_CAPABILITIES_WITH_CLIENT_TOOLS = 18;
+
+type InitializeEntries = {
   required_capabilities: v.SchemaWithPipe<
-    readonly [v.ArraySchema<Pattern, undefined>, v.MaxLengthAction<string[], typeof LIMITS.required_capabilities, undefined>, v.CheckAction<string[], undefined>]
+    readonly [v.ArraySchema<Pattern, undefined>, v.MaxLengthAction<string[], typeof MAX_CAPABILITIES_WITH_CLIENT_TOOLS, undefined>, v.CheckAction<string[], undefined>]
   >;
-}> = exactObject({
-  required_capabilities: v.pipe(
-    v.array(CapabilityNameSchema),
-    v.maxLength(LIMITS.required_capabilities),
-    v.check((names) => new Set(names).size === names.length),
-  ),
-});
+  client_tools: v.ExactOptionalSchema<v.ArraySchema<v.UnknownSchema, undefined>, undefined>;
+};
+
+/**
+ * `initialize` params: `{ required_capabilities: [name, …] }`, at most 16
+ * distinct names; with `client.tools` among them, also `client_tools` (and
+ * then at most 18 names), which is allowed only then. The tools themselves
+ * are checked by `client-tool-registry.ts`, which preflight loads only for a
+ * request that sends them (docs/features/local-agent-client-tools.md).
+ */
+export const InitializeParamsSchema: v.SchemaWithPipe<readonly [Exact<InitializeEntries>, v.CheckAction<v.InferOutput<Exact<InitializeEntries>>, undefined>]> = v.pipe(
+  exactObject({
+    required_capabilities: v.pipe(
+      v.array(CapabilityNameSchema),
+      v.maxLength(MAX_CAPABILITIES_WITH_CLIENT_TOOLS),
+      v.check((names) => new Set(names).size === names.length),
+    ),
+    client_tools: v.exactOptional(v.array(v.unknown())),
+  }),
+  v.check((params) => {
+    const negotiates = params.required_capabilities.includes(CLIENT_TOOLS);
+    return negotiates === (params.client_tools !== undefined) && (negotiates || params.required_capabilities.length <= LIMITS.required_capabilities);
+  }),
+);
 
 /** The output of {@link InitializeParamsSchema}. */
 export type InitializeParams = v.InferOutput<typeof InitializeParamsSchema>;
@@ -156,6 +178,28 @@ export const OperationCancelParamsSchema: Exact<{ id: Pattern }> = exactObject({
 
 /** The output of {@link OperationCancelParamsSchema}. */
 export type OperationCancelParams = v.InferOutput<typeof OperationCancelParamsSchema>;
+
+/**
+ * `client.tool.result` params: exactly `{ session_id, run_id, call_id, ok, output }`, output at most 61,440
+ * UTF-8 bytes: what is left of the 65,536-byte input frame for it once the envelope and ids are written.
+ */
+export const ClientToolResultParamsSchema: Exact<{
+  session_id: Pattern;
+  run_id: Pattern;
+  call_id: Pattern;
+  ok: Bool;
+  output: v.SchemaWithPipe<readonly [Str, v.MaxBytesAction<string, 61_440, undefined>]>;
+}> = exactObject({
+  session_id: SessionIdSchema,
+  run_id: OpaqueIdSchema,
+  call_id: OpaqueIdSchema,
+  ok: v.boolean(),
+  // The registry's MAX_RESULT_OUTPUT_BYTES, spelled here so start-up does not load the registry module.
+  output: v.pipe(v.string(), v.maxBytes(61_440)),
+});
+
+/** The output of {@link ClientToolResultParamsSchema}. */
+export type ClientToolResultParams = v.InferOutput<typeof ClientToolResultParamsSchema>;
 
 /** `session.rewind.preview` params: the attached session, its current history revision, and a user message of that revision. */
 export const SessionRewindPreviewParamsSchema: Exact<{ session_id: Pattern; revision: Pattern; message_id: Pattern }> = exactObject({

@@ -231,6 +231,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
     tool: {
       ...{ runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
+      events: { scope: io.scope, emit: (event) => io.emit(event).then(() => true, () => false) },
       ...(config.checkpoints === undefined ? {} : { checkpoint: config.checkpoints(io.scope.session_id, io.turnId) }),
     },
   });

@@ -19,14 +19,23 @@ import type { StartupSnapshot } from "../../admission/startup.ts";
 import { systemPrompt } from "../../runner/system-prompt.ts";
 import type { RunConfig } from "../../runner/run-config.ts";
 import { boundTurnContext } from "../../store/turn-context.ts";
+import type { ExternalTools } from "../../runner/tools/external.ts";
+import { joinExternalTools } from "../../runner/tools/external-union.ts";
 import { codeModeEnabled } from "../../config/code-mode-settings.ts";
 import { enabledChoices } from "../../config/catalog-settings.ts";
 
 /**
  * Builds the run configuration from `snapshot`; `secrets` are the values to
- * redact everywhere, `childJournal` opens a subagent's history.
+ * redact everywhere, `clientTools` the client's registered tools (if any),
+ * `childJournal` opens a subagent's history.
  */
-export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: readonly string[], childJournal?: (childId: string) => RunJournal): RunConfig {
+export function runConfig(
+  runtime: Runtime,
+  snapshot: StartupSnapshot,
+  secrets: readonly string[],
+  clientTools: ExternalTools | null = null,
+  childJournal?: (childId: string) => RunJournal,
+): RunConfig {
   const { selection } = snapshot;
   const skills = snapshot.skills?.skills ?? [];
   const profile = snapshot.profiles.primary;
@@ -64,7 +73,7 @@ export function runConfig(runtime: Runtime, snapshot: StartupSnapshot, secrets: 
     secrets,
     workspace: snapshot.cwd,
     home: snapshot.home,
-    external: snapshot.mcp ?? null,
+    external: joinExternalTools(snapshot.mcp ?? null, clientTools),
     delegation,
     codeMode: codeModeEnabled(snapshot.settings.code_mode) ? snapshot.settings.code_mode ?? {} : null,
     ...(snapshot.hooks === undefined ? {} : { hooks: snapshot.hooks }),

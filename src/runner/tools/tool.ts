@@ -23,6 +23,7 @@ import type { Runtime } from "../../host/runtime.ts";
 import type { PathScope } from "../../policy/workspace-paths.ts";
 import type { Skill } from "../../config/skills.ts";
 import type { CallFacts, ResultFacts } from "../../cards/facts.ts";
+import type { WireEvent } from "../../protocol/events.ts";
 
 /** Largest `output` a tool hands the model, in UTF-8 bytes. */
 export const MAX_OUTPUT_BYTES = 65_536;
@@ -44,6 +45,8 @@ export interface ToolContext {
   readonly secrets: readonly string[];
   /** The enabled skills: `skill` loads them, and `read_file` may read inside their directories. Absent: none. */
   readonly skills?: readonly Skill[];
+  /** The run's critical events, for a tool the client executes (`client.tools`); absent outside a run's step. */
+  readonly events?: RunEvents;
   /**
    * Called by `write_file` and `edit_file` right before they change the file
    * at canonical `path`, with its content now (null: there is none) and what
@@ -51,6 +54,18 @@ export interface ToolContext {
    * Absent: no checkpoints (the client did not negotiate `session.rewind`).
    */
   readonly checkpoint?: TakeCheckpoint;
+}
+
+/**
+ * What a call may tell the client, in the run's event order: its scope and
+ * critical events (the run's `RunIO`, seen from a tool; spelled with the
+ * wire's types so tools need nothing of the run).
+ */
+export interface RunEvents {
+  /** The run's scope, stamped on every run event. */
+  readonly scope: { readonly session_id: string; readonly run_id: string };
+  /** Emits a critical event; false when it could not be delivered (the run then fails as for any undelivered event). */
+  emit(event: Exclude<WireEvent, { readonly event: "message.delta" | "run.finished" }>): Promise<boolean>;
 }
 
 /** Keeps a file's content before a tool changes it; see {@link ToolContext.checkpoint}. */
