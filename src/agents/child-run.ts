@@ -132,6 +132,8 @@ async function converse(config: RunConfig, setup: ChildSetup, io: RunIO, channel
       cards: null,
       // No compaction measures a child's context, so it gets the provider's whole output room.
       maxOutputTokens: outputRoom(null, 0, 0),
+      // Its channel shows its events in the delegating run's scope: a client tool's result names that scope.
+      wireScope: parent.io.scope,
     });
     if (result.overflowed) return { ok: false, reason: "the task outgrew the model's context window" };
     if (!result.calledTools) {

@@ -18,6 +18,7 @@ import { StreamErrorCode, type Usage } from "./providers/events.ts";
 import { assistantFromEvents, buildRequest } from "./providers/request.ts";
 import { accumulate } from "./providers/accumulate.ts";
 import { type RunIO, RunStop } from "./run-output.ts";
+import type { RunScope } from "./run-events.ts";
 import { AssistantSegment, type ContentBudget } from "./segment.ts";
 import { RetainedEvents } from "./retained-events.ts";
 import { reportNotices, runToolCalls } from "./tool-calls.ts";
@@ -55,6 +56,12 @@ export interface StepContext {
   readonly cards: ToolCardsPort | null;
   /** The request's output room, in tokens (`context-meter.ts`, `outputRoom`). */
   readonly maxOutputTokens: number;
+  /**
+   * The scope the client sees this step's events in, when it is not `io`'s:
+   * a subagent's, whose channel shows them in the delegating run's scope, so
+   * a client tool's result naming that scope is its call's.
+   */
+  readonly wireScope?: RunScope;
 }
 
 /** How a step ended when it did not stop the run. */
@@ -231,7 +238,7 @@ export async function runStep(config: RunConfig, context: StepContext): Promise<
     ...(config.hooks === undefined ? {} : { hooks: config.hooks }),
     tool: {
       ...{ runtime: config.runtime, workspace: config.workspace, home: config.home, signal, secrets: config.secrets, skills: config.skills },
-      events: { scope: io.scope, emit: (event) => io.emit(event).then(() => true, () => false) },
+      events: { scope: context.wireScope ?? io.scope, emit: (event) => io.emit(event).then(() => true, () => false) },
       ...(config.checkpoints === undefined ? {} : { checkpoint: config.checkpoints(io.scope.session_id, io.turnId) }),
     },
   });

@@ -1,0 +1,61 @@
+/**
+ * A client tool called from a subagent's run (docs/features/local-agent-client-tools.md,
+ * "a subagent may call it only where its profile's policy for `client__<name>` allows"):
+ * the `client.tool.call` the client sees is in the delegating run's scope, and a result
+ * naming that scope is the call's.
+ */
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { reply } from "./support/provider-scripts.ts";
+import { HOME, nextEvent, request, runEvents, startTurn, terminalData, TURN_CAPABILITIES } from "./support/turns.ts";
+import { type LoggedRequest, type Script, startFakeProvider } from "./support/fake-provider.ts";
+import { MemoryFileSystem } from "../runtime/memory-fs.ts";
+import { BUILTIN_PROFILES } from "../src/config/agent-settings.ts";
+import { runtimeFetch } from "./support/runtime-fetch.ts";
+import { startServer } from "./support/harness.ts";
+
+const API = "openai-chat";
+const GENERAL = BUILTIN_PROFILES.get("general")!.body;
+type ChatMessage = { role: string; content?: unknown };
+const messagesOf = (logged: LoggedRequest) => (logged.body as { messages: ChatMessage[] }).messages;
+const isGeneral = (logged: LoggedRequest) => String(messagesOf(logged)[0]!.content).includes(GENERAL);
+const resultsIn = (logged: LoggedRequest) => messagesOf(logged).filter((message) => message.role === "tool").length;
+
+describe("client tools in a subagent", () => {
+  it("a subagent's client tool call takes the result the client sends in the call event's scope", async () => {
+    const provider = await startFakeProvider();
+    const fs = new MemoryFileSystem();
+    fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify({
+      model: { provider: "ollama", model: "qwen" },
+      providers: { endpoints: { ollama: { base_url: `${provider.url}/v1` } } },
+      agent: { titles: { enabled: false } },
+      client_tools: { open_editors: "allow" },
+    }), 0o600);
+    const run = startServer({ fetch: runtimeFetch, fs, env: { HOME: "/home/user" } });
+    const tool = { name: "open_editors", description: "The open files.", input_schema: { type: "object" }, timeout_ms: 1_000 };
+    const init = await request(run, "init", "initialize", { required_capabilities: [...TURN_CAPABILITIES, "client.tools"], client_tools: [tool] });
+    assert.ok(init.result, JSON.stringify(init.error));
+    provider.handler = (logged): Script => {
+      if (isGeneral(logged)) {
+        return resultsIn(logged) === 0 ? reply(API, { calls: [{ id: "c1", name: "client__open_editors", args: {} }] }) : reply(API, { text: ["a.ts is open."] });
+      }
+      return resultsIn(logged) === 0
+        ? reply(API, { calls: [{ id: "t1", name: "task", args: { profile: "general", description: "Look", prompt: "What is open?" } }] })
+        : reply(API, { text: ["Done."] });
+    };
+    const { runId } = await startTurn(run, "What is open?");
+    const call = await nextEvent(run, runId, "client.tool.call");
+    const { session_id, run_id, call_id } = call.data as Record<string, string>;
+    const answered = await request(run, "r1", "client.tool.result", { session_id, run_id, call_id, ok: true, output: "a.ts" });
+    assert.deepEqual(answered.result, { accepted: true }, JSON.stringify(answered.error));
+    const events = await runEvents(run, runId);
+    assert.equal(terminalData(events).outcome, "completed");
+    assert.equal(session_id, (events[0]!.data as { session_id: string }).session_id, "the call is in the delegating run's scope");
+    const second = provider.log.filter(isGeneral)[1]!;
+    assert.deepEqual(messagesOf(second).filter((message) => message.role === "tool").map((message) => message.content), ["a.ts"]);
+    run.runtime.input.end();
+    assert.equal(await run.exit, 0);
+    await provider.close();
+  });
+});
