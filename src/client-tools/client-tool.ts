@@ -3,7 +3,7 @@
  * as `client__<name>` with the client's description and input schema, its
  * policy from `client_tools.<name>` (default `ask`), arguments checked
  * against the registered schema before anyone is asked or anything is sent
- * (invalid ones never reach the client), and an approval prompt that names
+ * (invalid ones, and ones holding a credential, never reach the client), and an approval prompt that names
  * the tool and shows the arguments exactly as they will be sent. The
  * activity summary names the tool and how the call ended, never the
  * arguments or the output.
@@ -12,6 +12,7 @@
  */
 
 import { argumentProblems } from "../protocol/json-subset.ts";
+import { redactSecrets } from "../util/redaction.ts";
 import type { JsonObject } from "../protocol/json-value.ts";
 import { type ClientToolSpec, modelName, timeoutOf } from "../protocol/client-tool-registry.ts";
 import type { ApprovalPolicy } from "../policy/tool-policies.ts";
@@ -23,6 +24,10 @@ import type { CallEnding, ClientToolCalls } from "./calls.ts";
 /** Why a call whose arguments are too long to show was refused, for the model. */
 const ARGUMENTS_TOO_LONG = "The arguments are too long to show whole in the approval prompt (1,024 bytes), so the call " +
   "was not offered for approval. Call the tool with shorter arguments.";
+
+/** Why a call whose arguments hold a credential was refused, for the model. */
+const HOLDS_CREDENTIAL = "The arguments hold a credential (a known secret or a token-shaped value), which is never sent to the client. " +
+  "Call the tool without it.";
 
 /** `spec` as an external tool under `policy`, whose calls go through `calls`. */
 export function clientTool(spec: ClientToolSpec, policy: ApprovalPolicy, calls: ClientToolCalls): ExternalTool {
@@ -41,6 +46,9 @@ function prepare(spec: ClientToolSpec, calls: ClientToolCalls, args: unknown, co
   if (problems.length > 0) {
     return finishResult(false, `Invalid arguments for ${shown}: ${problems.join("; ")}.`, `${shown}: invalid arguments`, context.secrets);
   }
+  // The arguments leave on stdout as they are: a credential in them is refused whatever the policy, as an approval prompt would refuse it.
+  const sent = JSON.stringify(args);
+  if (redactSecrets(sent, context.secrets) !== sent) return finishResult(false, HOLDS_CREDENTIAL, `${shown}: refused, arguments hold a credential`, context.secrets);
   const label = `Client tool ${showExactly(spec.name)}`;
   return {
     action: `Call client tool ${showExactly(spec.name)} with arguments ${showJsonExactly(args)}`,
