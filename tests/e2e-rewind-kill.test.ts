@@ -12,7 +12,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -49,8 +49,15 @@ async function until(reached: () => boolean, what: string): Promise<void> {
   })(), what);
 }
 
-/** The content of file `index` now, or null when it does not exist. */
-const contentOf = (cwd: string, index: number) => (existsSync(join(cwd, name(index))) ? readFileSync(join(cwd, name(index)), "utf8") : null);
+/** The content of file `index` now, or null when it does not exist (read once: the child may remove it between a check and a read). */
+function contentOf(cwd: string, index: number): string | null {
+  try {
+    return readFileSync(join(cwd, name(index)), "utf8");
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return null;
+    throw error;
+  }
+}
 
 for (const launcher of launchers()) {
   describe(`${launcher.name}: SIGKILL during session.rewind with restore_files`, () => {
