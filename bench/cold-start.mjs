@@ -2,7 +2,7 @@
 // Cold start to the `initialize` result, per runtime. Prints figures; never
 // asserts a timing. See bench/README.md.
 //
-//   node bench/cold-start.mjs [--runs N] [--quick] [--no-compile] [--json FILE]
+//   node bench/cold-start.mjs [--runs N] [--quick] [--no-compile] [--codex PATH] [--json FILE]
 //
 // Each run spawns a fresh child over socketpairs (Node's child stdio) with a
 // fresh MC_HOME and a fresh, settings-free cwd, writes one `initialize` line at
@@ -30,6 +30,7 @@ import {
   foreignCpu,
   foreignCpuNote,
 } from "./lib.mjs";
+import { codexPeer } from "./support/codex-peer.mjs";
 
 const flags = parseFlags(process.argv.slice(2), ["quick", "no-compile"]);
 const quick = flags.quick === true;
@@ -79,6 +80,11 @@ if (caPath !== undefined) {
     run: () => startOnce(nodeLauncher, envCa),
     main: false,
   });
+}
+let codex = null;
+if (typeof flags.codex === "string") {
+  codex = codexPeer(flags.codex, envNoCa);
+  variants.push({ key: "codex", label: "peer: codex app-server (warm home)", run: codex.run, main: false });
 }
 variants.push(
   { key: "node-empty", label: 'baseline: node -e ""', run: () => emptyOnce(process.execPath, ["-e", ""], envNoCa), main: false },
@@ -160,6 +166,10 @@ const overhead = (key, base) =>
 console.log(foreignCpuNote(foreignCores));
 console.log("");
 console.log(`magi-code overhead over the empty runtime (medians): node ${overhead("node", "node-empty")}, deno ${overhead("deno", "deno-empty")}`);
+if (summary.codex !== undefined) {
+  const ratio = (key) => (summary[key].median / summary.codex.median).toFixed(2);
+  console.log(`ready against the Codex app-server (medians): node ${ratio("node")}×, deno ${ratio("deno")}×`);
+}
 if (summary["node-ca"] !== undefined) {
   console.log(`NODE_EXTRA_CA_CERTS cost per Node start (medians): ${overhead("node-ca", "node")} on magi-code, ${overhead("node-empty-ca", "node-empty")} on node -e ""`);
 }
@@ -188,6 +198,7 @@ for (const name of ["node", "deno"]) {
   }
 }
 
+codex?.remove();
 if (compileDir !== null) rmSync(compileDir, { recursive: true, force: true });
 
 if (typeof flags.json === "string") {
