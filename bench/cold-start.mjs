@@ -57,7 +57,7 @@ const envCa = childEnv({ keepCa: true });
 const [nodeLauncher, denoLauncher] = launchers(flags);
 
 const variants = [
-  { key: "node", label: "node dist/magi-code.mjs", run: () => startOnce(nodeLauncher, envNoCa), main: true },
+  { key: "node", label: "node dist/magi-code.cjs", run: () => startOnce(nodeLauncher, envNoCa), main: true },
   { key: "deno", label: "deno run runtime/deno.ts", run: () => startOnce(denoLauncher, envNoCa), main: true },
 ];
 

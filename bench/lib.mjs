@@ -37,7 +37,7 @@ const DENO_LAUNCH_ENV = { DENO_NO_UPDATE_CHECK: "1" };
  * candidate build kept outside the tree).
  */
 export function launchers(flags = {}) {
-  const nodeEntry = typeof flags["node-entry"] === "string" ? resolve(flags["node-entry"]) : join(ROOT, "dist", "magi-code.mjs");
+  const nodeEntry = typeof flags["node-entry"] === "string" ? resolve(flags["node-entry"]) : join(ROOT, "dist", "magi-code.cjs");
   const denoEntry = typeof flags["deno-entry"] === "string" ? resolve(flags["deno-entry"]) : join(ROOT, "runtime", "deno.ts");
   return [
     { name: "node", command: process.execPath, prefix: [nodeEntry] },

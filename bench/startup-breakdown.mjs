@@ -116,7 +116,7 @@ if (flags["no-what-if"] !== true) {
     const firstError = (result) =>
       `${result.stderr ?? ""}`.replace(ANSI_COLOUR, "").split("\n").map((line) => line.trim()).find((line) => /error/i.test(line)) ?? `exit ${result.status}`;
     const variants = [
-      { key: "node", label: "node dist/magi-code.mjs (current)", launcher: nodeLauncher },
+      { key: "node", label: "node dist/magi-code.cjs (current)", launcher: nodeLauncher },
       { key: "deno", label: "deno run runtime/deno.ts (current)", launcher: denoLauncher },
     ];
     const notes = [];

@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
-const bin = fileURLToPath(new URL("../dist/magi-code.mjs", import.meta.url));
+const bin = fileURLToPath(new URL("../dist/magi-code.cjs", import.meta.url));
 const child = spawn(process.execPath, [bin, "serve", "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
 const pending = new Map();
 createInterface({ input: child.stdout }).on("line", (line) => {

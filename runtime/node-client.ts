@@ -32,7 +32,7 @@ function modulePath(): string | null {
 }
 
 /**
- * Where the npm bin, `dist/magi-code.mjs`, is: next to this file (compiled,
+ * Where the npm bin, `dist/magi-code.cjs`, is: next to this file (compiled,
  * it is `dist/runtime/node-client.js`; from source, `runtime/node-client.ts`
  * beside a built `dist/`), else in the `magi-code` package that Node's
  * resolution finds from here, which is how a bundle that inlined this
@@ -40,19 +40,19 @@ function modulePath(): string | null {
  */
 function findBin(): string {
   const here = modulePath();
-  if (here === null) return join(process.cwd(), "node_modules", "magi-code", "dist", "magi-code.mjs");
-  const beside = [join(dirname(here), "..", "magi-code.mjs"), join(dirname(here), "..", "dist", "magi-code.mjs")];
+  if (here === null) return join(process.cwd(), "node_modules", "magi-code", "dist", "magi-code.cjs");
+  const beside = [join(dirname(here), "..", "magi-code.cjs"), join(dirname(here), "..", "dist", "magi-code.cjs")];
   const found = beside.find((path) => existsSync(path));
   if (found !== undefined) return found;
   try {
-    return join(dirname(createRequire(here).resolve("magi-code/package.json")), "dist", "magi-code.mjs");
+    return join(dirname(createRequire(here).resolve("magi-code/package.json")), "dist", "magi-code.cjs");
   } catch {
     return beside[0]!;
   }
 }
 
 /**
- * The npm bin, `dist/magi-code.mjs`, resolved from this module rather than
+ * The npm bin, `dist/magi-code.cjs`, resolved from this module rather than
  * from PATH (see {@link spawnAgent} for a bundled extension, where it may be
  * missing: spawnAgent then fails with a `SpawnError` of reason `bin_missing`).
  */
@@ -69,7 +69,7 @@ export interface SpawnAgentOptions {
    * Node, or Electron run as Node, with {@link binPath}). Use it for a
    * compiled single binary (`{ command: "/path/to/magi-code", args: [] }`),
    * or in a bundle that does not ship the package (`{ command:
-   * process.execPath, args: ["/path/to/magi-code.mjs"] }`).
+   * process.execPath, args: ["/path/to/magi-code.cjs"] }`).
    */
   readonly command?: string;
   readonly args?: readonly string[];

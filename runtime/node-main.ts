@@ -9,5 +9,8 @@
 import { main } from "../src/cli.ts";
 import { createNodeRuntime } from "./node-runtime.ts";
 
-const runtime = createNodeRuntime();
-runtime.exit(await main(runtime));
+/** Runs the command line on a new Node runtime and exits with its status. */
+export async function start(): Promise<void> {
+  const runtime = createNodeRuntime();
+  runtime.exit(await main(runtime));
+}

@@ -12,11 +12,10 @@
  * @module
  */
 
-import { spawn as spawnChild } from "node:child_process";
-import { createHash } from "node:crypto";
+import type * as ChildProcess from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
-import { hostname as osHostname } from "node:os";
+import type * as Os from "node:os";
 import { isatty, ReadStream } from "node:tty";
 import {
   type ByteReader,
@@ -25,12 +24,13 @@ import {
   READ_BATCH_BYTES,
   type Runtime,
   type RuntimeError,
-  type Sha256,
   type SpawnOptions,
   type StdioKind,
   type Subprocess,
 } from "../src/host/runtime.ts";
 import { classifySocket, socketInode } from "../src/util/stdio-kind.ts";
+import { nodeBuiltin } from "./node-builtin.ts";
+import { createSha256, randomUUID } from "./node-crypto.ts";
 import { nodeFileSystem, normalizeError } from "./node-fs.ts";
 import { nodeFetch } from "./node-http.ts";
 
@@ -206,7 +206,7 @@ function stdioKind(fd: 0 | 1): StdioKind {
 }
 
 function spawn(command: string, options: SpawnOptions): Subprocess {
-  const child = spawnChild(command, [...options.args], {
+  const child = nodeBuiltin<typeof ChildProcess>("node:child_process").spawn(command, [...options.args], {
     cwd: options.cwd,
     env: { ...options.env },
     stdio: [options.stdio.stdin === "pipe" ? "pipe" : "ignore", options.stdio.stdout === "pipe" ? "pipe" : "ignore", options.stdio.stderr === "pipe" ? "pipe" : "ignore"],
@@ -254,20 +254,10 @@ function isProcessAlive(pid: number): boolean {
 
 function hostname(): string | null {
   try {
-    const name = osHostname();
-    return name === "" ? null : name;
+    return nodeBuiltin<typeof Os>("node:os").hostname() || null; // An empty name identifies nothing.
   } catch {
     return null;
   }
-}
-
-/** An incremental SHA-256 over `node:crypto`, which hashes each update without copying it first. */
-export function createSha256(): Sha256 {
-  const hash = createHash("sha256");
-  return {
-    update: (bytes) => void hash.update(bytes),
-    digest: () => hash.digest("hex"),
-  };
 }
 
 /** Creates the Node runtime for this process. */
@@ -283,7 +273,7 @@ export function createNodeRuntime(): Runtime {
     // A single executable sees its own path as the script too (argv[1]); it takes no script argument.
     self: { command: process.execPath, args: process.argv[1] === undefined || process.argv[1] === process.execPath ? [] : [process.argv[1]] },
     spawn,
-    randomUUID: () => globalThis.crypto.randomUUID(),
+    randomUUID,
     createSha256,
     setTimer: (ms, callback): Disposable => {
       const handle = setTimeout(callback, ms);

@@ -64,14 +64,9 @@ rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 const script = join(work, "magi-code.cjs");
 await build({
-  // runtime/node.ts without its top-level await, which CommonJS cannot have; the same two calls.
+  // runtime/node.ts without the compile cache, which a SEA's code cache (below) replaces.
   stdin: {
-    contents: [
-      'import { main } from "./src/cli.ts";',
-      'import { createNodeRuntime } from "./runtime/node-runtime.ts";',
-      "const runtime = createNodeRuntime();",
-      "main(runtime).then((code) => runtime.exit(code));",
-    ].join("\n"),
+    contents: 'import { start } from "./runtime/node-main.ts";\nvoid start();',
     resolveDir: root,
     sourcefile: "sea-entry.ts",
     loader: "ts",

@@ -1,12 +1,22 @@
 #!/usr/bin/env node
-// Bundles the Node entry point into dist/magi-code.mjs, the npm `bin`. Node 20
-// has no compile cache and pays per module for resolution and (for
-// jsonc-parser's UMD build) its CommonJS loader: one tree-shaken file starts
-// about 30 ms faster (see bench/README.md). Code splitting keeps what only a
-// ready child's requests need (its workers, then provider clients, tools,
-// re2js) in chunks under dist/chunks/, loaded by dynamic imports on first use,
-// so cold start does not parse it (the start-up budget in
+// Bundles the Node entry point, runtime/node.ts, into the npm `bin`,
+// dist/magi-code.cjs, and its ES-module twin dist/magi-code.mjs (the path
+// earlier releases documented; same behaviour). Node 20 has no compile cache
+// and pays per module for resolution: the code `initialize` needs is one
+// tree-shaken CommonJS file, dist/chunks/startup.cjs, and everything only a
+// ready child's requests need (its workers, provider clients, tools, re2js)
+// sits in ES-module chunks under dist/chunks/, loaded by `import()` on first
+// use, so cold start does not parse it (the start-up budget in
 // docs/architecture.md). Deno runs the sources.
+//
+// Why the start-up half is CommonJS: an ES-module main file makes Node 20
+// load its ES-module loader (about 4 ms of every start, bench/README.md,
+// where Node 22 and later pay nothing); a CommonJS main reaches the answer
+// without it, and the loader comes in with the first lazy chunk. Each lazy
+// chunk takes the start-up modules from startup.cjs (a proxy module per
+// start-up source reads them off its `module.exports`), so both halves
+// share one instance of every module; npm packages the lazy code uses are
+// bundled into the lazy chunks as they need them.
 //
 // It also writes dist/cjs/, the CommonJS twin of `magi-code/client` that the
 // package's `require` condition (and `typesVersions`, for TypeScript's
@@ -14,21 +24,16 @@
 // extension generated with `module: node16` (see docs/client.md).
 import { build } from "esbuild";
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist");
+const STARTUP = "chunks/startup.cjs";
 
-const options = {
-  entryPoints: { "magi-code": join(root, "runtime", "node.ts") },
-  outdir,
-  outExtension: { ".js": ".mjs" },
-  chunkNames: "chunks/[name]-[hash]",
-  splitting: true,
+const common = {
   bundle: true,
   platform: "node",
-  format: "esm",
   target: "node20",
   legalComments: "inline",
   // jsonc-parser's `main` is a UMD build whose factory requires its parts at run
@@ -43,56 +48,131 @@ const options = {
   absWorkingDir: root,
 };
 
-// esbuild gives each set of entry points (the bin and every import() target) that reaches a piece of
-// code a chunk of its own, and it does not know that a lazy chunk only ever loads after the start-up
-// graph: so the code start-up needs came in as many files as there are sets of lazy chunks sharing
-// parts of it (26 files for 66 modules). Each file costs Node a resolution, a module record and a
-// link; together they also made path normalisation hot enough for V8 to start its optimizing
-// compiler before the answer, which touched ~3.5 MiB more of the node binary (bench/README.md).
-// Every lazy entry of ours therefore re-exports every export of the start-up modules (by name: a
-// namespace object per module would be built at start-up, in the chunk of its module), so all of
-// their code is reached by the same set of entries and lands in one chunk; the re-exports live in a
-// lazy chunk.
-const ANCHOR = "magi-code:startup-anchor";
-const graph = await build({ ...options, write: false });
-const startup = staticClosure(graph.metafile.inputs, "runtime/node-main.ts");
-const lazyEntries = new Set(
-  Object.values(graph.metafile.inputs).flatMap(({ imports }) =>
-    imports.filter((edge) => edge.kind === "dynamic-import" && !edge.external && ownSource(edge.path) && edge.path !== "runtime/node-main.ts").map((edge) => edge.path)
+// The module graph: what runtime/node-main.ts reaches by static imports is the start-up half.
+const graph = await build({ ...common, entryPoints: [join(root, "runtime", "node.ts")], outdir, format: "esm", splitting: true, write: false });
+const inputsOf = graph.metafile.inputs;
+const startup = staticClosure(inputsOf, "runtime/node-main.ts");
+const anchored = [...startup].filter(ownSource).sort();
+// Every own module some code loads by import(), unless start-up code has it anyway: the lazy half's entries.
+const lazyEntries = [...new Set(
+  Object.values(inputsOf).flatMap(({ imports }) =>
+    imports.filter((edge) => edge.kind === "dynamic-import" && !edge.external && ownSource(edge.path) && !startup.has(edge.path)).map((edge) => edge.path)
   ),
-);
-const anchored = [...startup].filter((path) => ownSource(path) && path !== "runtime/node-main.ts").sort();
-// Each module's own export names (a module's `export * from` names are those of a module listed too).
+)].sort();
+// Each start-up module's own export names (a module's `export * from` names are those of a module listed too).
 const unbundled = await build({ entryPoints: anchored, outdir: "/", bundle: false, format: "esm", write: false, metafile: true, absWorkingDir: root, logLevel: "warning" });
 const exportsOf = new Map(Object.values(unbundled.metafile.outputs).map(({ entryPoint, exports }) => [entryPoint, exports]));
-const startupAnchor = {
-  name: "startup-anchor",
-  setup(plugin) {
-    plugin.onResolve({ filter: /^magi-code:startup-anchor$/ }, () => ({ path: ANCHOR, namespace: "startup-anchor" }));
-    plugin.onLoad({ filter: /.*/, namespace: "startup-anchor" }, () => ({
-      contents: anchored
-        .filter((path) => exportsOf.get(path).length > 0)
-        .map((path, index) => `export { ${exportsOf.get(path).map((name) => `${name} as m${index}_${name}`).join(", ")} } from ${JSON.stringify(join(root, path))};`)
-        .join("\n"),
-      resolveDir: root,
-      loader: "js",
-    }));
-    plugin.onLoad({ filter: /\.ts$/ }, async ({ path }) => {
-      if (!lazyEntries.has(relative(root, path))) return undefined;
-      const source = await readFile(path, "utf8");
-      return { contents: `${source}\nexport * as __magiCodeStartup from "${ANCHOR}";\n`, loader: "ts" };
-    });
-  },
-};
+const exported = (path, name) => `m${anchored.indexOf(path)}_${name}`;
 
 // Chunk names carry content hashes; stale ones from earlier builds would pile up.
 await rm(join(outdir, "chunks"), { recursive: true, force: true });
-const built = await build({ ...options, plugins: [startupAnchor] });
-await chmod(join(outdir, "magi-code.mjs"), 0o755);
+
+// The lazy half: ES modules whose imports of a start-up module read it off startup.cjs.
+const startupProxy = {
+  name: "startup-proxy",
+  setup(plugin) {
+    plugin.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir, namespace }) => {
+      if (namespace !== "file" && namespace !== "startup-proxy") return undefined;
+      const source = relative(root, resolve(resolveDir, path));
+      return startup.has(source) && ownSource(source) ? { path: source, namespace: "startup-proxy" } : undefined;
+    });
+    plugin.onResolve({ filter: /^magi-code:startup$/ }, () => ({ path: `./${basename(STARTUP)}`, external: true }));
+    plugin.onLoad({ filter: /.*/, namespace: "startup-proxy" }, async ({ path }) => ({
+      // Read at import, after start-up has evaluated every export: nothing of ours exports a binding it reassigns.
+      contents: [
+        'import startup from "magi-code:startup";',
+        ...exportsOf.get(path).map((name) =>
+          name === "default" ? `export default startup.${exported(path, name)};` : `export const ${name} = startup.${exported(path, name)};`
+        ),
+        // `export * from` names are another start-up module's, which its own proxy gives.
+        ...[...(await readFile(join(root, path), "utf8")).matchAll(/^export \* from ("[^"]+");$/gm)].map(([, from]) => `export * from ${from};`),
+      ].join("\n"),
+      resolveDir: dirname(join(root, path)),
+      loader: "js",
+    }));
+  },
+};
+const lazy = await build({
+  ...common,
+  entryPoints: lazyEntries.map((path) => join(root, path)),
+  outdir,
+  outExtension: { ".js": ".mjs" },
+  entryNames: "chunks/[name]-[hash]",
+  chunkNames: "chunks/[name]-[hash]",
+  splitting: true,
+  format: "esm",
+  plugins: [startupProxy],
+});
+// A start-up module inside a lazy chunk would be a second instance of it (its classes, its state).
+const doubled = Object.entries(lazy.metafile.outputs).flatMap(([file, { inputs }]) => Object.keys(inputs).filter((path) => startup.has(path) && ownSource(path)).map((path) => `${path} in ${file}`));
+if (doubled.length > 0) throw new Error(`Lazy chunks hold start-up modules of their own:\n${doubled.join("\n")}`);
+const lazyOutput = new Map(
+  Object.entries(lazy.metafile.outputs).filter(([, { entryPoint }]) => entryPoint !== undefined).map(([file, { entryPoint }]) => [entryPoint, file]),
+);
+
+// The start-up half: one CommonJS file exporting every start-up module's exports under a name of
+// its own (`m<index>_<name>`) and `start`; its import() calls name the lazy half's entry chunks.
+const startupEntry = {
+  name: "startup-entry",
+  setup(plugin) {
+    plugin.onResolve({ filter: /^magi-code:startup-entry$/ }, () => ({ path: "startup-entry", namespace: "startup-entry" }));
+    plugin.onLoad({ filter: /.*/, namespace: "startup-entry" }, () => ({
+      contents: [
+        'export { start } from "./runtime/node-main.ts";',
+        ...anchored
+          .filter((path) => exportsOf.get(path).length > 0)
+          .map((path) => `export { ${exportsOf.get(path).map((name) => `${name} as ${exported(path, name)}`).join(", ")} } from ${JSON.stringify(`./${path}`)};`),
+      ].join("\n"),
+      resolveDir: root,
+      loader: "js",
+    }));
+    // A built-in module stays an import(); a start-up module is in this file anyway.
+    plugin.onResolve({ filter: /^\.\.?\// }, ({ kind, path, resolveDir }) => {
+      const target = relative(root, resolve(resolveDir, path));
+      if (kind !== "dynamic-import" || startup.has(target)) return undefined;
+      const file = lazyOutput.get(target);
+      if (file === undefined) throw new Error(`Start-up code imports ${path} lazily, which the lazy half has no entry for`);
+      return { path: `./${relative(dirname(STARTUP), relative("dist", file))}`, external: true };
+    });
+  },
+};
+const startupBuild = await build({
+  ...common,
+  entryPoints: { startup: "magi-code:startup-entry" },
+  outfile: join(outdir, STARTUP),
+  format: "cjs",
+  // runtime/node-builtin.ts makes a require() from its own URL on Node releases before 20.16.
+  define: { "import.meta.url": "__magiCodeFileUrl" },
+  banner: { js: 'const __magiCodeFileUrl = require("node:url").pathToFileURL(__filename).href;' },
+  plugins: [startupEntry],
+});
+
+// The two entries, from runtime/node.ts: its import() of node-main.ts names startup.cjs, which the
+// CommonJS bin loads by require() (no ES-module loader before the answer) and the .mjs by import().
+const entry = {
+  name: "entry",
+  setup(plugin) {
+    plugin.onResolve({ filter: /^\.\/node-main\.ts$/ }, () => ({ path: `./${STARTUP}`, external: true }));
+  },
+};
+const entries = [];
+for (const [format, file] of [["cjs", "magi-code.cjs"], ["esm", "magi-code.mjs"]]) {
+  entries.push(await build({
+    ...common,
+    entryPoints: [join(root, "runtime", "node.ts")],
+    outfile: join(outdir, file),
+    format,
+    supported: format === "cjs" ? { "dynamic-import": false } : {},
+    plugins: [entry],
+  }));
+  await chmod(join(outdir, file), 0o755);
+}
+
 // Which sources each output file holds, for the start-up budget test (tests/startup-budget.test.ts),
-// which names the modules a loaded chunk brings; not shipped (package.json `files`).
+// which names the modules a loaded file brings; not shipped (package.json `files`).
 const inputs = Object.fromEntries(
-  Object.entries(built.metafile.outputs).map(([file, { inputs }]) => [relative(outdir, join(root, file)), Object.keys(inputs)]),
+  [lazy, startupBuild, ...entries].flatMap((result) => Object.entries(result.metafile.outputs))
+    .map(([file, { inputs }]) => [relative(outdir, join(root, file)), Object.keys(inputs).filter((path) => !path.includes(":"))]),
 );
 await writeFile(join(outdir, "bundle-inputs.json"), `${JSON.stringify(inputs, null, 1)}\n`);
 
@@ -101,7 +181,7 @@ await writeFile(join(outdir, "bundle-inputs.json"), `${JSON.stringify(inputs, nu
 // external: valibot ships a CommonJS build of its own. Its `binPath` comes
 // from `import.meta.url`, which a CommonJS file lacks; dist/cjs/client.js sits
 // one level under dist/ like dist/runtime/node-client.js, so the same
-// relative URL finds dist/magi-code.mjs from this file's own URL.
+// relative URL finds dist/magi-code.cjs from this file's own URL.
 const cjs = join(outdir, "cjs");
 await rm(cjs, { recursive: true, force: true });
 await build({

@@ -27,7 +27,7 @@ after(async () => {
 
 describe("the client library against the real backend", () => {
   it("binPath is the built npm bin, resolved from the package rather than PATH", () => {
-    assert.equal(binPath, join(repoRoot(), "dist", "magi-code.mjs"));
+    assert.equal(binPath, join(repoRoot(), "dist", "magi-code.cjs"));
   });
 
   for (const launcher of launchers()) {

@@ -36,7 +36,7 @@ before(() => {
 describe("the packed tarball", () => {
   it("ships the runtime, types, schemas, linked docs, the example client and LICENSE, and no tests, bench or scripts", () => {
     const expected = [
-      ...["dist/magi-code.mjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts"],
+      ...["dist/magi-code.cjs", "dist/magi-code.mjs", "dist/chunks/startup.cjs", "dist/mod.js", "dist/mod.d.ts", "dist/src/fuzz/mod.d.ts", "dist/src/client/mod.d.ts", "dist/runtime/node-client.d.ts"],
       ...["dist/cjs/client.js", "dist/cjs/package.json", "dist/cjs/runtime/node-client.d.ts"],
       ...["docs/client.md", "docs/fuzzing.md", "docs/security.md", "docs/schema/README.md", "docs/settings.schema.json"],
       ...["docs/schema/request.schema.json", "docs/schema/results/turn.start.schema.json", "docs/schema/events/run.finished.schema.json"],
@@ -102,9 +102,9 @@ console.log(JSON.stringify({ version: pkg.version, VERSION: mod.VERSION, bin: pk
     for (const version of versions) {
       const out = JSON.parse(must(version.path, ["--input-type=module", "-e", probe], app));
       assert.equal(out.VERSION, out.version, `Node ${version.major}`);
-      assert.deepEqual(out.bin, { "magi-code": "dist/magi-code.mjs" });
+      assert.deepEqual(out.bin, { "magi-code": "dist/magi-code.cjs" });
       // magi-code/client resolves the package's own bin, not one on PATH, and is mod.ts's client.
-      assert.ok(out.binPath.endsWith(join("node_modules", "magi-code", "dist", "magi-code.mjs")) && out.binExists, out.binPath);
+      assert.ok(out.binPath.endsWith(join("node_modules", "magi-code", "dist", "magi-code.cjs")) && out.binExists, out.binPath);
       assert.equal(out.sameClient, true);
       assert.equal(out.spawn, "function");
       // fast-check is an optional peer the app did not install: the kit says so instead of loading half.

@@ -29,7 +29,7 @@ const base: Runtime = isDeno ? (await import(denoAdapter) as { createDenoRuntime
 
 const root = repoRoot();
 const hosts: [string, HostCommand][] = [
-  ["node", { command: nodeBinary(), args: [join(root, "dist", "magi-code.mjs")] }],
+  ["node", { command: nodeBinary(), args: [join(root, "dist", "magi-code.cjs")] }],
   ["deno", { command: denoBinary(), args: ["run", "--quiet", "--no-prompt", join(root, "runtime", "deno.ts")] }],
 ];
 if (!isDeno && seaHost && existsSync(seaBinary())) hosts.push(["sea", { command: seaBinary(), args: [] }]);

@@ -58,15 +58,34 @@ describe("start-up budget", () => {
     });
   }
 
+  it("node: dist/magi-code.mjs, the ES-module twin of the bin, answers and loads the lazy half as the bin does", async () => {
+    const base = mkdtempSync(join(tmpdir(), "magi-twin-"));
+    try {
+      mkdirSync(join(base, "work"));
+      const client = new WireClient({ name: "node", command: nodeBinary(), prefix: [join(repoRoot(), "dist", "magi-code.mjs")] }, join(base, "work"), { ...process.env, MC_HOME: join(base, "home") });
+      try {
+        const init = await client.ok("initialize", { required_capabilities: ["session.create"] });
+        assert.equal((init.status as Record<string, unknown>).readiness, "ready");
+        // session.create loads the workers' chunk, an ES module that reads start-up modules off startup.cjs.
+        assert.match(String((await client.ok("session.create")).session_id), /^[0-9a-f-]{36}$/);
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   it("node: without the workers' chunk (a damaged install) the child fails as a startup does: startup_failed for ready requests and in status; shutdown works", async () => {
     const base = mkdtempSync(join(tmpdir(), "magi-damaged-"));
     try {
       const dist = join(repoRoot(), "dist");
-      cpSync(join(dist, "magi-code.mjs"), join(base, "magi-code.mjs"));
+      cpSync(join(dist, "magi-code.cjs"), join(base, "magi-code.cjs"));
       cpSync(join(dist, "chunks"), join(base, "chunks"), { recursive: true });
       for (const name of readdirSync(join(base, "chunks")).filter((file) => file.startsWith("workers-"))) rmSync(join(base, "chunks", name));
       mkdirSync(join(base, "work"));
-      const client = new WireClient({ name: "node", command: nodeBinary(), prefix: [join(base, "magi-code.mjs")] }, join(base, "work"), { ...process.env, MC_HOME: join(base, "home") });
+      const client = new WireClient({ name: "node", command: nodeBinary(), prefix: [join(base, "magi-code.cjs")] }, join(base, "work"), { ...process.env, MC_HOME: join(base, "home") });
       try {
         const init = await client.ok("initialize", { required_capabilities: [] });
         // Both wait for the chunk, which cannot load; a later request meets the failed phase in the gate.

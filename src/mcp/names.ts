@@ -18,8 +18,7 @@
  * @module
  */
 
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
+import { sha256HexSync } from "../util/digest.ts";
 
 /** What every provider API accepts as a tool name. */
 export const PROVIDER_TOOL_NAME: RegExp = /^[A-Za-z0-9_-]{1,64}$/;
@@ -35,7 +34,7 @@ const encoder = new TextEncoder();
 export function exposedToolName(server: string, tool: string): string {
   const full = `mcp__${server}__${tool.replace(/[^A-Za-z0-9_-]/gu, "_")}`;
   if (full.length <= MAX_NAME) return full;
-  const hash = bytesToHex(sha256(encoder.encode(tool))).slice(0, HASH_DIGITS);
+  const hash = sha256HexSync(encoder.encode(tool)).slice(0, HASH_DIGITS);
   return `${full.slice(0, MAX_NAME - HASH_DIGITS - 1)}_${hash}`;
 }
 

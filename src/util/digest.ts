@@ -1,18 +1,30 @@
 /**
- * SHA-256 through the Web Crypto API, which Node 20 and Deno both expose as
- * `globalThis.crypto`; no runtime adapter is needed for a pure function.
+ * SHA-256 of small inputs (instruction files, profiles, catalog endpoint
+ * names, selection revisions, MCP tool names) in JavaScript
+ * (`@noble/hashes`, audited, no dependencies), not through Web Crypto or
+ * the runtime's hash: on Node either evaluates `node:crypto` (about 2 ms of
+ * every cold start, as the catalog cache key and the selection revision are
+ * hashed before the `initialize` answer), and Deno loads this package at
+ * start-up anyway. Large inputs (session files) hash through the runtime's
+ * `createSha256`, which is native.
  *
  * @module
  */
 
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 
-/** Returns the lowercase hex SHA-256 digest of `bytes`. */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
-  let hex = "";
-  for (const byte of digest) hex += HEX[byte];
-  return hex;
+/** Returns the lowercase hex SHA-256 digest of `bytes` (meant for inputs of at most a few hundred KiB). */
+export function sha256HexSync(bytes: Uint8Array): string {
+  return bytesToHex(sha256(bytes));
+}
+
+/**
+ * {@link sha256HexSync} for callers written against Web Crypto's promise;
+ * it settles at once.
+ */
+export function sha256Hex(bytes: Uint8Array): Promise<string> {
+  return Promise.resolve(sha256HexSync(bytes));
 }
 
 const encoder = new TextEncoder();

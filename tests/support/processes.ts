@@ -1,7 +1,7 @@
 /**
  * Spawning the real entry points over real pipes, for end-to-end tests and
- * benches. Works under both test runtimes: Node runs the compiled
- * `dist/runtime/node.js`, Deno runs `runtime/deno.ts` from source. On Linux
+ * benches. Works under both test runtimes: Node runs the npm bin
+ * (`dist/magi-code.cjs`, the bundle), Deno runs `runtime/deno.ts` from source. On Linux
  * x64 the Node test run also drives the Node single executable
  * (`dist/magi-code-linux-x64`, scripts/build-sea.mjs) through every test that
  * loops over {@link launchers}.
@@ -74,7 +74,7 @@ export const seaHost = process.platform === "linux" && process.arch === "x64";
 export function launchers(): Launcher[] {
   const root = repoRoot();
   const all: Launcher[] = [
-    { name: "node", command: nodeBinary(), prefix: [join(root, "dist", "magi-code.mjs")] },
+    { name: "node", command: nodeBinary(), prefix: [join(root, "dist", "magi-code.cjs")] },
     { name: "deno", command: denoBinary(), prefix: ["run", "--allow-all", "--quiet", ...DENO_LAUNCH_FLAGS, join(root, "runtime", "deno.ts")] },
   ];
   if (!isDeno && seaHost && existsSync(seaBinary())) all.push({ name: "sea", command: seaBinary(), prefix: [] });

@@ -9,9 +9,11 @@
  * line name exactly the modules loaded before the answer was written; the
  * child then answers an idle `status` and `shutdown`, and the whole log up
  * to its exit names all an idle child ever loads (code put off to just
- * after the answer shows there). Node's `NODE_DEBUG=esm` logs
- * "Storing <url> … in ModuleLoadMap" as each module job is created; the npm
- * entry is a bundle, so each loaded file is mapped to its sources with
+ * after the answer shows there). Node's `NODE_DEBUG=module` logs
+ * `load "<path>" for module` as each CommonJS file loads (the bin and its
+ * start-up chunk) and `NODE_DEBUG=esm` "Storing <url> … in ModuleLoadMap"
+ * as each ES module job is created (the lazy chunks); the npm entry is a
+ * bundle, so each loaded file is mapped to its sources with
  * `dist/bundle-inputs.json` (scripts/bundle.mjs). Deno's `--log-level=debug`
  * logs "… code cache … for ES module: <url>," as each module is compiled,
  * and "FileFetcher::fetch_no_follow - specifier: <url>" as each file is read
@@ -69,9 +71,12 @@ export const STARTUP_BUDGET = {
   // grow the prompt past the bound); startup reads the chain before it answers, and both were split
   // out of instructions.ts only to keep each file under 300 lines.
   // 66: src/config/title-settings.ts, the schema of `agent.titles`, checked with the rest of `agent`.
-  // files: the entry, `node-main.ts`'s chunk, the one chunk of everything it imports and esbuild's
-  // helpers; scripts/bundle.mjs packs the start-up graph (26 files once split by lazy chunk).
-  node: { own: 66, compat: 0, files: 4, read: 0, packages: ["jsonc-parser", "valibot"] },
+  // 67, 68: runtime/node-builtin.ts and runtime/node-crypto.ts, which take `node:child_process`,
+  // `node:crypto` (with Web Crypto) and `node:os` on first use instead: about 30 built-in modules and
+  // 2 ms less before the answer; small inputs hash with @noble/hashes, as on Deno.
+  // files: the CommonJS bin and its start-up chunk; scripts/bundle.mjs packs the start-up graph
+  // (26 files once split by lazy chunk, then 4 ES modules while the start-up half was one).
+  node: { own: 68, compat: 0, files: 2, read: 0, packages: ["@noble/hashes", "jsonc-parser", "valibot"] },
   // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
   // read: no file is read that is not compiled (255 before runtime/deno-launch.ts's lazy dynamic imports).
   deno: { own: 68, compat: 22, files: 0, read: 68, packages: ["@noble/hashes", "valibot"] },
@@ -115,8 +120,9 @@ function nodeSources(log: string): StartupModules {
   const inputs = JSON.parse(readFileSync(join(dist, "bundle-inputs.json"), "utf8")) as Record<string, string[]>;
   const sources: string[] = [];
   const files = new Set<string>();
-  for (const [, url] of log.matchAll(/Storing (file:\/\/\S+)/g)) {
-    const file = relative(dist, fileURLToPath(url!));
+  const loads = [...log.matchAll(/Storing (file:\/\/\S+)|load "(\/[^"]+)" for module/g)];
+  for (const [, url, path] of loads) {
+    const file = relative(dist, url === undefined ? path! : fileURLToPath(url));
     const held = inputs[file];
     if (held === undefined) throw new Error(`${file} is not in dist/bundle-inputs.json: rebuild with scripts/bundle.mjs`);
     files.add(file);
@@ -162,7 +168,7 @@ export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<Sta
   const cwd = join(base, "work");
   mkdirSync(cwd);
   const command = runtime === "node"
-    ? [nodeBinary(), join(root, "dist", "magi-code.mjs")]
+    ? [nodeBinary(), join(root, "dist", "magi-code.cjs")]
     : [denoBinary(), "run", ...SERVE_FLAGS, ...DENO_LAUNCH_FLAGS, "--log-level=debug", join(root, "runtime", "deno.ts")];
   // A HOME of its own: a developer's ~/.agents/skills (or anything else under the real home) would load
   // the code a child without it never loads. Deno keeps its usual cache, which lives under the real home.
@@ -170,7 +176,7 @@ export async function modulesAtInitialize(runtime: "node" | "deno"): Promise<Sta
     ...process.env,
     HOME: join(base, "user"),
     MC_HOME: join(base, "home"),
-    ...(runtime === "node" ? { NODE_DEBUG: "esm" } : { ...DENO_LAUNCH_ENV, DENO_DIR: process.env.DENO_DIR ?? join(homedir(), ".cache", "deno") }),
+    ...(runtime === "node" ? { NODE_DEBUG: "esm,module" } : { ...DENO_LAUNCH_ENV, DENO_DIR: process.env.DENO_DIR ?? join(homedir(), ".cache", "deno") }),
   };
   // stderr joins stdout: one pipe keeps the order in which the log and the answers were written.
   const child = spawn("sh", ["-c", 'exec "$@" serve --stdio 2>&1', "sh", ...command], { cwd, env, stdio: ["pipe", "pipe", "ignore"] });

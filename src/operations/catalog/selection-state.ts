@@ -18,7 +18,7 @@ import type { Runtime } from "../../host/runtime.ts";
 import type { Endpoint } from "../../config/providers.ts";
 import { effectiveEffort, type EffortPolicy, effortPolicy, type ReasoningHint } from "../../policy/effort-policy.ts";
 import type { Effort } from "../../policy/efforts.ts";
-import { lengthPrefixed } from "../../util/digest.ts";
+import { lengthPrefixed, sha256HexSync } from "../../util/digest.ts";
 import { isSafeDisplayName } from "../../util/redaction.ts";
 
 /** A selection's inputs. */
@@ -135,9 +135,8 @@ export class SelectionState {
   #rotate(): void {
     const generation = (++this.#generation).toString(36);
     const value = this.#value;
-    const hash = this.#runtime.createSha256();
-    hash.update(lengthPrefixed(["magi-code.selection-revision.v2", this.#scope, generation, value.provider, value.model, value.requested, String(value.hint)]));
-    this.#revision = `s${generation}-${hash.digest().slice(0, 32)}`;
+    const digest = sha256HexSync(lengthPrefixed(["magi-code.selection-revision.v2", this.#scope, generation, value.provider, value.model, value.requested, String(value.hint)]));
+    this.#revision = `s${generation}-${digest.slice(0, 32)}`;
     this.#rendered = null;
   }
 }

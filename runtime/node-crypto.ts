@@ -1,0 +1,51 @@
+/**
+ * Randomness and hashing for the Node runtime without evaluating
+ * `node:crypto` at start-up: that module (and Web Crypto behind
+ * `globalThis.crypto`) costs a child about 2 ms of CPU and 1 MiB before its
+ * `initialize` answer, which needs only one random instance id
+ * (bench/README.md, start-up). Hashing a file loads it on first use.
+ *
+ * @module
+ */
+
+import type * as Crypto from "node:crypto";
+import * as fs from "node:fs";
+import type { Sha256 } from "../src/host/runtime.ts";
+import { nodeBuiltin } from "./node-builtin.ts";
+
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+/**
+ * A version 4 UUID from 16 bytes of the kernel's random source
+ * (`/dev/urandom`, what `getrandom` reads). `crypto.randomUUID()` would
+ * evaluate `node:crypto` and Web Crypto before the `initialize` answer
+ * (about 2 ms of every start, bench/README.md) only to name the instance;
+ * where that device cannot be read (Windows, a sandbox without `/dev`),
+ * `node:crypto` names it.
+ */
+export function randomUUID(): string {
+  const bytes = new Uint8Array(16);
+  let fd: number | null = null;
+  try {
+    fd = fs.openSync("/dev/urandom", "r");
+    if (fs.readSync(fd, bytes, 0, 16, null) !== 16) throw new Error("A short read from /dev/urandom");
+  } catch {
+    return nodeBuiltin<typeof Crypto>("node:crypto").randomUUID();
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
+  }
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  let hex = "";
+  for (const byte of bytes) hex += HEX[byte];
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** An incremental SHA-256 over `node:crypto`, which hashes each update without copying it first. */
+export function createSha256(): Sha256 {
+  const hash = nodeBuiltin<typeof Crypto>("node:crypto").createHash("sha256");
+  return {
+    update: (bytes) => void hash.update(bytes),
+    digest: () => hash.digest("hex"),
+  };
+}
