@@ -134,7 +134,7 @@ function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["st
  * unsignalled), short enough that a stuck one does not stall the test file.
  * A cleanup bound, never a claim about speed.
  */
-export const REAP_GRACE_MS = 3_000;
+const REAP_GRACE_MS = 3_000;
 
 /** Whether `child` exits within `ms`; the timer is cleared either way, so it never holds a test's event loop. */
 async function exitsWithin(child: Reapable, ms: number): Promise<boolean> {
