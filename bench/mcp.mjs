@@ -28,18 +28,16 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import {
   childEnv,
-  denoBinary,
-  describeTree,
   foreignCpu,
   foreignCpuNote,
   freshDirs,
   INITIALIZE,
   launchers,
+  machineHeader,
   median,
   ms,
   parseFlags,
@@ -52,6 +50,7 @@ import {
   table,
   within,
 } from "./lib.mjs";
+import { sseChunk as chunk, SSE_USAGE_DONE as usage } from "./support/openai-sse.mjs";
 
 const { SERVE_FLAGS } = await import(join(ROOT, "dist", "runtime", "permissions.js"));
 const { serverEnvironment } = await import(join(ROOT, "dist", "src", "mcp", "server-env.js"));
@@ -68,9 +67,7 @@ const TIMEOUT_MS = 60_000;
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const SERVER_NAMES = ["everything", "everything-2", "everything-3"];
 const TURN_CAPABILITIES = ["session.create", "turn.start", "status", "shutdown"];
-const env = childEnv();
-delete env.OPENAI_API_KEY;
-delete env.ANTHROPIC_API_KEY;
+const env = childEnv({ keepProviderKeys: false });
 
 /** The Deno entry runs with the narrow permission set a client is told to use, not --allow-all. */
 const narrow = (launcher) => (launcher.name === "deno" ? { ...launcher, prefix: ["run", ...SERVE_FLAGS, ...launcher.prefix.slice(2)] } : launcher);
@@ -80,8 +77,6 @@ const bases = launchers(baseEntries).filter((launcher) => typeof baseEntries[`${
 
 // ---------------------------------------------------------------- fake provider
 
-const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const usage = `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 10, completion_tokens: 10 } })}\n\ndata: [DONE]\n\n`;
 const CALLS = { sum: { name: "mcp__everything__get-sum", args: { a: 2, b: 3 } }, read: { name: "read_file", args: { path: "note.txt" } } };
 let callIds = 0;
 const toolCallAnswer = ({ name, args }) =>
@@ -294,11 +289,9 @@ async function turnsOnce(launcher, dirs, round) {
 
 // ---------------------------------------------------------------- header
 
-const denoVersion = spawnSync(denoBinary(), ["--version"], { encoding: "utf8" }).stdout?.split("\n")[0] ?? "deno ?";
 const everythingVersion = JSON.parse(readFileSync(join(EVERYTHING, "..", "..", "package.json"), "utf8")).version;
 console.log("== mcp: ready time with 0, 1 and 3 stdio servers, the servers' own start, an MCP tool call inside a turn");
-console.log(`date ${new Date().toISOString()}, ${cpus().length} cpu (${cpus()[0]?.model ?? "?"}), load avg ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-console.log(`node ${process.version}, ${denoVersion}, tree ${describeTree()}, server-everything ${everythingVersion} (node <its bin> stdio)`);
+console.log(machineHeader(`, server-everything ${everythingVersion} (node <its bin> stdio)`));
 console.log(`${runs} measured runs per variant after ${WARMUP} warm-up runs, round-robin; Deno with ${SERVE_FLAGS.join(" ")}; NODE_EXTRA_CA_CERTS unset in the child`);
 console.log(`turns: ${turnPairs} measured pairs (get-sum, read_file) per child after one warm pair, one child per runtime and run`);
 
