@@ -27,7 +27,6 @@
 //              small file, then answers "Done." after the tool result.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { join } from "node:path";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import {
@@ -50,7 +49,7 @@ import {
   table,
   within,
 } from "./lib.mjs";
-import { sseChunk as chunk, SSE_USAGE_DONE as usage } from "./support/openai-sse.mjs";
+import { sseChunk as chunk, sseProvider, SSE_USAGE_DONE as usage } from "./support/openai-sse.mjs";
 
 const { SERVE_FLAGS } = await import(join(ROOT, "dist", "runtime", "permissions.js"));
 const { serverEnvironment } = await import(join(ROOT, "dist", "src", "mcp", "server-env.js"));
@@ -86,20 +85,12 @@ const FINAL_ANSWER = chunk({ role: "assistant", content: "Done." }) + chunk({}, 
 
 /** Provider requests in arrival order: arrival, when the answer was fully written, the tool result it carried. */
 const providerLog = [];
-const provider = createServer((request, response) => {
-  const arrived = performance.now();
-  const parts = [];
-  request.on("data", (part) => parts.push(part));
-  request.on("end", () => {
-    const last = JSON.parse(Buffer.concat(parts).toString("utf8")).messages.at(-1);
-    const entry = { arrived, written: null, toolResult: last.role === "tool" ? String(last.content) : null };
-    providerLog.push(entry);
-    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    response.end(last.role === "tool" ? FINAL_ANSWER : toolCallAnswer(CALLS[last.content]), () => (entry.written = performance.now()));
-  });
+const { server: provider, baseUrl } = await sseProvider((body, response, arrived) => {
+  const last = JSON.parse(body.toString("utf8")).messages.at(-1);
+  const entry = { arrived, written: null, toolResult: last.role === "tool" ? String(last.content) : null };
+  providerLog.push(entry);
+  response.end(last.role === "tool" ? FINAL_ANSWER : toolCallAnswer(CALLS[last.content]), () => (entry.written = performance.now()));
 });
-await new Promise((resolve) => provider.listen(0, "127.0.0.1", resolve));
-const baseUrl = `http://127.0.0.1:${provider.address().port}/v1`;
 
 // ---------------------------------------------------------------- homes
 

@@ -30,7 +30,6 @@
 // run.finished. Runs go round-robin across runtimes.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import {
   childEnv,
@@ -54,7 +53,7 @@ import {
   table,
   within,
 } from "./lib.mjs";
-import { sseChunk as chunk, SSE_USAGE_DONE } from "./support/openai-sse.mjs";
+import { sseChunk as chunk, sseProvider, SSE_USAGE_DONE } from "./support/openai-sse.mjs";
 
 const flags = parseFlags(process.argv.slice(2), ["quick", "no-keys", "per-write"]);
 const quick = flags.quick === true;
@@ -130,31 +129,22 @@ async function writePerEvent(response, events) {
 
 /** Provider requests, in arrival order: arrival time, which answer, when the response was fully written. */
 const providerLog = [];
-const provider = createServer((request, response) => {
-  const arrived = performance.now();
-  const parts = [];
-  request.on("data", (part) => parts.push(part));
-  request.on("end", () => {
-    // The last user message picks the answer. Found by string search, not JSON.parse, so a
-    // multi-MiB request (a long replayed history) costs this process little before it answers.
-    const raw = Buffer.concat(parts);
-    const body = raw.toString("utf8");
-    const big = body.lastIndexOf('{"role":"user","content":"many"}') > body.lastIndexOf('{"role":"user","content":"one"}');
-    const entry = { arrived, big, written: null, bytes: raw.length };
-    providerLog.push(entry);
-    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    const answer = entry.big ? bigBody : oneWordBody;
-    if (eventBuffers === null) response.end(answer, () => (entry.written = performance.now()));
-    else {
-      writePerEvent(response, eventBuffers.get(answer)).then(
-        () => response.end(() => (entry.written = performance.now())),
-        () => response.destroy(),
-      );
-    }
-  });
+const { server: provider, baseUrl } = await sseProvider((raw, response, arrived) => {
+  // The last user message picks the answer. Found by string search, not JSON.parse, so a
+  // multi-MiB request (a long replayed history) costs this process little before it answers.
+  const body = raw.toString("utf8");
+  const big = body.lastIndexOf('{"role":"user","content":"many"}') > body.lastIndexOf('{"role":"user","content":"one"}');
+  const entry = { arrived, big, written: null, bytes: raw.length };
+  providerLog.push(entry);
+  const answer = entry.big ? bigBody : oneWordBody;
+  if (eventBuffers === null) response.end(answer, () => (entry.written = performance.now()));
+  else {
+    writePerEvent(response, eventBuffers.get(answer)).then(
+      () => response.end(() => (entry.written = performance.now())),
+      () => response.destroy(),
+    );
+  }
 });
-await new Promise((resolvePromise) => provider.listen(0, "127.0.0.1", resolvePromise));
-const baseUrl = `http://127.0.0.1:${provider.address().port}/v1`;
 
 // ---------------------------------------------------------------- client
 
