@@ -113,7 +113,7 @@ describe("the fuzz kit's admission model", () => {
           await agrees(failed, { kind: "failed", code: "configuration_invalid", required }, params, ["shutdown"]);
         });
       }),
-      { numRuns: fuzzRuns(25, 10) },
+      { numRuns: fuzzRuns(25, 200) },
     );
   });
 });
