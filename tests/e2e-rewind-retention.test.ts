@@ -1,0 +1,84 @@
+/**
+ * Checkpoint retention through the real entry points (the Node bundle and
+ * the Deno entry) over real pipes: once a session's writes pass its 256
+ * checkpoints, the oldest turn's are evicted whole; a rewind to the newest
+ * turn still restores its files, and one over the evicted turn is answered
+ * `checkpoints_evicted` (preview and restoring rewind alike) with nothing
+ * changed, while rewinding the conversation alone still works
+ * (docs/features/local-agent-extensions.md, "Checkpoint retention").
+ */
+
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { startFakeProvider } from "./support/fake-provider.ts";
+import { launchers } from "./support/processes.ts";
+import { reply } from "./support/provider-scripts.ts";
+import { TURN_CAPABILITIES } from "./support/turns.ts";
+import { WireClient, workspace } from "./support/wire-client.ts";
+
+const root = mkdtempSync(join(tmpdir(), "magi-e2e-rewind-retention-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const REWIND = [...TURN_CAPABILITIES, "session.rewind", "session.rewind.preview"];
+
+/** A step that creates `count` files named `<prefix><n>.txt`. */
+function writes(prefix: string, count: number) {
+  return Array.from({ length: count }, (_, index) => ({ id: `call_${prefix}${index}`, name: "write_file", args: { path: `${prefix}${index}.txt`, content: `${prefix} ${index}\n` } }));
+}
+
+for (const launcher of launchers()) {
+  describe(`${launcher.name}: checkpoint retention over real pipes`, () => {
+    it("past 256 checkpoints a rewind to the newest turn restores its files, one over the evicted turn is checkpoints_evicted and changes nothing, and the conversation alone still rewinds", async () => {
+      const provider = await startFakeProvider();
+      const ws = workspace(root, `evict-${launcher.name}`, provider, { tools: { write_file: "allow" } });
+      for (const [prefix, count] of [["f", 200], ["g", 100]] as const) {
+        provider.enqueue(reply("openai-chat", { text: ["Writing."], calls: writes(prefix, count) }));
+        provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      }
+      const client = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        await client.ok("initialize", { required_capabilities: REWIND });
+        const sessionId = (await client.ok("session.create")).session_id as string;
+        let revision = "";
+        for (const prompt of ["first", "second"]) {
+          const runId = (await client.ok("turn.start", { session_id: sessionId, prompt })).run_id as string;
+          revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
+        }
+        const users: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page = await client.ok("history.page", { session_id: sessionId, revision, cursor });
+          users.push(...(page.entries as { kind: string; message_id: string }[]).filter((entry) => entry.kind === "user").map((entry) => entry.message_id));
+          cursor = page.next_cursor as string | null;
+        } while (cursor !== null);
+        assert.equal(users.length, 2);
+        const [first, second] = users as [string, string];
+
+        for (const [method, extra] of [["session.rewind.preview", {}], ["session.rewind", { restore_files: true }]] as const) {
+          const refused = await client.call(method, { session_id: sessionId, revision, message_id: first, ...extra });
+          assert.equal((refused.error as { code: string }).code, "checkpoints_evicted");
+        }
+        assert.equal(readdirSync(ws.cwd).filter((name) => /^[fg]\d+\.txt$/u.test(name)).length, 300);
+
+        const preview = await client.ok("session.rewind.preview", { session_id: sessionId, revision, message_id: second });
+        assert.equal((preview.files as { state: string }[]).filter((file) => file.state === "restorable").length, 100);
+        const applied = await client.ok("session.rewind", { session_id: sessionId, revision, message_id: second, restore_files: true });
+        assert.equal((applied.files as { state: string }[]).filter((file) => file.state === "restored").length, 100);
+        assert.equal(existsSync(join(ws.cwd, "g0.txt")), false);
+        assert.equal(existsSync(join(ws.cwd, "f0.txt")), true);
+
+        const kept = await client.ok("session.rewind", { session_id: sessionId, revision: applied.revision, message_id: first, restore_files: false });
+        assert.deepEqual(kept.files, []);
+        assert.equal(kept.dropped_turns, 1);
+        assert.equal(existsSync(join(ws.cwd, "f199.txt")), true);
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+        await provider.close();
+      }
+    });
+  });
+}
