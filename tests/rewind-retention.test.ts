@@ -230,6 +230,30 @@ describe("checkpoint sweep", () => {
     for (const session of [OTHER, NEWEST]) assert.equal((await found(store, session, [1, 2]) as unknown[]).length, 2);
   });
 
+  it("fc.scheduler: a sweep evicting a session while a rewind reads its checkpoints leaves that rewind all of them or refused, never part", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), async (s) => {
+        const { fs, runtime } = await seeded([OTHER], [OTHER], 100);
+        const interleaved = (base: Runtime): Runtime => {
+          const scheduled = new Proxy(fs, {
+            get(target, property) {
+              const value = Reflect.get(target, property) as unknown;
+              return typeof value === "function" ? s.scheduleFunction((...args: unknown[]) => (value as (...args: unknown[]) => Promise<unknown>).apply(target, args)) : value;
+            },
+          }) as FileSystem;
+          return { ...base, fs: scheduled };
+        };
+        const sweeper = interleaved(runtime);
+        const reader = interleaved(runtime);
+        const sweep = sweepCheckpoints(sweeper, HOME, new CheckpointDirectory(sweeper), new Set(), 0);
+        const read = found(new Checkpoints(reader, HOME, WS), OTHER, [1, 2]);
+        const [, got] = await s.waitFor(Promise.all([sweep, read]));
+        if (got !== "evicted") assert.equal(got.length, 2);
+      }),
+      { numRuns: fuzzRuns(100, 5) },
+    );
+  });
+
   it("a sweep killed at any point leaves a present session's rewinds whole or refused, and the next sweep finishes it", async () => {
     let completed = false;
     for (let operations = 0; !completed; operations += 1) {
