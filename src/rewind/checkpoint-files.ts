@@ -125,7 +125,8 @@ export class CheckpointDirectory {
       const end = buffer.subarray(0, filled).indexOf(0x0a);
       if (end < 0) return null;
       const header = JSON.parse(decoder.decode(buffer.subarray(0, end))) as Record<string, unknown>;
-      return header.v === 1 && typeof header.turn_id === "string" ? header.turn_id : null;
+      // A turn id that could not name a marker could not be evicted by one: no turn a rewind may trust.
+      return header.v === 1 && typeof header.turn_id === "string" && markable(header.turn_id) ? header.turn_id : null;
     } finally {
       await handle.close();
     }
@@ -139,6 +140,7 @@ export class CheckpointDirectory {
    */
   async evictThrough(directory: string, listing: Listing, floor: string): Promise<Listing> {
     const fs = this.#runtime.fs;
+    if (!markable(floor)) throw new Error("no marker names this turn");
     const effective = listing.floor !== null && listing.floor > floor ? listing.floor : floor;
     if (listing.floor !== effective) {
       await fs.createExclusive(joinPath(directory, `${effective}.evicted`), new Uint8Array(0), 0o600).catch((error: unknown) => {

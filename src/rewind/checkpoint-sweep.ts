@@ -18,19 +18,33 @@
 
 import { isRuntimeError, type Runtime } from "../host/runtime.ts";
 import { joinPath } from "../util/paths.ts";
-import { type CheckpointDirectory, ignoreMissing, type Listing } from "./checkpoint-files.ts";
+import { type CheckpointDirectory, ignoreMissing, LISTING_ENTRIES } from "./checkpoint-files.ts";
 
 /** Session directories one sweep looks at most. */
 const SESSIONS_SWEPT = 4096;
 const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/u;
 
-/** One session's checkpoints as the sweep found them. */
-interface Swept {
-  readonly directory: string;
-  readonly listing: Listing;
+/** One session's checkpoint directory as the sweep measured it, without reading a checkpoint. */
+interface Measured {
+  readonly path: string;
+  /** Every file in it. */
+  readonly names: readonly string[];
   readonly bytes: number;
-  /** Its newest checkpoint's name: names sort in the order they were taken. */
-  readonly newest: string;
+  /** Its newest checkpoint's name (names sort in the order taken), or null without any. */
+  readonly newest: string | null;
+}
+
+/** The files of the directory at `path` and the bytes of its checkpoints; only `lstat`s, so a large `MC_HOME` is measured cheaply. */
+async function measure(runtime: Runtime, path: string): Promise<Measured> {
+  const entries = await runtime.fs.readDir(path, LISTING_ENTRIES);
+  const names = entries.filter((entry) => entry.kind === "file").map((entry) => entry.name);
+  let bytes = 0;
+  let newest: string | null = null;
+  for (const name of names.filter((file) => file.endsWith(".checkpoint"))) {
+    bytes += await runtime.fs.lstat(joinPath(path, name)).then((info) => info.size, () => 0);
+    if (newest === null || name > newest) newest = name;
+  }
+  return { path, names, bytes, newest };
 }
 
 /** Whether `path` exists (anything there, a dangling symlink included). */
@@ -53,40 +67,35 @@ export async function sweepCheckpoints(runtime: Runtime, home: string, directory
   const root = joinPath(home, "checkpoints");
   const sessions = joinPath(home, "sessions");
   const entries = (await runtime.fs.readDir(root, SESSIONS_SWEPT)).slice(0, SESSIONS_SWEPT);
-  const candidates: Swept[] = [];
+  const candidates: Measured[] = [];
   let total = 0;
   for (const entry of entries) {
     if (entry.kind !== "directory" || !SESSION_ID.test(entry.name)) continue;
-    const path = joinPath(root, entry.name);
-    const listing = await directory.list(path);
-    const bytes = listing.checkpoints.reduce((sum, checkpoint) => sum + checkpoint.size, 0);
-    total += bytes;
+    const measured = await measure(runtime, joinPath(root, entry.name));
+    total += measured.bytes;
     if (own.has(entry.name) || await exists(runtime, joinPath(sessions, `${entry.name}.writer.lease`))) continue;
     if (!await exists(runtime, joinPath(sessions, `${entry.name}.jsonl`))) {
-      await removeGone(runtime, path, listing);
-      total -= bytes;
-      continue;
-    }
-    const newest = listing.checkpoints.at(-1);
-    if (newest !== undefined && newest.turn !== null) candidates.push({ directory: path, listing, bytes, newest: newest.name });
+      await removeGone(runtime, measured);
+      total -= measured.bytes;
+    } else if (measured.newest !== null) candidates.push(measured);
   }
-  candidates.sort((a, b) => (a.newest < b.newest ? -1 : 1));
+  candidates.sort((a, b) => (a.newest! < b.newest! ? -1 : 1));
   for (const candidate of candidates) {
     if (total <= totalBytes) break;
-    const turns = candidate.listing.checkpoints.flatMap((checkpoint) => (checkpoint.turn === null ? [] : [checkpoint.turn]));
-    const floor = turns.reduce((max, turn) => (turn > max ? turn : max));
-    await directory.evictThrough(candidate.directory, candidate.listing, floor);
+    const listing = await directory.list(candidate.path);
+    const turns = listing.checkpoints.flatMap((checkpoint) => (checkpoint.turn === null ? [] : [checkpoint.turn]));
+    if (turns.length === 0) continue;
+    await directory.evictThrough(candidate.path, listing, turns.reduce((max, turn) => (turn > max ? turn : max)));
     total -= candidate.bytes;
   }
 }
 
 /**
- * Removes every file of a gone session's checkpoint directory. Its history
- * is gone, so no rewind can name its turns again: a kill part way leaves
- * files nothing reads, which the next sweep removes.
+ * Removes every file of a gone session's checkpoint directory, then the
+ * directory. Its history is gone, so no rewind can name its turns again: a
+ * kill part way leaves files nothing reads, which the next sweep removes.
  */
-async function removeGone(runtime: Runtime, path: string, listing: Listing): Promise<void> {
-  const names = [...listing.checkpoints.map((checkpoint) => checkpoint.name), ...listing.markers.map((marker) => `${marker}.evicted`), ...listing.temporaries];
-  for (const name of names) await runtime.fs.unlink(joinPath(path, name)).catch(ignoreMissing);
-  await runtime.fs.removeDirectory(path).catch(() => {});
+async function removeGone(runtime: Runtime, measured: Measured): Promise<void> {
+  for (const name of measured.names) await runtime.fs.unlink(joinPath(measured.path, name)).catch(ignoreMissing);
+  await runtime.fs.removeDirectory(measured.path).catch(() => {});
 }
