@@ -16,13 +16,11 @@ import { after, describe, it } from "node:test";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { launchers } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { TURN_CAPABILITIES } from "./support/turns.ts";
+import { rewindSession } from "./support/rewind-turns.ts";
 import { WireClient, workspace } from "./support/wire-client.ts";
 
 const root = mkdtempSync(join(tmpdir(), "magi-e2e-rewind-retention-"));
 after(() => rmSync(root, { recursive: true, force: true }));
-
-const REWIND = [...TURN_CAPABILITIES, "session.rewind", "session.rewind.preview"];
 
 /** A step that creates `count` files named `<prefix><n>.txt`. */
 function writes(prefix: string, count: number) {
@@ -40,13 +38,7 @@ for (const launcher of launchers()) {
       }
       const client = new WireClient(launcher, ws.cwd, ws.env);
       try {
-        await client.ok("initialize", { required_capabilities: REWIND });
-        const sessionId = (await client.ok("session.create")).session_id as string;
-        let revision = "";
-        for (const prompt of ["first", "second"]) {
-          const runId = (await client.ok("turn.start", { session_id: sessionId, prompt })).run_id as string;
-          revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
-        }
+        const { sessionId, revision } = await rewindSession(client, ["first", "second"]);
         const users: string[] = [];
         let cursor: string | null = null;
         do {
