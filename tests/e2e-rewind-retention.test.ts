@@ -5,15 +5,18 @@
  * turn still restores its files, and one over the evicted turn is answered
  * `checkpoints_evicted` (preview and restoring rewind alike) with nothing
  * changed, while rewinding the conversation alone still works
- * (docs/features/local-agent-extensions.md, "Checkpoint retention").
+ * (docs/features/local-agent-extensions.md, "Checkpoint retention"). A
+ * child's first checkpoint starts the sweep that removes the checkpoints of
+ * a session whose history is gone.
  */
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { startFakeProvider } from "./support/fake-provider.ts";
+import { eventually } from "./support/hang-guard.ts";
 import { launchers } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
 import { rewindSession } from "./support/rewind-turns.ts";
@@ -66,6 +69,31 @@ for (const launcher of launchers()) {
         assert.deepEqual(kept.files, []);
         assert.equal(kept.dropped_turns, 1);
         assert.equal(existsSync(join(ws.cwd, "f199.txt")), true);
+        assert.equal((await client.shutdown()).code, 0);
+      } finally {
+        client.abandon();
+        await provider.close();
+      }
+    });
+
+    it("a child's first checkpoint sweeps away the checkpoints of a session whose history is gone, and keeps a present one's", async () => {
+      const provider = await startFakeProvider();
+      const ws = workspace(root, `sweep-${launcher.name}`, provider, { tools: { write_file: "allow" } });
+      const gone = join(ws.home, "checkpoints", "01890000-0000-7000-8000-00000000aaaa");
+      const present = join(ws.home, "checkpoints", "01890000-0000-7000-8000-00000000bbbb");
+      for (const directory of [gone, present]) {
+        mkdirSync(directory, { recursive: true, mode: 0o700 });
+        writeFileSync(join(directory, "01890000-0000-7000-8000-000000000001.checkpoint"), "{}\n", { mode: 0o600 });
+      }
+      mkdirSync(join(ws.home, "sessions"), { recursive: true, mode: 0o700 });
+      writeFileSync(join(ws.home, "sessions", "01890000-0000-7000-8000-00000000bbbb.jsonl"), "", { mode: 0o600 });
+      provider.enqueue(reply("openai-chat", { text: ["Writing."], calls: writes("a", 1) }));
+      provider.enqueue(reply("openai-chat", { text: ["Done."] }));
+      const client = new WireClient(launcher, ws.cwd, ws.env);
+      try {
+        await rewindSession(client, ["write"]);
+        await eventually(() => !existsSync(gone), "the gone session's checkpoint directory removed");
+        assert.deepEqual(readdirSync(present), ["01890000-0000-7000-8000-000000000001.checkpoint"]);
         assert.equal((await client.shutdown()).code, 0);
       } finally {
         client.abandon();
