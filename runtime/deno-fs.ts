@@ -237,4 +237,6 @@ export const denoFileSystem: FileSystem = {
   link: (existing, to) => guard("link", () => Deno.link(existing, to)),
   rename: (from, to) => guard("rename", () => Deno.rename(from, to)),
   unlink: (path) => guard("unlink", () => Deno.remove(path)),
+  // Without `recursive`, Deno.remove of a directory is rmdir: a non-empty one is refused.
+  removeDirectory: (path) => guard("rmdir", () => Deno.remove(path)),
 };

@@ -9,6 +9,7 @@
 
 import fc from "fast-check";
 import { LIMITS } from "../protocol/limits.ts";
+import type { RequiredOnlyMethod } from "../protocol/negotiation.ts";
 import type { KitMethod } from "./methods.ts";
 import { boundedId, identifier, INVISIBLE_NON_SPACE, prompt } from "./text.ts";
 
@@ -73,7 +74,7 @@ export const PARAMS_FIELDS: Readonly<Record<KitMethod, readonly FieldSpec[]>> = 
 });
 
 /** The params fields of the required-only methods (`REQUIRED_ONLY_METHODS`), as {@link PARAMS_FIELDS} spells a method's. */
-export const REQUIRED_ONLY_FIELDS: Readonly<Record<string, readonly FieldSpec[]>> = Object.freeze({
+export const REQUIRED_ONLY_FIELDS: { readonly [M in RequiredOnlyMethod]: readonly FieldSpec[] } = Object.freeze({
   "session.rewind.preview": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque")],
   "session.rewind": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque"), field("restore_files", "allow")],
 });
