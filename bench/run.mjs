@@ -67,9 +67,9 @@ function run(command, args) {
 
 const scratch = mkdtempSync(join(tmpdir(), "magi-bench-run-"));
 try {
-  console.log("== build: npm run build (tsc, then the dist/magi-code.mjs bundle)");
+  console.log("== build: npm run build (tsc, then the dist/magi-code.cjs bundle)");
   const built = await run("npm", ["run", "--silent", "build"]);
-  if (built !== 0 || !existsSync(join(ROOT, "dist", "magi-code.mjs"))) {
+  if (built !== 0 || !existsSync(join(ROOT, "dist", "magi-code.cjs"))) {
     console.log(`the build exited ${built}; cannot bench the Node entry point`);
     process.exit(1);
   }

@@ -1,6 +1,6 @@
 /**
  * The example client (`examples/agent.mjs`) end to end: it spawns the Node
- * bundle (`dist/magi-code.mjs serve --stdio`) in a temp workspace whose
+ * bundle (`dist/magi-code.cjs serve --stdio`) in a temp workspace whose
  * `MC_HOME` points the keyless `ollama` provider at a loopback fake. The
  * example is a Node program; under Deno this test spawns `node` for it.
  */
