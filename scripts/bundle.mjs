@@ -77,19 +77,25 @@ const startupProxy = {
       return startup.has(source) && ownSource(source) ? { path: source, namespace: "startup-proxy" } : undefined;
     });
     plugin.onResolve({ filter: /^magi-code:startup$/ }, () => ({ path: `./${basename(STARTUP)}`, external: true }));
-    plugin.onLoad({ filter: /.*/, namespace: "startup-proxy" }, async ({ path }) => ({
-      // Read at import, after start-up has evaluated every export: nothing of ours exports a binding it reassigns.
-      contents: [
-        'import startup from "magi-code:startup";',
-        ...exportsOf.get(path).map((name) =>
-          name === "default" ? `export default startup.${exported(path, name)};` : `export const ${name} = startup.${exported(path, name)};`
-        ),
-        // `export * from` names are another start-up module's, which its own proxy gives.
-        ...[...(await readFile(join(root, path), "utf8")).matchAll(/^export \* from ("[^"]+");$/gm)].map(([, from]) => `export * from ${from};`),
-      ].join("\n"),
-      resolveDir: dirname(join(root, path)),
-      loader: "js",
-    }));
+    plugin.onLoad({ filter: /.*/, namespace: "startup-proxy" }, async ({ path }) => {
+      const source = await readFile(join(root, path), "utf8");
+      // Read at import, after start-up has evaluated every export, so a binding start-up reassigns
+      // later (a top-level `let` or `var` it exports) would stay stale here: the build refuses one.
+      const reassignable = exportsOf.get(path).filter((name) => new RegExp(`^(?:export\\s+)?(?:let|var)\\s+${name.replace(/\$/g, "\\$")}(?![\\w$])`, "m").test(source));
+      if (reassignable.length > 0) throw new Error(`${path} exports ${reassignable.join(", ")} as let or var, which lazy code would read stale: export a const, or a function that reads it`);
+      return {
+        contents: [
+          'import startup from "magi-code:startup";',
+          ...exportsOf.get(path).map((name) =>
+            name === "default" ? `export default startup.${exported(path, name)};` : `export const ${name} = startup.${exported(path, name)};`
+          ),
+          // `export * from` names are another start-up module's, which its own proxy gives.
+          ...[...source.matchAll(/^export \* from ("[^"]+");$/gm)].map(([, from]) => `export * from ${from};`),
+        ].join("\n"),
+        resolveDir: dirname(join(root, path)),
+        loader: "js",
+      };
+    });
   },
 };
 const lazy = await build({
