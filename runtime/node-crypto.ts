@@ -20,14 +20,17 @@ const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(
  * (`/dev/urandom`, what `getrandom` reads). `crypto.randomUUID()` would
  * evaluate `node:crypto` and Web Crypto before the `initialize` answer
  * (about 2 ms of every start, bench/README.md) only to name the instance;
- * where that device cannot be read (Windows, a sandbox without `/dev`),
- * `node:crypto` names it.
+ * where that device cannot be read or is not a character device (Windows,
+ * a sandbox without `/dev`), `node:crypto` names it.
  */
 export function randomUUID(): string {
   const bytes = new Uint8Array(16);
   let fd: number | null = null;
   try {
     fd = fs.openSync("/dev/urandom", "r");
+    // Only the kernel's device is random: a regular file there (planted as C:\dev\urandom on
+    // Windows, or bind-mounted in a container) would repeat the same bytes in every call.
+    if (!fs.fstatSync(fd).isCharacterDevice()) throw new Error("/dev/urandom is not a character device");
     if (fs.readSync(fd, bytes, 0, 16, null) !== 16) throw new Error("A short read from /dev/urandom");
   } catch {
     return nodeBuiltin<typeof Crypto>("node:crypto").randomUUID();

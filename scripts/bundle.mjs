@@ -76,20 +76,29 @@ const startupProxy = {
       const source = relative(root, resolve(resolveDir, path));
       return startup.has(source) && ownSource(source) ? { path: source, namespace: "startup-proxy" } : undefined;
     });
-    plugin.onResolve({ filter: /^magi-code:startup$/ }, () => ({ path: `./${basename(STARTUP)}`, external: true }));
-    plugin.onLoad({ filter: /.*/, namespace: "startup-proxy" }, async ({ path }) => ({
-      // Read at import, after start-up has evaluated every export: nothing of ours exports a binding it reassigns.
-      contents: [
-        'import startup from "magi-code:startup";',
-        ...exportsOf.get(path).map((name) =>
-          name === "default" ? `export default startup.${exported(path, name)};` : `export const ${name} = startup.${exported(path, name)};`
-        ),
-        // `export * from` names are another start-up module's, which its own proxy gives.
-        ...[...(await readFile(join(root, path), "utf8")).matchAll(/^export \* from ("[^"]+");$/gm)].map(([, from]) => `export * from ${from};`),
-      ].join("\n"),
-      resolveDir: dirname(join(root, path)),
-      loader: "js",
-    }));
+    // startup.cjs by require(), which returns the instance the bin loaded; an import of it would run
+    // the ES-module loader's CommonJS translator, which on Node 20 and 22 lexes all of it (~35 ms).
+    plugin.onResolve({ filter: /^magi-code:startup$/ }, () => ({ path: "startup", namespace: "startup-require" }));
+    plugin.onLoad({ filter: /.*/, namespace: "startup-require" }, () => ({ contents: requireStartup(`./${basename(STARTUP)}`), loader: "js" }));
+    plugin.onLoad({ filter: /.*/, namespace: "startup-proxy" }, async ({ path }) => {
+      const source = await readFile(join(root, path), "utf8");
+      // Read at import, after start-up has evaluated every export, so a binding start-up reassigns
+      // later (a top-level `let` or `var` it exports) would stay stale here: the build refuses one.
+      const reassignable = exportsOf.get(path).filter((name) => new RegExp(`^(?:export\\s+)?(?:let|var)\\s+${name.replace(/\$/g, "\\$")}(?![\\w$])`, "m").test(source));
+      if (reassignable.length > 0) throw new Error(`${path} exports ${reassignable.join(", ")} as let or var, which lazy code would read stale: export a const, or a function that reads it`);
+      return {
+        contents: [
+          'import startup from "magi-code:startup";',
+          ...exportsOf.get(path).map((name) =>
+            name === "default" ? `export default startup.${exported(path, name)};` : `export const ${name} = startup.${exported(path, name)};`
+          ),
+          // `export * from` names are another start-up module's, which its own proxy gives.
+          ...[...source.matchAll(/^export \* from ("[^"]+");$/gm)].map(([, from]) => `export * from ${from};`),
+        ].join("\n"),
+        resolveDir: dirname(join(root, path)),
+        loader: "js",
+      };
+    });
   },
 };
 const lazy = await build({
@@ -149,12 +158,16 @@ const startupBuild = await build({
 
 // The two entries, from runtime/node.ts: its import() of node-main.ts names startup.cjs, which the
 // CommonJS bin loads by require() (no ES-module loader before the answer) and the .mjs by import().
-const entry = {
+// The .mjs requires it too, which keeps startup.cjs out of its ES-module loader (see startupProxy).
+const entry = (format) => ({
   name: "entry",
   setup(plugin) {
-    plugin.onResolve({ filter: /^\.\/node-main\.ts$/ }, () => ({ path: `./${STARTUP}`, external: true }));
+    plugin.onResolve({ filter: /^\.\/node-main\.ts$/ }, () =>
+      format === "cjs" ? { path: `./${STARTUP}`, external: true } : { path: "node-main", namespace: "startup-require" }
+    );
+    plugin.onLoad({ filter: /.*/, namespace: "startup-require" }, () => ({ contents: requireStartup(`./${STARTUP}`), loader: "js" }));
   },
-};
+});
 const entries = [];
 for (const [format, file] of [["cjs", "magi-code.cjs"], ["esm", "magi-code.mjs"]]) {
   entries.push(await build({
@@ -163,7 +176,7 @@ for (const [format, file] of [["cjs", "magi-code.cjs"], ["esm", "magi-code.mjs"]
     outfile: join(outdir, file),
     format,
     supported: format === "cjs" ? { "dynamic-import": false } : {},
-    plugins: [entry],
+    plugins: [entry(format)],
   }));
   await chmod(join(outdir, file), 0o755);
 }
@@ -216,6 +229,11 @@ async function copyDeclarations(path) {
   }
 }
 await copyDeclarations(join("runtime", "node-client.d.ts"));
+
+/** An ES module whose default export (and `start`) is startup.cjs, required from `path` beside the importing file. */
+function requireStartup(path) {
+  return `import { createRequire } from "node:module";\nconst startup = createRequire(import.meta.url)(${JSON.stringify(path)});\nexport default startup;\nexport const start = startup.start;\n`;
+}
 
 /** Whether a metafile input path is one of ours rather than a package's. */
 function ownSource(path) {
