@@ -106,9 +106,11 @@ export class CheckpointDirectory {
 
   async #turn(path: string, name: string): Promise<string | null> {
     if (this.#turns.has(name)) return this.#turns.get(name)!;
-    const turn = await this.#readHeaderTurn(path).catch(() => null);
-    this.#turns.set(name, turn);
-    return turn;
+    // A read that failed (EIO, EMFILE) may succeed later: only what a read found is kept.
+    return await this.#readHeaderTurn(path).then((turn) => {
+      this.#turns.set(name, turn);
+      return turn;
+    }, () => null);
   }
 
   async #readHeaderTurn(path: string): Promise<string | null> {
@@ -124,7 +126,12 @@ export class CheckpointDirectory {
       }
       const end = buffer.subarray(0, filled).indexOf(0x0a);
       if (end < 0) return null;
-      const header = JSON.parse(decoder.decode(buffer.subarray(0, end))) as Record<string, unknown>;
+      let header: Record<string, unknown>;
+      try {
+        header = JSON.parse(decoder.decode(buffer.subarray(0, end))) as Record<string, unknown>;
+      } catch {
+        return null;
+      }
       // A turn id that could not name a marker could not be evicted by one: no turn a rewind may trust.
       return header.v === 1 && typeof header.turn_id === "string" && markable(header.turn_id) ? header.turn_id : null;
     } finally {

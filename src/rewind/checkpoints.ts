@@ -23,7 +23,7 @@ import type { Runtime } from "../host/runtime.ts";
 import { relativeTo } from "../policy/workspace-paths.ts";
 import type { TakeCheckpoint } from "../runner/tools/tool.ts";
 import { joinPath } from "../util/paths.ts";
-import { CheckpointDirectory, evicted, ignoreMissing, type Listing, markable, nextName } from "./checkpoint-files.ts";
+import { CheckpointDirectory, evicted, ignoreMissing, type Listing, type ListedCheckpoint, markable, nextName } from "./checkpoint-files.ts";
 import { sweepCheckpoints } from "./checkpoint-sweep.ts";
 
 /** Checkpoints kept per session at most. */
@@ -153,19 +153,13 @@ export class Checkpoints {
     const fits = (now: Listing) => now.checkpoints.length < this.#bounds.count && now.checkpoints.reduce((sum, checkpoint) => sum + checkpoint.size, 0) + size <= this.#bounds.bytes;
     let now = listing;
     while (!fits(now)) {
-      const oldest = now.checkpoints[0]?.turn ?? turnId;
-      const floor = oldest === null ? "" : oldest >= turnId || size > this.#bounds.bytes ? turnId : oldest;
-      now = floor === "" ? await this.#dropUnreadable(directory, now) : await this.#directory.evictThrough(directory, now, floor);
+      // Names sort in the order taken: an unreadable oldest checkpoint's turn is at most the first readable one's.
+      const oldest = now.checkpoints.find((checkpoint) => checkpoint.turn !== null)?.turn ?? turnId;
+      const floor = oldest >= turnId || size > this.#bounds.bytes ? turnId : oldest;
+      now = await this.#directory.evictThrough(directory, now, floor);
       if (evicted(turnId, now.floor)) return now;
     }
     return now;
-  }
-
-  /** `listing` without its oldest checkpoint, one this version cannot read (it belongs to no turn a rewind could trust). */
-  async #dropUnreadable(directory: string, listing: Listing): Promise<Listing> {
-    const [first, ...rest] = listing.checkpoints;
-    await this.#runtime.fs.unlink(joinPath(directory, first!.name)).catch(ignoreMissing);
-    return { ...listing, checkpoints: rest };
   }
 
   /**
@@ -180,6 +174,7 @@ export class Checkpoints {
     const listing = await this.#directory.list(directory);
     if (listing.overflow || anyEvicted(listing.floor)) return "evicted";
     const out: Checkpoint[] = [];
+    if (unknownAmong(listing.checkpoints, turns)) return "evicted";
     for (const { name, turn } of listing.checkpoints) {
       if (turn === null || !turns.has(turn)) continue;
       const bytes = await this.#runtime.fs.readFile(joinPath(directory, name), this.#bounds.bytes).catch(() => null);
@@ -191,6 +186,20 @@ export class Checkpoints {
     // A marker is durable before anything it covers is removed: none now means every read above saw its file whole.
     return anyEvicted(await this.#directory.floor(directory)) ? "evicted" : out;
   }
+}
+
+/**
+ * Whether a checkpoint whose turn could not be read may be one of `turns`':
+ * names sort in the order taken, so one before a checkpoint of a turn older
+ * than all of them is older too.
+ */
+function unknownAmong(checkpoints: readonly ListedCheckpoint[], turns: ReadonlySet<string>): boolean {
+  for (let index = checkpoints.length - 1; index >= 0; index -= 1) {
+    const turn = checkpoints[index]!.turn;
+    if (turn === null) return true;
+    if ([...turns].every((dropped) => dropped > turn)) return false;
+  }
+  return false;
 }
 
 /** A checkpoint file's content, or null when it is not one this version wrote whole. */
