@@ -51,10 +51,10 @@ function intercepted(runtime: Runtime, method: keyof FileSystem, hook: (path: st
   return { ...runtime, fs };
 }
 
-/** Fails the first read of the header of `SESSION`'s oldest checkpoint, as EIO or EMFILE would. */
-function oldestFailsOnce(runtime: Runtime): Runtime {
+/** Fails the first `method` call on `SESSION`'s oldest checkpoint, as EIO or EMFILE would. */
+function oldestFailsOnce(runtime: Runtime, method: keyof FileSystem = "openRead"): Runtime {
   let failed = false;
-  return intercepted(runtime, "openRead", async (path) => {
+  return intercepted(runtime, method, async (path) => {
     if (failed || !path.startsWith(DIRECTORY)) return false;
     const names = (await runtime.fs.readDir(DIRECTORY)).map((entry) => entry.name).filter((name) => name.endsWith(".checkpoint")).sort();
     failed = path === `${DIRECTORY}/${names[0]}`;
@@ -63,16 +63,19 @@ function oldestFailsOnce(runtime: Runtime): Runtime {
 }
 
 describe("checkpoint retention races", () => {
-  it("Checkpoints.of() whose read of one dropped turn's header fails once refuses (or gives every checkpoint), never the turn without that file", async () => {
-    const runtime = createMemoryRuntime({ cwd: WS });
-    const seeder = new Checkpoints(runtime, HOME, WS);
-    for (const path of ["a.txt", "b.txt"]) await write(seeder, 1, path);
-    const store = new Checkpoints(oldestFailsOnce(runtime), HOME, WS);
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      const got = await paths(store, [1]);
-      if (got !== "evicted") assert.deepEqual(got, ["a.txt", "b.txt"], `attempt ${attempt}`);
-    }
-  });
+  for (const method of ["openRead", "lstat"] as const) {
+    it(`Checkpoints.of() whose ${method} of one dropped turn's checkpoint fails once refuses (or gives every checkpoint), never the turn without that file`, async () => {
+      const runtime = createMemoryRuntime({ cwd: WS });
+      const seeder = new Checkpoints(runtime, HOME, WS);
+      for (const path of ["a.txt", "b.txt"]) await write(seeder, 1, path);
+      const store = new Checkpoints(oldestFailsOnce(runtime, method), HOME, WS);
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const got = await paths(store, [1]);
+        if (got !== "evicted") assert.deepEqual(got, ["a.txt", "b.txt"], `attempt ${attempt}`);
+      }
+      assert.deepEqual(await paths(store, [1]), ["a.txt", "b.txt"], "a failed read is tried again");
+    });
+  }
 
   it("Checkpoints.taker() making room while a read of the oldest header fails evicts through the next checkpoint's turn, never the turn being written", async () => {
     const runtime = createMemoryRuntime({ cwd: WS });
