@@ -89,9 +89,8 @@ export class CheckpointDirectory {
       if (entry.name.endsWith(".evicted")) markers.push(entry.name.slice(0, -".evicted".length));
       else if (entry.name.endsWith(".tmp")) temporaries.push(entry.name);
       else if (entry.name.endsWith(".checkpoint")) {
-        const path = joinPath(directory, entry.name);
-        const size = await this.#runtime.fs.lstat(path).then((info) => info.size, () => null);
-        if (size !== null) checkpoints.push({ name: entry.name, turn: await this.#turn(path, entry.name), size });
+        const listed = await this.#listed(joinPath(directory, entry.name), entry.name);
+        if (listed !== null) checkpoints.push(listed);
       }
     }
     checkpoints.sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -102,6 +101,16 @@ export class CheckpointDirectory {
   /** The greatest marker in `directory` now, read again. */
   async floor(directory: string): Promise<string | null> {
     return (await this.list(directory)).floor;
+  }
+
+  async #listed(path: string, name: string): Promise<ListedCheckpoint | null> {
+    try {
+      const { size } = await this.#runtime.fs.lstat(path);
+      return { name, turn: await this.#turn(path, name), size };
+    } catch (error) {
+      // Gone since the listing: only an eviction removes one, and its marker says so. Unreadable: its turn is unknown.
+      return isRuntimeError(error, "not_found") ? null : { name, turn: null, size: 0 };
+    }
   }
 
   async #turn(path: string, name: string): Promise<string | null> {
