@@ -88,6 +88,16 @@ describe("checkpoint retention races", () => {
     assert.deepEqual(await paths(new Checkpoints(runtime, HOME, WS, bounds), [2, 3]), ["c.txt", "d.txt"]);
   });
 
+  it("Checkpoints.of() refuses a turn one of whose checkpoints could be neither written nor marked evicted (the directory refuses new files), in the child that tried", async () => {
+    const runtime = createMemoryRuntime({ cwd: WS });
+    let refusing = false;
+    const store = new Checkpoints(intercepted(runtime, "createExclusive", () => refusing), HOME, WS);
+    await write(store, 1, "a.txt");
+    refusing = true;
+    await write(store, 1, "b.txt");
+    assert.equal(await paths(store, [1]), "evicted");
+  });
+
   it("sweepCheckpoints() keeps the turn a child began after taking the writer lease of a session the sweep had measured unleased", async () => {
     const clock = new ManualClock();
     const fs = new MemoryFileSystem({ now: () => clock.wallNow() });
