@@ -68,6 +68,8 @@ export class Checkpoints {
   /** The sessions this child took checkpoints for: a sweep never evicts them. */
   readonly #own = new Set<string>();
   #swept: Promise<void> | null = null;
+  /** `<session id>/<turn id>` of each turn a checkpoint of which could be neither kept nor marked evicted. */
+  readonly #unmarked = new Set<string>();
 
   /** Creates the store; nothing is written until a checkpoint is taken. */
   constructor(runtime: Runtime, home: string, workspace: string, bounds: CheckpointBounds = CHECKPOINT_BOUNDS) {
@@ -110,8 +112,9 @@ export class Checkpoints {
   /** A checkpoint that could not be kept leaves its turn incomplete: marked so, no rewind restores half of it. */
   async #giveUp(sessionId: string, turnId: string): Promise<void> {
     const directory = this.#path(sessionId);
-    if (!markable(turnId)) return;
-    await this.#directory.list(directory).then((listing) => this.#directory.evictThrough(directory, listing, turnId)).catch(() => {});
+    const marked = markable(turnId) && await this.#directory.list(directory).then((listing) => this.#directory.evictThrough(directory, listing, turnId)).then(() => true, () => false);
+    // Without its marker only this child knows the turn is incomplete: it refuses it at least here.
+    if (!marked) this.#unmarked.add(`${sessionId}/${turnId}`);
   }
 
   async #take(sessionId: string, turnId: string, path: string, before: Uint8Array | null, after: Uint8Array): Promise<void> {
@@ -170,7 +173,7 @@ export class Checkpoints {
    */
   async of(sessionId: string, turns: ReadonlySet<string>): Promise<Checkpoint[] | "evicted"> {
     const directory = this.#path(sessionId);
-    const anyEvicted = (floor: string | null) => [...turns].some((turn) => evicted(turn, floor));
+    const anyEvicted = (floor: string | null) => [...turns].some((turn) => evicted(turn, floor) || this.#unmarked.has(`${sessionId}/${turn}`));
     const listing = await this.#directory.list(directory);
     if (listing.overflow || anyEvicted(listing.floor)) return "evicted";
     const out: Checkpoint[] = [];
