@@ -14,6 +14,9 @@ import type { FileSystem, Runtime } from "../src/host/runtime.ts";
 import { CheckpointDirectory } from "../src/rewind/checkpoint-files.ts";
 import { sweepCheckpoints } from "../src/rewind/checkpoint-sweep.ts";
 import { Checkpoints } from "../src/rewind/checkpoints.ts";
+import { MAX_WRITE_BYTES } from "../src/runner/tools/atomic-write.ts";
+import { findBuiltinTool } from "../src/runner/tools/registry.ts";
+import { invokeTool, memoryWorld } from "./support/tools.ts";
 
 const HOME = "/home/user/.magi-code";
 const WS = "/ws";
@@ -116,5 +119,18 @@ describe("checkpoint retention races", () => {
     await sweepCheckpoints(sweeper, HOME, new CheckpointDirectory(sweeper), new Set(), 0);
     assert.equal(reads, 2);
     assert.deepEqual(await paths(new Checkpoints(runtime, HOME, WS), [3]), ["g.txt"]);
+  });
+});
+
+describe("checkpoints of a write whose replaced content cannot be read", () => {
+  it("write_file over a file past MAX_WRITE_BYTES marks its turn evicted: a rewind never restores the turn's other files without it", async () => {
+    const world = memoryWorld();
+    world.file("ws/small.txt", "old");
+    world.file("ws/big.bin", new Uint8Array(MAX_WRITE_BYTES + 1));
+    const store = new Checkpoints(world.runtime, world.home, world.workspace);
+    const context = { ...world.context(), checkpoint: store.taker(SESSION, turn(1)) };
+    for (const path of ["small.txt", "big.bin"]) assert.equal((await invokeTool(findBuiltinTool("write_file")!, { path, content: "new" }, context)).ok, true);
+    assert.equal(await store.of(SESSION, new Set([turn(1)])), "evicted");
+    assert.equal(await new Checkpoints(world.runtime, world.home, world.workspace).of(SESSION, new Set([turn(1)])), "evicted");
   });
 });
