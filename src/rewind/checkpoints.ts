@@ -91,14 +91,17 @@ export class Checkpoints {
 
   /**
    * The checkpoint taker of one turn of one session. It never rejects: a
-   * checkpoint that cannot be kept (a full disk) is not taken, its turn is
-   * marked evicted when it can be, and the write goes on without one.
+   * checkpoint that cannot be kept (a full disk, content that could not be
+   * read) is not taken, its turn is marked evicted when it can be, and the
+   * write goes on without one.
    */
   taker(sessionId: string, turnId: string): TakeCheckpoint {
     return (path, before, after) => {
       this.#own.add(sessionId);
       const previous = this.#queues.get(sessionId) ?? Promise.resolve();
-      const taken = previous.then(() => this.#take(sessionId, turnId, path, before, after)).catch(() => this.#giveUp(sessionId, turnId));
+      // Content that could not be read leaves its turn as incomplete as a checkpoint that could not be kept.
+      const keep = () => (before === "unreadable" ? this.#giveUp(sessionId, turnId) : this.#take(sessionId, turnId, path, before, after).catch(() => this.#giveUp(sessionId, turnId)));
+      const taken = previous.then(keep);
       this.#queues.set(sessionId, taken);
       return taken.then(() => this.#sweepOnce());
     };
