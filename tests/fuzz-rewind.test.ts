@@ -11,15 +11,16 @@ import fc from "fast-check";
 import { REQUIRED_ONLY_FIELDS, REQUIRED_ONLY_METHODS } from "../src/fuzz/mod.ts";
 import { ErrorCode } from "../src/protocol/errors.ts";
 import { METHODS } from "../src/protocol/methods.ts";
+import { REQUIRED_ONLY_METHODS as PROTOCOL_REQUIRED_ONLY } from "../src/protocol/negotiation.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { startServer } from "./support/harness.ts";
 import { callRaw } from "./support/params-child.ts";
 
 describe("the fuzz kit's required-only methods", () => {
   it("REQUIRED_ONLY_FIELDS are the fields of the server's params schema of each required-only method", () => {
-    for (const method of REQUIRED_ONLY_METHODS) {
+    for (const method of PROTOCOL_REQUIRED_ONLY) {
       const entries = Object.keys((METHODS[method] as unknown as { pipe: [unknown, { entries: object }] }).pipe[1].entries);
-      assert.deepEqual(REQUIRED_ONLY_FIELDS[method]!.map((field) => field.name), entries, method);
+      assert.deepEqual(REQUIRED_ONLY_FIELDS[method].map((field) => field.name), entries, method);
     }
   });
 

@@ -73,8 +73,12 @@ export const PARAMS_FIELDS: Readonly<Record<KitMethod, readonly FieldSpec[]>> = 
   "agent.info": [],
 });
 
-/** The params fields of the required-only methods (`REQUIRED_ONLY_METHODS`), as {@link PARAMS_FIELDS} spells a method's. */
-export const REQUIRED_ONLY_FIELDS: { readonly [M in RequiredOnlyMethod]: readonly FieldSpec[] } = Object.freeze({
+/**
+ * The params fields of the required-only methods (`REQUIRED_ONLY_METHODS`),
+ * as {@link PARAMS_FIELDS} spells a method's: each one's for certain, and,
+ * as the kit first exported it, any string may index it.
+ */
+export const REQUIRED_ONLY_FIELDS: Readonly<Record<string, readonly FieldSpec[]>> & { readonly [M in RequiredOnlyMethod]: readonly FieldSpec[] } = Object.freeze({
   "session.rewind.preview": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque")],
   "session.rewind": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque"), field("restore_files", "allow")],
 });

@@ -68,8 +68,10 @@ export function isExtensionMethod(method: string): method is ExtensionMethod {
  * `capabilities` only then, and for any other client answered
  * `unsupported_method` before their params are read, as a name that is no
  * method. Their params are {@link REQUIRED_ONLY_FIELDS} of `fields.ts`.
+ * Typed as plain names, as the kit first exported it, so
+ * `REQUIRED_ONLY_METHODS.includes(name)` takes any string.
  */
-export const REQUIRED_ONLY_METHODS: readonly RequiredOnlyMethod[] = Object.freeze([...PROTOCOL_REQUIRED_ONLY]);
+export const REQUIRED_ONLY_METHODS: readonly string[] = Object.freeze([...PROTOCOL_REQUIRED_ONLY]);
 
 /**
  * Any request name a child may serve: the spec's methods, the required-only

@@ -68,11 +68,16 @@ export type RequiredOnlyMethod = typeof REQUIRED_ONLY_METHODS[number];
 /** Every method of the method table: `METHODS` of `methods.ts` holds a schema for exactly these. */
 export type TableMethod = BaseMethod | RequiredOnlyMethod;
 
-/** The capabilities `initialize` advertises to every client: the base methods, sorted. */
-export const CAPABILITIES: readonly BaseMethod[] = [...BASE_METHODS].sort();
+/**
+ * The capabilities `initialize` advertises to every client: the base
+ * methods, sorted. Typed by every table method, as it was when the method
+ * table exported it, so a user's `CAPABILITIES.includes(method)` takes any
+ * `MethodName`.
+ */
+export const CAPABILITIES: readonly TableMethod[] = [...BASE_METHODS].sort();
 
-/** The advertised methods a client must require before calling them. */
-export const NEGOTIATED: ReadonlySet<BaseMethod> = new Set<BaseMethod>(["operation.cancel", "model.catalog.status", "model.refresh", "session.discover"]);
+/** The advertised methods a client must require before calling them, in the spec's order (the fuzz kit exports them so). */
+export const NEGOTIATED: ReadonlySet<BaseMethod> = new Set<BaseMethod>(["session.discover", "model.catalog.status", "model.refresh", "operation.cancel"]);
 
 /**
  * Capabilities that are no method: advertised only to a client that

@@ -89,9 +89,8 @@ export class CheckpointDirectory {
       if (entry.name.endsWith(".evicted")) markers.push(entry.name.slice(0, -".evicted".length));
       else if (entry.name.endsWith(".tmp")) temporaries.push(entry.name);
       else if (entry.name.endsWith(".checkpoint")) {
-        const path = joinPath(directory, entry.name);
-        const size = await this.#runtime.fs.lstat(path).then((info) => info.size, () => null);
-        if (size !== null) checkpoints.push({ name: entry.name, turn: await this.#turn(path, entry.name), size });
+        const listed = await this.#listed(joinPath(directory, entry.name), entry.name);
+        if (listed !== null) checkpoints.push(listed);
       }
     }
     checkpoints.sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -104,11 +103,23 @@ export class CheckpointDirectory {
     return (await this.list(directory)).floor;
   }
 
+  async #listed(path: string, name: string): Promise<ListedCheckpoint | null> {
+    try {
+      const { size } = await this.#runtime.fs.lstat(path);
+      return { name, turn: await this.#turn(path, name), size };
+    } catch (error) {
+      // Gone since the listing: only an eviction removes one, and its marker says so. Unreadable: its turn is unknown.
+      return isRuntimeError(error, "not_found") ? null : { name, turn: null, size: 0 };
+    }
+  }
+
   async #turn(path: string, name: string): Promise<string | null> {
     if (this.#turns.has(name)) return this.#turns.get(name)!;
-    const turn = await this.#readHeaderTurn(path).catch(() => null);
-    this.#turns.set(name, turn);
-    return turn;
+    // A read that failed (EIO, EMFILE) may succeed later: only what a read found is kept.
+    return await this.#readHeaderTurn(path).then((turn) => {
+      this.#turns.set(name, turn);
+      return turn;
+    }, () => null);
   }
 
   async #readHeaderTurn(path: string): Promise<string | null> {
@@ -124,7 +135,12 @@ export class CheckpointDirectory {
       }
       const end = buffer.subarray(0, filled).indexOf(0x0a);
       if (end < 0) return null;
-      const header = JSON.parse(decoder.decode(buffer.subarray(0, end))) as Record<string, unknown>;
+      let header: Record<string, unknown>;
+      try {
+        header = JSON.parse(decoder.decode(buffer.subarray(0, end))) as Record<string, unknown>;
+      } catch {
+        return null;
+      }
       // A turn id that could not name a marker could not be evicted by one: no turn a rewind may trust.
       return header.v === 1 && typeof header.turn_id === "string" && markable(header.turn_id) ? header.turn_id : null;
     } finally {

@@ -67,23 +67,27 @@ export async function sweepCheckpoints(runtime: Runtime, home: string, directory
   const root = joinPath(home, "checkpoints");
   const sessions = joinPath(home, "sessions");
   const entries = (await runtime.fs.readDir(root, SESSIONS_SWEPT)).slice(0, SESSIONS_SWEPT);
-  const candidates: Measured[] = [];
+  const candidates: (Measured & { readonly lease: string })[] = [];
   let total = 0;
   for (const entry of entries) {
     if (entry.kind !== "directory" || !SESSION_ID.test(entry.name)) continue;
     const measured = await measure(runtime, joinPath(root, entry.name));
     total += measured.bytes;
-    if (own.has(entry.name) || await exists(runtime, joinPath(sessions, `${entry.name}.writer.lease`))) continue;
+    const lease = joinPath(sessions, `${entry.name}.writer.lease`);
+    if (own.has(entry.name) || await exists(runtime, lease)) continue;
     if (!await exists(runtime, joinPath(sessions, `${entry.name}.jsonl`))) {
       await removeGone(runtime, measured);
       total -= measured.bytes;
-    } else if (measured.newest !== null) candidates.push(measured);
+    } else if (measured.newest !== null) candidates.push({ ...measured, lease });
   }
   candidates.sort((a, b) => (a.newest! < b.newest! ? -1 : 1));
   for (const candidate of candidates) {
     if (total <= totalBytes) break;
+    if (await exists(runtime, candidate.lease)) continue;
     const listing = await directory.list(candidate.path);
-    const turns = listing.checkpoints.flatMap((checkpoint) => (checkpoint.turn === null ? [] : [checkpoint.turn]));
+    // A child that took the lease since the measure writes only turns it began after: checkpoints named later are theirs.
+    const measured = listing.checkpoints.filter((checkpoint) => checkpoint.name <= candidate.newest!);
+    const turns = measured.flatMap((checkpoint) => (checkpoint.turn === null ? [] : [checkpoint.turn]));
     if (turns.length === 0) continue;
     await directory.evictThrough(candidate.path, listing, turns.reduce((max, turn) => (turn > max ? turn : max)));
     total -= candidate.bytes;

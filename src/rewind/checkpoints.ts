@@ -23,7 +23,7 @@ import type { Runtime } from "../host/runtime.ts";
 import { relativeTo } from "../policy/workspace-paths.ts";
 import type { TakeCheckpoint } from "../runner/tools/tool.ts";
 import { joinPath } from "../util/paths.ts";
-import { CheckpointDirectory, evicted, ignoreMissing, type Listing, markable, nextName } from "./checkpoint-files.ts";
+import { CheckpointDirectory, evicted, ignoreMissing, type Listing, type ListedCheckpoint, markable, nextName } from "./checkpoint-files.ts";
 import { sweepCheckpoints } from "./checkpoint-sweep.ts";
 
 /** Checkpoints kept per session at most. */
@@ -68,6 +68,8 @@ export class Checkpoints {
   /** The sessions this child took checkpoints for: a sweep never evicts them. */
   readonly #own = new Set<string>();
   #swept: Promise<void> | null = null;
+  /** `<session id>/<turn id>` of each turn a checkpoint of which could be neither kept nor marked evicted. */
+  readonly #unmarked = new Set<string>();
 
   /** Creates the store; nothing is written until a checkpoint is taken. */
   constructor(runtime: Runtime, home: string, workspace: string, bounds: CheckpointBounds = CHECKPOINT_BOUNDS) {
@@ -89,14 +91,17 @@ export class Checkpoints {
 
   /**
    * The checkpoint taker of one turn of one session. It never rejects: a
-   * checkpoint that cannot be kept (a full disk) is not taken, its turn is
-   * marked evicted when it can be, and the write goes on without one.
+   * checkpoint that cannot be kept (a full disk, content that could not be
+   * read) is not taken, its turn is marked evicted when it can be, and the
+   * write goes on without one.
    */
   taker(sessionId: string, turnId: string): TakeCheckpoint {
     return (path, before, after) => {
       this.#own.add(sessionId);
       const previous = this.#queues.get(sessionId) ?? Promise.resolve();
-      const taken = previous.then(() => this.#take(sessionId, turnId, path, before, after)).catch(() => this.#giveUp(sessionId, turnId));
+      // Content that could not be read leaves its turn as incomplete as a checkpoint that could not be kept.
+      const keep = () => (before === "unreadable" ? this.#giveUp(sessionId, turnId) : this.#take(sessionId, turnId, path, before, after).catch(() => this.#giveUp(sessionId, turnId)));
+      const taken = previous.then(keep);
       this.#queues.set(sessionId, taken);
       return taken.then(() => this.#sweepOnce());
     };
@@ -110,8 +115,9 @@ export class Checkpoints {
   /** A checkpoint that could not be kept leaves its turn incomplete: marked so, no rewind restores half of it. */
   async #giveUp(sessionId: string, turnId: string): Promise<void> {
     const directory = this.#path(sessionId);
-    if (!markable(turnId)) return;
-    await this.#directory.list(directory).then((listing) => this.#directory.evictThrough(directory, listing, turnId)).catch(() => {});
+    const marked = markable(turnId) && await this.#directory.list(directory).then((listing) => this.#directory.evictThrough(directory, listing, turnId)).then(() => true, () => false);
+    // Without its marker only this child knows the turn is incomplete: it refuses it at least here.
+    if (!marked) this.#unmarked.add(`${sessionId}/${turnId}`);
   }
 
   async #take(sessionId: string, turnId: string, path: string, before: Uint8Array | null, after: Uint8Array): Promise<void> {
@@ -153,19 +159,13 @@ export class Checkpoints {
     const fits = (now: Listing) => now.checkpoints.length < this.#bounds.count && now.checkpoints.reduce((sum, checkpoint) => sum + checkpoint.size, 0) + size <= this.#bounds.bytes;
     let now = listing;
     while (!fits(now)) {
-      const oldest = now.checkpoints[0]?.turn ?? turnId;
-      const floor = oldest === null ? "" : oldest >= turnId || size > this.#bounds.bytes ? turnId : oldest;
-      now = floor === "" ? await this.#dropUnreadable(directory, now) : await this.#directory.evictThrough(directory, now, floor);
+      // Names sort in the order taken: an unreadable oldest checkpoint's turn is at most the first readable one's.
+      const oldest = now.checkpoints.find((checkpoint) => checkpoint.turn !== null)?.turn ?? turnId;
+      const floor = oldest >= turnId || size > this.#bounds.bytes ? turnId : oldest;
+      now = await this.#directory.evictThrough(directory, now, floor);
       if (evicted(turnId, now.floor)) return now;
     }
     return now;
-  }
-
-  /** `listing` without its oldest checkpoint, one this version cannot read (it belongs to no turn a rewind could trust). */
-  async #dropUnreadable(directory: string, listing: Listing): Promise<Listing> {
-    const [first, ...rest] = listing.checkpoints;
-    await this.#runtime.fs.unlink(joinPath(directory, first!.name)).catch(ignoreMissing);
-    return { ...listing, checkpoints: rest };
   }
 
   /**
@@ -176,10 +176,11 @@ export class Checkpoints {
    */
   async of(sessionId: string, turns: ReadonlySet<string>): Promise<Checkpoint[] | "evicted"> {
     const directory = this.#path(sessionId);
-    const anyEvicted = (floor: string | null) => [...turns].some((turn) => evicted(turn, floor));
+    const anyEvicted = (floor: string | null) => [...turns].some((turn) => evicted(turn, floor) || this.#unmarked.has(`${sessionId}/${turn}`));
     const listing = await this.#directory.list(directory);
     if (listing.overflow || anyEvicted(listing.floor)) return "evicted";
     const out: Checkpoint[] = [];
+    if (unknownAmong(listing.checkpoints, turns)) return "evicted";
     for (const { name, turn } of listing.checkpoints) {
       if (turn === null || !turns.has(turn)) continue;
       const bytes = await this.#runtime.fs.readFile(joinPath(directory, name), this.#bounds.bytes).catch(() => null);
@@ -191,6 +192,20 @@ export class Checkpoints {
     // A marker is durable before anything it covers is removed: none now means every read above saw its file whole.
     return anyEvicted(await this.#directory.floor(directory)) ? "evicted" : out;
   }
+}
+
+/**
+ * Whether a checkpoint whose turn could not be read may be one of `turns`':
+ * names sort in the order taken, so one before a checkpoint of a turn older
+ * than all of them is older too.
+ */
+function unknownAmong(checkpoints: readonly ListedCheckpoint[], turns: ReadonlySet<string>): boolean {
+  for (let index = checkpoints.length - 1; index >= 0; index -= 1) {
+    const turn = checkpoints[index]!.turn;
+    if (turn === null) return true;
+    if ([...turns].every((dropped) => dropped > turn)) return false;
+  }
+  return false;
 }
 
 /** A checkpoint file's content, or null when it is not one this version wrote whole. */
