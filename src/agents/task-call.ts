@@ -16,7 +16,7 @@ import { escapeInvisible } from "../util/invisible.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import { clampUtf8, utf8ByteCount } from "../util/utf8.ts";
 import { uuid7 } from "../util/uuid7.ts";
-import { delegatedPolicies, profilePolicy, resolvePolicy } from "../policy/tool-policies.ts";
+import { ANY_TOOL, type ApprovalPolicy, delegatedPolicies, profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/tool-policies.ts";
 import { type DelegatingStep, TASK_TOOL } from "../runner/delegation.ts";
 import type { ModelToolCall, ToolResultMessage } from "../runner/providers/conversation.ts";
 import { RunStop } from "../runner/run-output.ts";
@@ -123,7 +123,7 @@ export async function runTaskCall(
       call_id: call.id,
       call_index: index,
       child: { session_id: childId, profile: name },
-      ceiling: { tools: ceiling.tools, sources: ceiling.sources ?? {} },
+      ...storedCeiling(ceiling),
     }]);
     let outcome;
     try {
@@ -154,6 +154,16 @@ export async function runTaskCall(
   } finally {
     release();
   }
+}
+
+/** The `subagent_link` record's `ceiling` and `ceiling_unnamed` fields: the `*` entry apart (`store/subagent-link.ts`). */
+function storedCeiling(ceiling: ProfilePolicies): {
+  ceiling: { tools: Record<string, ApprovalPolicy>; sources: Record<string, string> };
+  ceiling_unnamed?: { policy: ApprovalPolicy; source: string };
+} {
+  const { [ANY_TOOL]: unnamed, ...tools } = ceiling.tools;
+  const { [ANY_TOOL]: source, ...sources } = ceiling.sources ?? {};
+  return { ceiling: { tools, sources }, ...(unnamed === undefined ? {} : { ceiling_unnamed: { policy: unnamed, source: source ?? ceiling.name } }) };
 }
 
 /**
