@@ -83,9 +83,7 @@ async function measure(launcher) {
     code_mode: { enabled: true },
   }));
   for (const [index, name] of FILES.entries()) writeFileSync(join(dirs.work, name), `${String(index).repeat(2047)}\n`);
-  const env = childEnv({ extra: { MC_HOME: dirs.home, NO_PROXY: "127.0.0.1" } });
-  delete env.OPENAI_API_KEY;
-  delete env.ANTHROPIC_API_KEY;
+  const env = childEnv({ keepProviderKeys: false, extra: { MC_HOME: dirs.home, NO_PROXY: "127.0.0.1" } });
   const { child, exited } = spawnChild(launcher, ["serve", "--stdio"], { cwd: dirs.work, env });
   const waiting = new Map();
   readLines(child.stdout, (line, now) => {

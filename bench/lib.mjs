@@ -3,7 +3,7 @@
 // Plain Node ESM so the scripts run with no build step of their own.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -71,9 +71,14 @@ export function compileDeno(directory) {
  * `keepCa` (this machine sets it, and it costs Node a certificate-bundle parse
  * at every start), plus `extra`.
  */
-export function childEnv({ keepCa = false, extra = {} } = {}) {
+export function childEnv({ keepCa = false, keepProviderKeys = true, extra = {} } = {}) {
   const env = { ...process.env };
   if (!keepCa) delete env.NODE_EXTRA_CA_CERTS;
+  // A bench against a loopback fake provider must not be shaped by (or send) the caller's real keys.
+  if (!keepProviderKeys) {
+    delete env.OPENAI_API_KEY;
+    delete env.ANTHROPIC_API_KEY;
+  }
   return { ...env, ...extra };
 }
 
@@ -197,6 +202,16 @@ export function table(rows) {
   const widths = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)));
   return rows.map((row) => row.map((cell, i) => String(cell).padEnd(widths[i])).join("  ").trimEnd()).join("\n");
+}
+
+/**
+ * The two header lines that say where figures were measured: date, CPUs and
+ * load; Node, Deno and the tree, with `more` appended (e.g. a server's version).
+ */
+export function machineHeader(more = "") {
+  const denoVersion = spawnSync(denoBinary(), ["--version"], { encoding: "utf8" }).stdout?.split("\n")[0] ?? "deno ?";
+  return `date ${new Date().toISOString()}, ${cpus().length} cpu (${cpus()[0]?.model ?? "?"}), load avg ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n` +
+    `node ${process.version}, ${denoVersion}, tree ${describeTree()}${more}`;
 }
 
 /** Git revision and dirty paths, so printed figures name what they measured. */

@@ -27,19 +27,16 @@
 //              small file, then answers "Done." after the tool result.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import {
   childEnv,
-  denoBinary,
-  describeTree,
   foreignCpu,
   foreignCpuNote,
   freshDirs,
   INITIALIZE,
   launchers,
+  machineHeader,
   median,
   ms,
   parseFlags,
@@ -52,6 +49,7 @@ import {
   table,
   within,
 } from "./lib.mjs";
+import { sseChunk as chunk, sseProvider, SSE_USAGE_DONE as usage } from "./support/openai-sse.mjs";
 
 const { SERVE_FLAGS } = await import(join(ROOT, "dist", "runtime", "permissions.js"));
 const { serverEnvironment } = await import(join(ROOT, "dist", "src", "mcp", "server-env.js"));
@@ -68,9 +66,7 @@ const TIMEOUT_MS = 60_000;
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const SERVER_NAMES = ["everything", "everything-2", "everything-3"];
 const TURN_CAPABILITIES = ["session.create", "turn.start", "status", "shutdown"];
-const env = childEnv();
-delete env.OPENAI_API_KEY;
-delete env.ANTHROPIC_API_KEY;
+const env = childEnv({ keepProviderKeys: false });
 
 /** The Deno entry runs with the narrow permission set a client is told to use, not --allow-all. */
 const narrow = (launcher) => (launcher.name === "deno" ? { ...launcher, prefix: ["run", ...SERVE_FLAGS, ...launcher.prefix.slice(2)] } : launcher);
@@ -80,8 +76,6 @@ const bases = launchers(baseEntries).filter((launcher) => typeof baseEntries[`${
 
 // ---------------------------------------------------------------- fake provider
 
-const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const usage = `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 10, completion_tokens: 10 } })}\n\ndata: [DONE]\n\n`;
 const CALLS = { sum: { name: "mcp__everything__get-sum", args: { a: 2, b: 3 } }, read: { name: "read_file", args: { path: "note.txt" } } };
 let callIds = 0;
 const toolCallAnswer = ({ name, args }) =>
@@ -91,20 +85,12 @@ const FINAL_ANSWER = chunk({ role: "assistant", content: "Done." }) + chunk({}, 
 
 /** Provider requests in arrival order: arrival, when the answer was fully written, the tool result it carried. */
 const providerLog = [];
-const provider = createServer((request, response) => {
-  const arrived = performance.now();
-  const parts = [];
-  request.on("data", (part) => parts.push(part));
-  request.on("end", () => {
-    const last = JSON.parse(Buffer.concat(parts).toString("utf8")).messages.at(-1);
-    const entry = { arrived, written: null, toolResult: last.role === "tool" ? String(last.content) : null };
-    providerLog.push(entry);
-    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    response.end(last.role === "tool" ? FINAL_ANSWER : toolCallAnswer(CALLS[last.content]), () => (entry.written = performance.now()));
-  });
+const { server: provider, baseUrl } = await sseProvider((body, response, arrived) => {
+  const last = JSON.parse(body.toString("utf8")).messages.at(-1);
+  const entry = { arrived, written: null, toolResult: last.role === "tool" ? String(last.content) : null };
+  providerLog.push(entry);
+  response.end(last.role === "tool" ? FINAL_ANSWER : toolCallAnswer(CALLS[last.content]), () => (entry.written = performance.now()));
 });
-await new Promise((resolve) => provider.listen(0, "127.0.0.1", resolve));
-const baseUrl = `http://127.0.0.1:${provider.address().port}/v1`;
 
 // ---------------------------------------------------------------- homes
 
@@ -294,11 +280,9 @@ async function turnsOnce(launcher, dirs, round) {
 
 // ---------------------------------------------------------------- header
 
-const denoVersion = spawnSync(denoBinary(), ["--version"], { encoding: "utf8" }).stdout?.split("\n")[0] ?? "deno ?";
 const everythingVersion = JSON.parse(readFileSync(join(EVERYTHING, "..", "..", "package.json"), "utf8")).version;
 console.log("== mcp: ready time with 0, 1 and 3 stdio servers, the servers' own start, an MCP tool call inside a turn");
-console.log(`date ${new Date().toISOString()}, ${cpus().length} cpu (${cpus()[0]?.model ?? "?"}), load avg ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-console.log(`node ${process.version}, ${denoVersion}, tree ${describeTree()}, server-everything ${everythingVersion} (node <its bin> stdio)`);
+console.log(machineHeader(`, server-everything ${everythingVersion} (node <its bin> stdio)`));
 console.log(`${runs} measured runs per variant after ${WARMUP} warm-up runs, round-robin; Deno with ${SERVE_FLAGS.join(" ")}; NODE_EXTRA_CA_CERTS unset in the child`);
 console.log(`turns: ${turnPairs} measured pairs (get-sum, read_file) per child after one warm pair, one child per runtime and run`);
 

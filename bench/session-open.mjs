@@ -17,16 +17,14 @@
 // growth is over its VmRSS right after `initialize`.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import {
   childEnv,
-  denoBinary,
-  describeTree,
   foreignCpu,
   foreignCpuNote,
   freshDirs,
   launchers,
+  machineHeader,
   median,
   mib,
   ms,
@@ -213,10 +211,8 @@ async function runOnce(launcher, index) {
 
 // ---------------------------------------------------------------- header
 
-const denoVersion = spawnSync(denoBinary(), ["--version"], { encoding: "utf8" }).stdout?.split("\n")[0] ?? "deno ?";
 console.log("== session open: session.open + history.page of a large history, status pinged throughout");
-console.log(`date ${new Date().toISOString()}, ${cpus().length} cpu (${cpus()[0]?.model ?? "?"}), load avg ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-console.log(`node ${process.version}, ${denoVersion}, tree ${describeTree()}`);
+console.log(machineHeader());
 console.log(`seed: --bytes ${bytesFlag} --seed ${seed} (untorn); status every ${intervalMs} ms; ${runs} run(s) per runtime, round-robin; NODE_EXTRA_CA_CERTS unset in the child`);
 if (cpuProfDir !== null) {
   mkdirSync(cpuProfDir, { recursive: true });

@@ -30,17 +30,14 @@
 // run.finished. Runs go round-robin across runtimes.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import {
   childEnv,
-  denoBinary,
-  describeTree,
   foreignCpu,
   foreignCpuNote,
   freshDirs,
   launchers,
+  machineHeader,
   median,
   mib,
   ms,
@@ -56,6 +53,7 @@ import {
   table,
   within,
 } from "./lib.mjs";
+import { sseChunk as chunk, sseProvider, SSE_USAGE_DONE } from "./support/openai-sse.mjs";
 
 const flags = parseFlags(process.argv.slice(2), ["quick", "no-keys", "per-write"]);
 const quick = flags.quick === true;
@@ -84,9 +82,7 @@ const CAPABILITIES = ["session.create", "session.open", "turn.start", "status", 
 // configured key is a secret the stream redactor holds back text for, so its cost scales with them.
 const fakeKey = (prefix, length) => (prefix + "x".repeat(length)).slice(0, length);
 const keys = flags["no-keys"] === true ? {} : { OPENAI_API_KEY: fakeKey("sk-proj-bench-", 164), ANTHROPIC_API_KEY: fakeKey("sk-ant-api03-bench-", 108) };
-const env = childEnv();
-delete env.OPENAI_API_KEY;
-delete env.ANTHROPIC_API_KEY;
+const env = childEnv({ keepProviderKeys: false });
 Object.assign(env, keys);
 /** Extra `deno run` flags, e.g. `--deno-flags="--v8-flags=--max-semi-space-size=2"`; for experiments. */
 if (flags["deno-flags"] === true) throw new Error('--deno-flags takes its value after "=": --deno-flags="--v8-flags=--max-semi-space-size=2"');
@@ -97,8 +93,7 @@ const selected = launchers(flags)
 
 // ---------------------------------------------------------------- fake provider
 
-const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const closing = `${chunk({}, "stop")}data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 10, completion_tokens: 10 } })}\n\ndata: [DONE]\n\n`;
+const closing = `${chunk({}, "stop")}${SSE_USAGE_DONE}`;
 const closingEvents = closing.split(/(?<=\n\n)/);
 const ONE_WORD = "Done.";
 const oneWordEvents = [chunk({ role: "assistant", content: "" }), chunk({ content: ONE_WORD }), ...closingEvents];
@@ -134,31 +129,22 @@ async function writePerEvent(response, events) {
 
 /** Provider requests, in arrival order: arrival time, which answer, when the response was fully written. */
 const providerLog = [];
-const provider = createServer((request, response) => {
-  const arrived = performance.now();
-  const parts = [];
-  request.on("data", (part) => parts.push(part));
-  request.on("end", () => {
-    // The last user message picks the answer. Found by string search, not JSON.parse, so a
-    // multi-MiB request (a long replayed history) costs this process little before it answers.
-    const raw = Buffer.concat(parts);
-    const body = raw.toString("utf8");
-    const big = body.lastIndexOf('{"role":"user","content":"many"}') > body.lastIndexOf('{"role":"user","content":"one"}');
-    const entry = { arrived, big, written: null, bytes: raw.length };
-    providerLog.push(entry);
-    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    const answer = entry.big ? bigBody : oneWordBody;
-    if (eventBuffers === null) response.end(answer, () => (entry.written = performance.now()));
-    else {
-      writePerEvent(response, eventBuffers.get(answer)).then(
-        () => response.end(() => (entry.written = performance.now())),
-        () => response.destroy(),
-      );
-    }
-  });
+const { server: provider, baseUrl } = await sseProvider((raw, response, arrived) => {
+  // The last user message picks the answer. Found by string search, not JSON.parse, so a
+  // multi-MiB request (a long replayed history) costs this process little before it answers.
+  const body = raw.toString("utf8");
+  const big = body.lastIndexOf('{"role":"user","content":"many"}') > body.lastIndexOf('{"role":"user","content":"one"}');
+  const entry = { arrived, big, written: null, bytes: raw.length };
+  providerLog.push(entry);
+  const answer = entry.big ? bigBody : oneWordBody;
+  if (eventBuffers === null) response.end(answer, () => (entry.written = performance.now()));
+  else {
+    writePerEvent(response, eventBuffers.get(answer)).then(
+      () => response.end(() => (entry.written = performance.now())),
+      () => response.destroy(),
+    );
+  }
 });
-await new Promise((resolvePromise) => provider.listen(0, "127.0.0.1", resolvePromise));
-const baseUrl = `http://127.0.0.1:${provider.address().port}/v1`;
 
 // ---------------------------------------------------------------- client
 
@@ -401,10 +387,8 @@ async function historyOnce(launcher, index) {
 
 // ---------------------------------------------------------------- header
 
-const denoVersion = spawnSync(denoBinary(), ["--version"], { encoding: "utf8" }).stdout?.split("\n")[0] ?? "deno ?";
 console.log("== turns: turn latency, delta throughput and RSS against a loopback fake provider (openai-chat SSE)");
-console.log(`date ${new Date().toISOString()}, ${cpus().length} cpu (${cpus()[0]?.model ?? "?"}), load avg ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-console.log(`node ${process.version}, ${denoVersion}, tree ${describeTree()}`);
+console.log(machineHeader());
 console.log(
   `${runs} run(s) per runtime, round-robin; per run: one immediate-first-turn child, and one child with ${settleMs} ms idle, 1 first + ${warmTurns} warm one-word turns, ` +
     `${bigTurns} turn(s) of ${deltaCount.toLocaleString("en-US")} deltas (${BIG_TEXT.length.toLocaleString("en-US")} chars); ` +

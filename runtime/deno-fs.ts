@@ -237,4 +237,11 @@ export const denoFileSystem: FileSystem = {
   link: (existing, to) => guard("link", () => Deno.link(existing, to)),
   rename: (from, to) => guard("rename", () => Deno.rename(from, to)),
   unlink: (path) => guard("unlink", () => Deno.remove(path)),
+  // Deno has no rmdir: Deno.remove without `recursive` refuses a non-empty directory but unlinks a file or
+  // symlink as readily, so anything else is refused first (something swapped in between the two calls is not).
+  removeDirectory: (path) =>
+    guard("rmdir", async () => {
+      if (!(await Deno.lstat(path)).isDirectory) throw new Deno.errors.NotADirectory("rmdir");
+      await Deno.remove(path);
+    }),
 };

@@ -64,7 +64,9 @@ const STDOUT_BATCH_MS = 1;
  * pool thread) tells what the OS took only when it settles, so an unsettled
  * write counts as held. `writeSync` would block the loop on a full pipe;
  * `node:net`'s non-blocking Socket on fd 1 is exact but took 11-33 ms more to
- * `initialize` (loaded host). The writer's 2 MiB of slots absorb the lag.
+ * `initialize` (loaded host). The writer's 2 MiB of slots absorb the lag, and
+ * its writes of at most one output frame keep what the pipe took of an
+ * unsettled write, still counted, within one slot.
  */
 function writerOf(sink: { write(bytes: Uint8Array): Promise<number> }, batchMs = 0): ByteWriter {
   return {

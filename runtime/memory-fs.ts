@@ -311,6 +311,17 @@ export class MemoryFileSystem implements FileSystem {
     });
   }
 
+  removeDirectory(path: string): Promise<void> {
+    return this.#run("rmdir", path, () => {
+      const normal = normalizePath(path);
+      const node = this.#nodes.get(normal);
+      if (node === undefined) throw new RuntimeError("not_found", "rmdir");
+      if (node.kind !== "directory") throw new RuntimeError("not_directory", "rmdir");
+      if ([...this.#nodes.keys()].some((key) => key.startsWith(`${normal}/`))) throw new RuntimeError("io", "rmdir");
+      this.#nodes.delete(normal);
+    });
+  }
+
   /** The prefix of `bytes` that fits in {@link freeBytes}, which it uses up. */
   #fitting(bytes: Uint8Array): Uint8Array {
     if (this.freeBytes === null) return bytes;

@@ -274,4 +274,5 @@ export const nodeFileSystem: FileSystem = {
   link: (existing, to) => guard("link", () => fsp.link(existing, to)),
   rename: (from, to) => guard("rename", () => fsp.rename(from, to)),
   unlink: (path) => guard("unlink", () => fsp.unlink(path)),
+  removeDirectory: (path) => guard("rmdir", () => fsp.rmdir(path)),
 };

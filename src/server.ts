@@ -21,8 +21,8 @@ import type { Runtime } from "./host/runtime.ts";
 import { ReadyWorkers } from "./operations/ready-workers.ts";
 import { StatusView } from "./operations/status.ts";
 import { Dispatcher, type ExtensionRequest, type Reject } from "./protocol/dispatcher.ts";
-import { type ClientToolResultParams, ClientToolResultParamsSchema } from "./protocol/schemas.ts";
-import { EXTENSION_REQUESTS, Negotiation } from "./protocol/negotiation.ts";
+import { AgentInfoParamsSchema, type ClientToolResultParams, ClientToolResultParamsSchema } from "./protocol/schemas.ts";
+import { type ExtensionRequestName, Negotiation } from "./protocol/negotiation.ts";
 import { PhaseGate } from "./protocol/phase-gate.ts";
 import { ErrorCode } from "./protocol/errors.ts";
 import type { ApprovalAnswerParams } from "./protocol/schemas.ts";
@@ -101,10 +101,10 @@ function serve(runtime: Runtime, options: ServerOptions): Promise<number> {
     "operation.cancel": gate.ready(negotiation.only("operation.cancel", ({ operations }, id, params) => operations.cancel(id, params))),
     "session.rewind.preview": gate.ready(({ rewind }, id, params) => rewind.preview(id, params)),
     "session.rewind": gate.ready(({ rewind }, id, params) => rewind.apply(id, params)),
-  }, reject, new Map<string, ExtensionRequest>([
-    ["agent.info", { params: EXTENSION_REQUESTS["agent.info"], handle: (id) => info(id, {}) }],
-    ["client.tool.result", { params: ClientToolResultParamsSchema, handle: (id, params) => clientToolResult(id, params as ClientToolResultParams) }],
-  ]), (method) => negotiation.routed(method));
+  }, reject, new Map<string, ExtensionRequest>(Object.entries({
+    "agent.info": { params: AgentInfoParamsSchema, handle: (id) => info(id, {}) },
+    "client.tool.result": { params: ClientToolResultParamsSchema, handle: (id, params) => clientToolResult(id, params as ClientToolResultParams) },
+  } satisfies { readonly [R in ExtensionRequestName]: ExtensionRequest })), (method) => negotiation.routed(method));
   void readLoop(runtime.stdin, output, closing, (bytes) => dispatcher.frame(bytes));
   return closing.exitCode;
 }

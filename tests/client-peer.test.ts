@@ -13,7 +13,7 @@ import { describe, it } from "node:test";
 import { AgentClient, type Capability, ConnectionClosed, ErrorCode, ProtocolError, ProtocolViolation, RequestAborted, RequestRefused, type RunMessage } from "../src/client/mod.ts";
 import { ErrorCodeSchema } from "../src/protocol/events.ts";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { CAPABILITIES } from "../src/protocol/methods.ts";
+import { CAPABILITIES } from "../src/protocol/negotiation.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "./support/processes.ts";

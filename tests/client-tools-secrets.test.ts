@@ -7,34 +7,19 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { API, clientToolsChild, messagesOf } from "./support/client-tools-child.ts";
+import type { Script } from "./support/fake-provider.ts";
 import { reply } from "./support/provider-scripts.ts";
-import { HOME, request, runEvents, startTurn, terminalData, TURN_CAPABILITIES } from "./support/turns.ts";
-import { type LoggedRequest, type Script, startFakeProvider } from "./support/fake-provider.ts";
-import { MemoryFileSystem } from "../runtime/memory-fs.ts";
-import { runtimeFetch } from "./support/runtime-fetch.ts";
-import { startServer } from "./support/harness.ts";
+import { runEvents, startTurn, terminalData } from "./support/turns.ts";
 
-const API = "openai-chat";
 // Token-shaped (a GitHub personal access token), so pattern redaction knows it without being told.
 const TOKEN = `ghp_${"A1b2C3d4E5".repeat(3)}abcdef`;
-type ChatMessage = { role: string; content?: unknown };
-const messagesOf = (logged: LoggedRequest) => (logged.body as { messages: ChatMessage[] }).messages;
 
 describe("client tools and credentials", () => {
   it("an allowed client tool call whose arguments hold a token is refused and never sent to the client", async () => {
-    const provider = await startFakeProvider();
-    const fs = new MemoryFileSystem();
-    fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify({
-      model: { provider: "ollama", model: "qwen" },
-      providers: { endpoints: { ollama: { base_url: `${provider.url}/v1` } } },
-      agent: { titles: { enabled: false } },
-      client_tools: { open_file: "allow" },
-    }), 0o600);
-    const run = startServer({ fetch: runtimeFetch, fs, env: { HOME: "/home/user" } });
+    const tool = { name: "open_file", description: "Opens a file.", input_schema: { type: "object", properties: { path: { type: "string" } } }, timeout_ms: 1_000 };
+    const { run, provider } = await clientToolsChild(tool);
     try {
-      const tool = { name: "open_file", description: "Opens a file.", input_schema: { type: "object", properties: { path: { type: "string" } } }, timeout_ms: 1_000 };
-      const init = await request(run, "init", "initialize", { required_capabilities: [...TURN_CAPABILITIES, "client.tools"], client_tools: [tool] });
-      assert.ok(init.result, JSON.stringify(init.error));
       provider.handler = (logged): Script =>
         messagesOf(logged).some((message) => message.role === "tool")
           ? reply(API, { text: ["Done."] })

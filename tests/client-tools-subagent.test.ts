@@ -7,35 +7,20 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { reply } from "./support/provider-scripts.ts";
-import { HOME, nextEvent, request, runEvents, startTurn, terminalData, TURN_CAPABILITIES } from "./support/turns.ts";
-import { type LoggedRequest, type Script, startFakeProvider } from "./support/fake-provider.ts";
-import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { BUILTIN_PROFILES } from "../src/config/agent-settings.ts";
-import { runtimeFetch } from "./support/runtime-fetch.ts";
-import { startServer } from "./support/harness.ts";
+import { API, clientToolsChild, messagesOf } from "./support/client-tools-child.ts";
+import type { LoggedRequest, Script } from "./support/fake-provider.ts";
+import { reply } from "./support/provider-scripts.ts";
+import { nextEvent, request, runEvents, startTurn, terminalData } from "./support/turns.ts";
 
-const API = "openai-chat";
 const GENERAL = BUILTIN_PROFILES.get("general")!.body;
-type ChatMessage = { role: string; content?: unknown };
-const messagesOf = (logged: LoggedRequest) => (logged.body as { messages: ChatMessage[] }).messages;
 const isGeneral = (logged: LoggedRequest) => String(messagesOf(logged)[0]!.content).includes(GENERAL);
 const resultsIn = (logged: LoggedRequest) => messagesOf(logged).filter((message) => message.role === "tool").length;
 
 describe("client tools in a subagent", () => {
   it("a subagent's client tool call takes the result the client sends in the call event's scope", async () => {
-    const provider = await startFakeProvider();
-    const fs = new MemoryFileSystem();
-    fs.writeFile(`${HOME}/settings.jsonc`, JSON.stringify({
-      model: { provider: "ollama", model: "qwen" },
-      providers: { endpoints: { ollama: { base_url: `${provider.url}/v1` } } },
-      agent: { titles: { enabled: false } },
-      client_tools: { open_editors: "allow" },
-    }), 0o600);
-    const run = startServer({ fetch: runtimeFetch, fs, env: { HOME: "/home/user" } });
     const tool = { name: "open_editors", description: "The open files.", input_schema: { type: "object" }, timeout_ms: 1_000 };
-    const init = await request(run, "init", "initialize", { required_capabilities: [...TURN_CAPABILITIES, "client.tools"], client_tools: [tool] });
-    assert.ok(init.result, JSON.stringify(init.error));
+    const { run, provider } = await clientToolsChild(tool);
     provider.handler = (logged): Script => {
       if (isGeneral(logged)) {
         return resultsIn(logged) === 0 ? reply(API, { calls: [{ id: "c1", name: "client__open_editors", args: {} }] }) : reply(API, { text: ["a.ts is open."] });

@@ -15,13 +15,13 @@ import { after, describe, it } from "node:test";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { launchers } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";
+import { REWIND, rewindSession } from "./support/rewind-turns.ts";
 import { TURN_CAPABILITIES } from "./support/turns.ts";
 import { WireClient, workspace } from "./support/wire-client.ts";
 
 const root = mkdtempSync(join(tmpdir(), "magi-e2e-rewind-"));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-const REWIND = [...TURN_CAPABILITIES, "session.rewind", "session.rewind.preview"];
 
 /** Every page of the history at `revision`, as kind and text pairs. */
 async function history(client: WireClient, sessionId: string, revision: string): Promise<string[]> {
@@ -151,13 +151,7 @@ for (const launcher of launchers()) {
       provider.enqueue(reply("openai-chat", { text: ["Done."] }));
       const client = new WireClient(launcher, ws.cwd, ws.env);
       try {
-        await client.ok("initialize", { required_capabilities: REWIND });
-        const sessionId = (await client.ok("session.create")).session_id as string;
-        let revision = "";
-        for (const prompt of ["first", "second"]) {
-          const runId = (await client.ok("turn.start", { session_id: sessionId, prompt })).run_id as string;
-          revision = (await client.runEvents(runId)).find((frame) => frame.event === "run.finished")!.data!.revision as string;
-        }
+        const { sessionId, revision } = await rewindSession(client, ["first", "second"]);
         assert.equal(readFileSync(join(ws.cwd, "b.txt"), "utf8"), "BETA\n");
         writeFileSync(join(ws.cwd, "c.txt"), "gamma by hand\n");
         const target = await userMessage(client, sessionId, revision, "second");

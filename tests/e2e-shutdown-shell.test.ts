@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { LIMITS } from "../src/protocol/limits.ts";
-import { DRAIN_GRACE_MS, KILL_GRACE_MS } from "../src/runner/tools/shell.ts";
+import { DRAIN_GRACE_MS, KILL_GRACE_MS } from "../src/util/process-group.ts";
 import { startFakeProvider } from "./support/fake-provider.ts";
 import { launchers } from "./support/processes.ts";
 import { reply } from "./support/provider-scripts.ts";

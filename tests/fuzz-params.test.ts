@@ -27,8 +27,7 @@ import {
   WHITE_SPACE,
   WIRE_METHODS,
 } from "../src/fuzz/mod.ts";
-import { CAPABILITIES } from "../src/protocol/methods.ts";
-import { EXTENSION_CAPABILITIES, NEGOTIATED } from "../src/protocol/negotiation.ts";
+import { CAPABILITIES, EXTENSION_CAPABILITIES, NEGOTIATED } from "../src/protocol/negotiation.ts";
 import { HOME, seedCache } from "./support/catalog.ts";
 import { fuzzRuns } from "./support/fuzz-runs.ts";
 import { type Frame, type Run, startServer } from "./support/harness.ts";

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ProviderApi } from "../src/config/settings.ts";
-import { CAPABILITIES } from "../src/protocol/methods.ts";
+import { CAPABILITIES } from "../src/protocol/negotiation.ts";
 import { MemoryFileSystem } from "../runtime/memory-fs.ts";
 import { overflowCases, overflowScript, startWindowServer } from "./support/compaction.ts";
 import { startFakeProvider } from "./support/fake-provider.ts";

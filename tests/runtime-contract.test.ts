@@ -144,6 +144,29 @@ for (const [name, fs, fixture] of adapters) {
       await fs.unlink(`${f.dir}/to`);
       await rejectsWith(fs.unlink(`${f.dir}/to`), "not_found");
     });
+
+    it("removeDirectory() removes an empty directory and refuses a non-empty one", async () => {
+      const f = fixture();
+      await fs.mkdir(`${f.dir}/full`, 0o700);
+      f.file("full/inside", "data");
+      await fs.mkdir(`${f.dir}/empty`, 0o700);
+      await fs.removeDirectory(`${f.dir}/empty`);
+      await rejectsWith(fs.lstat(`${f.dir}/empty`), "not_found");
+      await assert.rejects(fs.removeDirectory(`${f.dir}/full`));
+      assert.equal((await fs.lstat(`${f.dir}/full/inside`)).kind, "file");
+      await rejectsWith(fs.removeDirectory(`${f.dir}/empty`), "not_found");
+    });
+
+    it("removeDirectory() refuses a file and a symlink to a directory as not_directory, and leaves both", async () => {
+      const f = fixture();
+      const file = f.file("plain", "data");
+      await fs.mkdir(`${f.dir}/target`, 0o700);
+      const link = f.link(`${f.dir}/target`, "link");
+      await rejectsWith(fs.removeDirectory(file), "not_directory");
+      await rejectsWith(fs.removeDirectory(link), "not_directory");
+      assert.equal((await fs.lstat(file)).kind, "file");
+      assert.equal((await fs.lstat(link)).kind, "symlink");
+    });
   });
 }
 

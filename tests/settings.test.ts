@@ -223,7 +223,7 @@ function nodeFs(): FileSystem {
       if (data.length > max) throw new RuntimeError("too_large");
       return new Uint8Array(data);
     }),
-    readDir: unused, openDir: unused, mkdir: unused, openRead: unused, createExclusive: unused, syncDirectory: unused, openAppend: unused, link: unused, rename: unused, unlink: unused,
+    readDir: unused, openDir: unused, mkdir: unused, openRead: unused, createExclusive: unused, syncDirectory: unused, openAppend: unused, link: unused, rename: unused, unlink: unused, removeDirectory: unused,
   };
 }
 

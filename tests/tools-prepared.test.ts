@@ -136,6 +136,7 @@ for (const [name, make] of worldMakers()) {
         link: (existing, to) => world.fs.link(existing, to),
         rename: (from, to) => world.fs.rename(from, to),
         unlink: (path) => world.fs.unlink(path),
+        removeDirectory: (path) => world.fs.removeDirectory(path),
         createExclusive: async (path, bytes, mode) => {
           await world.fs.createExclusive(path, bytes, mode);
           renameSync(`${world.root}/ws/sub`, `${world.root}/ws/sub.old`);

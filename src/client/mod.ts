@@ -29,8 +29,8 @@ export { type Approval, type ApprovalResolution, type ApprovalScope, Run, type R
 export { DiagnosticCode, ErrorCode } from "../protocol/errors.ts";
 export { PROTOCOL, PROTOCOL_VERSION } from "../protocol/identity.ts";
 export { type Limits, LIMITS } from "../protocol/limits.ts";
-export { CAPABILITIES, type MethodName, type MethodParams, METHODS } from "../protocol/methods.ts";
-export { type Capability, EXTENSION_CAPABILITIES } from "../protocol/negotiation.ts";
+export { type MethodName, type MethodParams, METHODS } from "../protocol/methods.ts";
+export { CAPABILITIES, type Capability, EXTENSION_CAPABILITIES } from "../protocol/negotiation.ts";
 export { type AgentInfoResult, AgentInfoResultSchema } from "../protocol/agent-info.ts";
 export { CLIENT_RESULTS, type ClientMethod, type ClientParams, type ClientResult } from "./methods.ts";
 export { type HistoryEntry, type InitializeResult, type MethodResult, RESULTS, type StatusResult } from "../protocol/results.ts";

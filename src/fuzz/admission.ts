@@ -15,7 +15,8 @@ import { ErrorCode } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { capabilityList, PARAMS_FIELDS } from "./fields.ts";
 import { type InvalidParams, invalidParams } from "./invalid-params.ts";
-import { EXTENSION_CAPABILITIES, EXTENSION_METHODS, isExtensionMethod, isGated, type KitMethod, NEGOTIATED_METHODS, WIRE_METHODS } from "./methods.ts";
+import { requiredCapability } from "../protocol/negotiation.ts";
+import { EXTENSION_CAPABILITIES, EXTENSION_METHODS, isGated, type KitMethod, NEGOTIATED_METHODS, type RequestName, WIRE_METHODS } from "./methods.ts";
 import { type ParamsContext, validParams } from "./params.ts";
 import { clientToolRegistry } from "./client-tools.ts";
 
@@ -23,7 +24,8 @@ import { clientToolRegistry } from "./client-tools.ts";
  * Where a child stands: no `initialize` admitted yet, startup pending,
  * ready with the admitted `required_capabilities`, or failed with its
  * startup error code. A pending or failed startup's `required` (absent:
- * none) matters only to an extension request: one the admitted `initialize`
+ * none) matters only to a required-only request (a rewind method, an
+ * extension request): one whose capability the admitted `initialize`
  * required exists, and meets the phase gate like any method.
  */
 export type ChildPhase =
@@ -36,13 +38,17 @@ export type ChildPhase =
  * The code the spec requires for a `method` request whose params are
  * `paramsValid` or not, in `phase`; null when admission lets it through and
  * the operation answers (with its result or one of its own codes, never
- * `invalid_params`, a phase code or `unsupported_capability`). An extension
- * request the admitted `initialize` did not require (none before one) is an
- * unknown method, whatever its params, as it was before the extension existed.
+ * `invalid_params`, a phase code or `unsupported_capability`). A
+ * required-only request (`session.rewind`, `session.rewind.preview`,
+ * `agent.info`, `client.tool.result`) whose capability the admitted
+ * `initialize` did not require (none before one) is an unknown method,
+ * whatever its params, as it was before it existed; which capability each
+ * needs is the protocol's own table (`requiredCapability`).
  */
-export function admissionCode(method: KitMethod, paramsValid: boolean, phase: ChildPhase): ErrorCode | null {
-  const required = phase.kind === "new" ? [] : phase.required ?? [];
-  if (isExtensionMethod(method) && !required.includes(method)) return ErrorCode.unsupportedMethod;
+export function admissionCode(method: RequestName, paramsValid: boolean, phase: ChildPhase): ErrorCode | null {
+  const required: readonly string[] = phase.kind === "new" ? [] : phase.required ?? [];
+  const capability = requiredCapability(method);
+  if (capability !== undefined && !required.includes(capability)) return ErrorCode.unsupportedMethod;
   if (!paramsValid) return ErrorCode.invalidParams;
   if (method === "shutdown") return null;
   if (method === "initialize") return phase.kind === "new" ? null : ErrorCode.alreadyInitialized;
@@ -116,13 +122,12 @@ export function negotiationCall(context: ParamsContext = {}): fc.Arbitrary<Negot
 
 /**
  * The code a `client.tool.result` must get before it reaches the calls, or
- * null when it does (then `{ "accepted": true }` or `stale_tool_call`): a
- * child that did not negotiate `client.tools` (any phase before a ready
- * one with it) knows no such method; then params, then the phase.
+ * null when it does (then `{ "accepted": true }` or `stale_tool_call`):
+ * {@link admissionCode} of `client.tool.result` in `phase`, with
+ * `negotiated` saying whether its `initialize` required `client.tools` (so
+ * a child that did not, or before any `initialize`, knows no such method);
+ * then params, then the phase.
  */
 export function clientToolResultCode(paramsValid: boolean, phase: ChildPhase, negotiated: boolean): ErrorCode | null {
-  if (!negotiated || phase.kind === "new") return ErrorCode.unsupportedMethod;
-  if (!paramsValid) return ErrorCode.invalidParams;
-  if (phase.kind === "failed") return phase.code;
-  return phase.kind === "starting" ? ErrorCode.notInitialized : null;
+  return admissionCode("client.tool.result", paramsValid, phase.kind === "new" ? phase : { ...phase, required: negotiated ? ["client.tools"] : [] });
 }

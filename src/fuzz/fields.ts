@@ -9,6 +9,7 @@
 
 import fc from "fast-check";
 import { LIMITS } from "../protocol/limits.ts";
+import type { RequiredOnlyMethod } from "../protocol/negotiation.ts";
 import type { KitMethod } from "./methods.ts";
 import { boundedId, identifier, INVISIBLE_NON_SPACE, prompt } from "./text.ts";
 
@@ -72,8 +73,12 @@ export const PARAMS_FIELDS: Readonly<Record<KitMethod, readonly FieldSpec[]>> = 
   "agent.info": [],
 });
 
-/** The params fields of the required-only methods (`REQUIRED_ONLY_METHODS`), as {@link PARAMS_FIELDS} spells a method's. */
-export const REQUIRED_ONLY_FIELDS: Readonly<Record<string, readonly FieldSpec[]>> = Object.freeze({
+/**
+ * The params fields of the required-only methods (`REQUIRED_ONLY_METHODS`),
+ * as {@link PARAMS_FIELDS} spells a method's: each one's for certain, and,
+ * as the kit first exported it, any string may index it.
+ */
+export const REQUIRED_ONLY_FIELDS: Readonly<Record<string, readonly FieldSpec[]>> & { readonly [M in RequiredOnlyMethod]: readonly FieldSpec[] } = Object.freeze({
   "session.rewind.preview": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque")],
   "session.rewind": [field("session_id", "session"), field("revision", "opaque"), field("message_id", "opaque"), field("restore_files", "allow")],
 });

@@ -42,6 +42,8 @@ export {
   isGated,
   type KitMethod,
   NEGOTIATED_METHODS,
+  REQUEST_NAMES,
+  type RequestName,
   REQUIRED_ONLY_METHODS,
   type WireMethod,
   WIRE_METHODS,

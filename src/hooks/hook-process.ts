@@ -8,16 +8,17 @@
  * sent: the hook fails unrun); stdout and stderr each kept to
  * {@link MAX_HOOK_OUTPUT_BYTES}, the rest read and dropped so the hook never
  * blocks on a full pipe, and each stream's overflow noted. On timeout or when the run
- * is cancelled the whole group gets SIGTERM, then SIGKILL after the shell
- * tool's grace; should something that left the group hold the pipes open,
- * the wait ends after one more grace. Nothing of a hook reaches our stdout:
+ * is cancelled the whole group gets SIGTERM, then SIGKILL after a grace;
+ * should something that left the group hold the pipes open, the wait ends
+ * after one more grace (`util/process-group.ts`, as for the shell tool). Nothing of a hook reaches our stdout:
  * all three pipes are its own.
  *
  * @module
  */
 
-import type { ByteReader, Disposable, ExitStatus, Runtime, Subprocess } from "../host/runtime.ts";
-import { DRAIN_GRACE_MS, KILL_GRACE_MS, shellEnvironment } from "../runner/tools/shell.ts";
+import type { ByteReader, ExitStatus, Runtime, Subprocess } from "../host/runtime.ts";
+import { shellEnvironment } from "../runner/tools/shell.ts";
+import { GroupDeadline } from "../util/process-group.ts";
 
 /** Largest input written to a hook's stdin, in bytes. */
 export const MAX_HOOK_INPUT_BYTES = 1_048_576;
@@ -116,38 +117,18 @@ export async function runHookProcess(runtime: Runtime, spec: HookProcessSpec, si
   }
   const stdout = new Kept(MAX_HOOK_OUTPUT_BYTES);
   const stderr = new Kept(MAX_HOOK_OUTPUT_BYTES);
-  const timers: Disposable[] = [];
-  let ending: "timed_out" | "cancelled" | null = null;
-  let giveUp: () => void = () => {};
-  const gaveUp = new Promise<null>((resolve) => (giveUp = () => resolve(null)));
-  const terminate = (why: "timed_out" | "cancelled") => {
-    if (ending !== null) return;
-    ending = why;
-    child.kill("SIGTERM");
-    timers.push(runtime.setTimer(KILL_GRACE_MS, () => {
-      child.kill("SIGKILL");
-      timers.push(runtime.setTimer(DRAIN_GRACE_MS, () => {
-        child.stdout?.close();
-        child.stderr?.close();
-        giveUp();
-      }));
-    }));
-  };
-  const onAbort = () => terminate("cancelled");
-  signal.addEventListener("abort", onAbort, { once: true });
-  timers.push(runtime.setTimer(spec.timeoutMs, () => terminate("timed_out")));
+  const deadline = new GroupDeadline(runtime, child, spec.timeoutMs, signal);
   const finished = Promise.all([child.exited, drain(child.stdout, stdout), drain(child.stderr, stderr), feed(child, input)])
     .then(([status]) => status, () => null);
   // A program that could not start may leave its pipes unsettled (Node's child_process under Deno): do not wait for them.
   const unstarted = child.exited.then((exit) => exit.code === null && exit.signal === null ? exit : new Promise<never>(() => {}), () => null);
   let status: ExitStatus | null;
   try {
-    status = await Promise.race([finished, gaveUp, unstarted]);
+    status = await Promise.race([finished, deadline.gaveUp, unstarted]);
   } finally {
-    signal.removeEventListener("abort", onAbort);
-    for (const timer of timers) timer.dispose();
+    deadline.dispose();
   }
-  if (ending !== null) return { kind: ending };
+  if (deadline.ending !== null) return { kind: deadline.ending === "timeout" ? "timed_out" : "cancelled" };
   // Node reports a program that could not be started as an exit without code or signal.
   if (status === null || (status.code === null && status.signal === null)) return { kind: "not_started" };
   return { kind: "exited", status, stdout: stdout.bytes(), stderr: stderr.bytes(), overflowed: { stdout: stdout.overflowed, stderr: stderr.overflowed } };

@@ -128,5 +128,7 @@ export interface FileSystem {
   rename(from: string, to: string): Promise<void>;
   /** Removes a file. */
   unlink(path: string): Promise<void>;
+  /** Removes an empty directory; a non-empty one is refused. */
+  removeDirectory(path: string): Promise<void>;
 }
 

@@ -1,8 +1,9 @@
 /**
  * The negotiated read-only request `agent.info` (issue 28, capability
- * `agent.info`): what runs behind the window. Its params, its result schema
- * (the one definition the child's producer, the client library and
- * `docs/schema/` share) and its bounds. It is no base method: it is not in
+ * `agent.info`): what runs behind the window. Its result schema (the one
+ * definition the child's producer, the client library and `docs/schema/`
+ * share) and its bounds; its params are `AgentInfoParamsSchema` of
+ * `schemas.ts`. It is no base method: it is not in
  * `METHODS`, so a client that did not require it gets exactly what it got
  * before the extension existed, `unsupported_method`
  * (`docs/features/local-agent-extensions.md`).
@@ -13,14 +14,9 @@
 import * as v from "valibot";
 import type { Bool, Count, List, Obj, OneOf, Str } from "../util/schema-types.ts";
 import { CountSchema, list } from "./schema-parts.ts";
-import { EXTENSION_REQUESTS } from "./negotiation.ts";
-import type { EmptyParamsSchema } from "./schemas.ts";
 
 /** The method and capability name. */
 export const AGENT_INFO = "agent.info";
-
-/** `agent.info` params: exactly `{}`. */
-export const AgentInfoParamsSchema: typeof EmptyParamsSchema = EXTENSION_REQUESTS[AGENT_INFO];
 
 /** Longest description in a result, in code points; a longer one is cut and ends with `…`. */
 export const AGENT_INFO_DESCRIPTION_CHARS = 512;

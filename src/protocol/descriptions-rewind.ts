@@ -33,10 +33,10 @@ const DROPPED = {
 
 /** Descriptions of the rewind params and results. */
 export const REWIND_DESCRIPTIONS: Descriptions = new Map([
-  describe(METHODS["session.rewind.preview"], "`session.rewind.preview` params (required-only): what rewinding to a user message would drop and restore; changes nothing.", TARGET),
+  describe(METHODS["session.rewind.preview"], `\`session.rewind.preview\` params (required-only): what rewinding to a user message would drop and restore; changes nothing. \`${ErrorCode.checkpointsEvicted}\` when a dropped turn's file checkpoints were evicted.`, TARGET),
   describe(METHODS["session.rewind"], "`session.rewind` params (required-only): drop a user message and everything after it from the conversation.", {
     ...TARGET,
-    restore_files: "Whether to put back each `restorable` file the dropped turns changed; false keeps every file as it is.",
+    restore_files: `Whether to put back each \`restorable\` file the dropped turns changed; false keeps every file as it is. True when a dropped turn's file checkpoints were evicted is \`${ErrorCode.checkpointsEvicted}\` and changes nothing; false still rewinds the conversation.`,
   }),
   describe(UnrestorableSchema, "Calls of one tool among the dropped turns.", {
     tool: "The tool's name as activities show it.",

@@ -46,6 +46,8 @@ export const ErrorCode = {
   staleOperation: "stale_operation",
   // `client.tool.result` naming no pending client tool call (docs/features/local-agent-client-tools.md).
   staleToolCall: "stale_tool_call",
+  // `session.rewind.preview` and a restoring `session.rewind` over turns whose file checkpoints were evicted (docs/features/local-agent-extensions.md).
+  checkpointsEvicted: "checkpoints_evicted",
   // Turn errors.
   staleRun: "stale_run",
   staleApproval: "stale_approval",

@@ -27,7 +27,7 @@
 
 import { type ConversionConfig, type JsonSchema, toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { AGENT_INFO, AgentInfoParamsSchema, AgentInfoResultSchema } from "./agent-info.ts";
+import { AGENT_INFO, AgentInfoResultSchema } from "./agent-info.ts";
 import type { Descriptions } from "./describe.ts";
 import { AGENT_INFO_DESCRIPTIONS } from "./descriptions-agent-info.ts";
 import { CARD_DESCRIPTIONS } from "./descriptions-cards.ts";
@@ -40,6 +40,7 @@ import { ErrorResponseSchema, EventFrameSchema, RequestFrameSchema, ResultRespon
 import { EVENTS } from "./events.ts";
 import { METHODS } from "./methods.ts";
 import { RESULTS } from "./results.ts";
+import { AgentInfoParamsSchema } from "./schemas.ts";
 
 /** Where the published files are served from; each schema's `$id` is its file there. */
 export const SCHEMA_BASE = "https://unpkg.com/magi-code/docs/schema/";

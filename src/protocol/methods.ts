@@ -1,14 +1,16 @@
 /**
  * The method table of protocol version 1 as this backend serves it: every
- * method name with the schema its params must match. The names are also the
- * capabilities `initialize` advertises and checks `required_capabilities`
- * against, so a method cannot be served without being advertised, or the
- * other way round.
+ * method name with the schema its params must match. The names are those of
+ * `negotiation.ts` (the base methods and the required-only ones), which are
+ * also the capabilities `initialize` advertises and checks
+ * `required_capabilities` against; the table must hold exactly them, so a
+ * method cannot be served without being advertised, or the other way round.
  *
  * @module
  */
 
 import type * as v from "valibot";
+import type { TableMethod } from "./negotiation.ts";
 import {
   ApprovalAnswerParamsSchema,
   EmptyParamsSchema,
@@ -45,7 +47,7 @@ export const METHODS = {
   "operation.cancel": OperationCancelParamsSchema,
   "session.rewind.preview": SessionRewindPreviewParamsSchema,
   "session.rewind": SessionRewindParamsSchema,
-} as const;
+} as const satisfies { readonly [M in TableMethod]: v.GenericSchema };
 
 /** One implemented method's name. */
 export type MethodName = keyof typeof METHODS;
@@ -65,13 +67,3 @@ export type MethodHandlers = {
 export function isMethodName(name: string): name is MethodName {
   return Object.hasOwn(METHODS, name);
 }
-
-/**
- * Methods that exist only for a client that required them: advertised to it
- * alone, and for any other client answered as an unknown method is, before
- * its params are read, so a base client's frames stay what they were.
- */
-export const REQUIRED_ONLY: ReadonlySet<MethodName> = new Set<MethodName>(["session.rewind.preview", "session.rewind"]);
-
-/** The capabilities `initialize` advertises to every client: every implemented method but {@link REQUIRED_ONLY}'s, sorted. */
-export const CAPABILITIES: readonly MethodName[] = (Object.keys(METHODS) as MethodName[]).filter((name) => !REQUIRED_ONLY.has(name)).sort();

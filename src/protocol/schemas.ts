@@ -198,6 +198,13 @@ export const ClientToolResultParamsSchema: Exact<{
   output: v.pipe(v.string(), v.maxBytes(61_440)),
 });
 
+/**
+ * `agent.info` params: exactly `{}`. With `client.tool.result`'s here, not
+ * beside its result (`agent-info.ts`), so the dispatcher holds every
+ * extension request's params at startup without loading any result.
+ */
+export const AgentInfoParamsSchema: typeof EmptyParamsSchema = EmptyParamsSchema;
+
 /** The output of {@link ClientToolResultParamsSchema}. */
 export type ClientToolResultParams = v.InferOutput<typeof ClientToolResultParamsSchema>;
 

@@ -34,8 +34,12 @@ export interface RewindContext {
 
 type Target = { readonly ok: true; readonly turn: string; readonly plan: RewindPlan; readonly messages: number; readonly checkpoints: readonly Checkpoint[] };
 
-/** The turn `message_id` opens in the attached history at `revision`, and the plan of dropping it; or the refusal. */
-async function target(context: RewindContext, params: MethodParams<"session.rewind.preview">, signal: AbortSignal): Promise<Target | { ok: false; code: ErrorCode }> {
+/**
+ * The turn `message_id` opens in the attached history at `revision`, and
+ * the plan of dropping it; or the refusal, `checkpoints_evicted` when
+ * `restores` needs checkpoints of a dropped turn that was evicted.
+ */
+async function target(context: RewindContext, params: MethodParams<"session.rewind.preview">, restores: boolean, signal: AbortSignal): Promise<Target | { ok: false; code: ErrorCode }> {
   const at = await context.store.snapshotAt(params.session_id, params.revision);
   if (!at.ok) return at;
   // Only a user message opens a turn; any other id, or one of no entry, names nothing to rewind to.
@@ -55,7 +59,9 @@ async function target(context: RewindContext, params: MethodParams<"session.rewi
   // The snapshot named the turn, so a file without it changed since: the revision is stale.
   if (plan === null) return { ok: false, code: ErrorCode.staleRevision };
   const checkpoints = await context.checkpoints.of(params.session_id, plan.turns);
-  return { ok: true, turn, plan, messages: messagesFrom(at.snapshot.entries, params.message_id), checkpoints };
+  // Rewinding the conversation alone needs no checkpoint; putting files back from part of them would restore half a turn.
+  if (checkpoints === "evicted" && restores) return { ok: false, code: ErrorCode.checkpointsEvicted };
+  return { ok: true, turn, plan, messages: messagesFrom(at.snapshot.entries, params.message_id), checkpoints: checkpoints === "evicted" ? [] : checkpoints };
 }
 
 function dropped(params: MethodParams<"session.rewind.preview">, found: Target) {
@@ -68,7 +74,7 @@ export async function previewRewind(
   params: MethodParams<"session.rewind.preview">,
   signal: AbortSignal,
 ): Promise<StoreResult<MethodResult<"session.rewind.preview">>> {
-  const found = await target(context, params, signal);
+  const found = await target(context, params, true, signal);
   if (!found.ok) return found;
   const previewed = await previewFiles(context.runtime, context.checkpoints, found.checkpoints);
   const bare = { ...dropped(params, found), files: withoutDiffs(previewed), revision: params.revision };
@@ -92,7 +98,7 @@ export async function applyRewind(
   signal: AbortSignal,
   commit: () => void,
 ): Promise<StoreResult<MethodResult<"session.rewind">>> {
-  const found = await target(context, params, signal);
+  const found = await target(context, params, params.restore_files, signal);
   if (!found.ok) return found;
   if (signal.aborted) return { ok: false, code: ErrorCode.operationCancelled };
   commit();

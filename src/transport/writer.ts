@@ -34,11 +34,12 @@ export interface WriterOptions {
   /** The slot size: the output frame bound in production; 1 gives every frame a slot of its own. */
   readonly slotBytes: number;
   /**
-   * Most bytes one write call carries to a sink that reports
-   * {@link ByteWriter.heldBytes} (at least one frame, never split): such a
-   * sink may count a write it could not finish as held whole (Node's
-   * `writableLength` does), overstating by less than one such write. A sink
-   * that cannot tell gets all that is queued: it all counts until settled.
+   * Most bytes one write call carries (at least one frame, never split). A
+   * sink reporting {@link ByteWriter.heldBytes} may count a write it could
+   * not finish as held whole (Node's `writableLength` does); one that cannot
+   * tell counts every unsettled write whole (Deno's blocking write settles
+   * only once the pipe took all of it). Either way what the pipe took is
+   * overstated by less than one such write, never by all that was queued.
    */
   readonly writeBytes: number;
   /** Milliseconds from enqueue by which the OS must have accepted each frame whole. */
@@ -204,12 +205,11 @@ export class OrderedWriter {
     while (this.#queue.length > 0 && this.#failed === null && this.#sinkHoldsNothing()) this.#write();
   }
 
-  /** Hands the oldest queued frames, up to `writeBytes` for a reporting sink, to the sink in one write call. */
+  /** Hands the oldest queued frames, up to `writeBytes`, to the sink in one write call. */
   #write(): void {
-    const limit = this.#out.heldBytes === undefined ? Infinity : this.#options.writeBytes;
     let count = 1;
     let size = this.#queue[0]!.bytes.length;
-    for (; count < this.#queue.length && size + this.#queue[count]!.bytes.length <= limit; count++) {
+    for (; count < this.#queue.length && size + this.#queue[count]!.bytes.length <= this.#options.writeBytes; count++) {
       size += this.#queue[count]!.bytes.length;
     }
     const frames = this.#queue.splice(0, count);

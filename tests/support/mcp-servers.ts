@@ -14,7 +14,7 @@ import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 import type { McpServerDefinition } from "../../src/mcp/definition.ts";
 import { guarded } from "./hang-guard.ts";
-import { repoRoot } from "./processes.ts";
+import { exitOf, reap, repoRoot } from "./processes.ts";
 
 /** The absolute path of the Node binary: this process's under Node, the first `node` on PATH under Deno. */
 export function nodeCommand(): string {
@@ -112,19 +112,25 @@ export async function startEverythingHttp(): Promise<HttpEverything> {
   let err = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await guarded((async () => {
-    while (!err.includes("listening on port")) {
-      if (child.exitCode !== null) throw new Error(`server-everything exited: ${err}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  })(), "server-everything to listen");
+  const exit = exitOf(child);
+  try {
+    await guarded((async () => {
+      while (!err.includes("listening on port")) {
+        if (exit.done()) throw new Error(`server-everything exited: ${err}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })(), "server-everything to listen");
+  } catch (error) {
+    // A server that never listened would otherwise serve on, holding the test file open.
+    await reap(exit);
+    throw error;
+  }
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     log: () => out,
     stop: async () => {
       child.kill("SIGKILL");
-      await exited;
+      await exit.exited;
     },
   };
 }

@@ -99,7 +99,11 @@ export interface Spawned {
   readonly kill: (signal: NodeJS.Signals) => boolean;
 }
 
-function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["stdout"]): Spawned {
+/** What {@link reap} needs of a child: its exit, whether it came, and a way to signal it. */
+export type Reapable = Pick<Spawned, "exited" | "done" | "kill">;
+
+/** Tracks `child`'s exit (call it right after spawning, before the exit can have been emitted). */
+export function exitOf(child: ChildProcess): Reapable {
   let finished = false;
   const exited = new Promise<number | null>((resolve) => {
     child.once("exit", (code) => {
@@ -107,7 +111,56 @@ function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["st
       resolve(code);
     });
   });
-  return { stdin, stdout, stderr: child.stderr!, exited, done: () => finished, pid: child.pid, kill: (signal) => child.kill(signal) };
+  // process.kill, not child.kill: Deno's ChildProcess sends only the first signal it is asked to (a later
+  // SIGKILL would be dropped) and then reports that signal as the exit, whatever the child did.
+  const kill = (signal: NodeJS.Signals): boolean => {
+    if (finished || child.pid === undefined) return false;
+    try {
+      return process.kill(child.pid, signal);
+    } catch {
+      return false;
+    }
+  };
+  return { exited, done: () => finished, kill };
+}
+
+function track(child: ChildProcess, stdin: Spawned["stdin"], stdout: Spawned["stdout"]): Spawned {
+  return { stdin, stdout, stderr: child.stderr!, pid: child.pid, ...exitOf(child) };
+}
+
+/**
+ * How long {@link reap} lets a child go on before each signal: ample for one
+ * that is merely slow to notice closed pipes under load (it then exits
+ * unsignalled), short enough that a stuck one does not stall the test file.
+ * A cleanup bound, never a claim about speed.
+ */
+const REAP_GRACE_MS = 3_000;
+
+/** Whether `child` exits within `ms`; the timer is cleared either way, so it never holds a test's event loop. */
+async function exitsWithin(child: Reapable, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([child.exited.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Cleanup, for whatever spawned `child`, once it closed (or gave up on) the
+ * child's pipes: a child that exits within {@link REAP_GRACE_MS} is never
+ * signalled; one that does not gets SIGTERM, then SIGKILL after another
+ * grace. Resolves once it exited, so a failed case leaves no child behind to
+ * hold the test file open; rejects (after the hang guard) only if even
+ * SIGKILL did not end it.
+ */
+export async function reap(child: Reapable): Promise<void> {
+  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    if (child.done() || await exitsWithin(child, REAP_GRACE_MS)) return;
+    child.kill(signal);
+  }
+  await guarded(child.exited, "a child to exit after SIGKILL");
 }
 
 /** Spawns magi-code with `args` over socketpairs (Node's default child stdio). */
@@ -177,6 +230,10 @@ export interface CommandRun {
 export async function runCommand(launcher: Launcher, where: { readonly cwd: string; readonly env: NodeJS.ProcessEnv }, args: readonly string[]): Promise<CommandRun> {
   const child = spawnDirect(launcher, args, { cwd: where.cwd, env: where.env });
   child.stdin.end();
-  const [stdout, stderr, code] = await Promise.all([collect(child.stdout), collect(child.stderr), guarded(child.exited, args.join(" "))]);
-  return { lines: stdout.trimEnd().split("\n"), stdout, stderr, code };
+  try {
+    const [stdout, stderr, code] = await Promise.all([collect(child.stdout), collect(child.stderr), guarded(child.exited, args.join(" "))]);
+    return { lines: stdout.trimEnd().split("\n"), stdout, stderr, code };
+  } finally {
+    await reap(child);
+  }
 }

@@ -14,7 +14,7 @@
 
 import { Readable, Writable } from "node:stream";
 import { AgentClient } from "../../src/client/mod.ts";
-import { type Launcher, spawnDirect } from "./processes.ts";
+import { type Launcher, reap, spawnDirect } from "./processes.ts";
 import type { WireFrame } from "./wire-client.ts";
 
 /** One request line as the client wrote it. */
@@ -58,14 +58,21 @@ export class TappedAgent {
     }));
     const stdin = (Writable.toWeb(child.stdin as Writable) as WritableStream<Uint8Array>).getWriter();
     this.#stdin = stdin;
+    // The client closing the child's stdin (close(), shutdown(), a failure) is where a child that would not
+    // exit must be ended, or the client's close() waits for it, and the test file with it, forever.
+    let reaping: Promise<void> | null = null;
+    const closing = (closed: Promise<void>): Promise<void> => {
+      reaping ??= reap(child);
+      return closed;
+    };
     const writable = new WritableStream<Uint8Array>({
       write: (chunk) => {
         this.#written(chunk);
         if (this.#held === null) return stdin.write(chunk);
         this.#held.push(chunk);
       },
-      close: () => stdin.close(),
-      abort: (reason) => stdin.abort(reason),
+      close: () => closing(stdin.close()),
+      abort: (reason) => closing(stdin.abort(reason)),
     });
     this.client = new AgentClient({ readable, writable }, { exited: child.exited });
   }

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { paramsFrameBytes } from "../../src/fuzz/mod.ts";
 import type { FakeProvider } from "./fake-provider.ts";
 import { guarded } from "./hang-guard.ts";
-import { collect, type Launcher, type Spawned, spawnDirect } from "./processes.ts";
+import { collect, type Launcher, reap, type Spawned, spawnDirect } from "./processes.ts";
 
 export { guarded };
 
@@ -217,11 +217,18 @@ export class WireClient {
     return await guarded(this.exited, `${this.#label} exit after ${signal}`);
   }
 
-  /** Cleanup after a failed test: closes both pipes so a still-running child exits (EOF, then a broken stdout). */
+  /**
+   * Cleanup after a failed test: closes both pipes so a still-running child
+   * exits (EOF, then a broken stdout), and {@link reap}s one that does not,
+   * so it cannot outlive the test and hold the file open. Await
+   * {@link exited} to see it gone.
+   */
   abandon(): void {
     if (!this.#child.done()) {
       this.#child.stdin.destroy();
       this.#child.stdout.destroy();
+      // Not awaited, keeping the call synchronous for the finally blocks that make it; only SIGKILL failing rejects.
+      void reap(this.#child);
     }
   }
 }

@@ -3,12 +3,12 @@
  * `runtime.spawn`, in its own process group.
  *
  * Ending it: on timeout or when the call's signal aborts, SIGTERM goes to the
- * whole group, then SIGKILL {@link KILL_GRACE_MS} later if the command is
- * still running (a `trap '' TERM` cannot stop that). The call resolves only
- * once the shell has exited and its output pipes are closed, so after a
- * timeout or cancel nothing of the group is left running; should a process
- * have left the group and kept the pipes open, the call stops waiting
- * {@link DRAIN_GRACE_MS} after SIGKILL. A command that exits by itself is
+ * whole group, then SIGKILL `KILL_GRACE_MS` later if the command is still
+ * running (a `trap '' TERM` cannot stop that: `util/process-group.ts`). The
+ * call resolves only once the shell has exited and its output pipes are
+ * closed, so after a timeout or cancel nothing of the group is left running;
+ * should a process have left the group and kept the pipes open, the call
+ * stops waiting `DRAIN_GRACE_MS` after SIGKILL. A command that exits by itself is
  * not chased further: a server started with `cmd >/dev/null 2>&1 &` keeps
  * running, while one started without redirecting its output holds the pipes
  * and runs into the timeout.
@@ -22,8 +22,9 @@
  */
 
 import * as v from "valibot";
-import type { ByteReader, Disposable, ExitStatus, Subprocess } from "../../host/runtime.ts";
+import type { ByteReader, ExitStatus, Subprocess } from "../../host/runtime.ts";
 import { exactObject } from "../../util/exact-object.ts";
+import { GroupDeadline, type GroupEnding } from "../../util/process-group.ts";
 import { MIN_KNOWN_SECRET_LENGTH } from "../../util/redaction.ts";
 import { OutputCollector } from "./output-buffer.ts";
 import { describeError, finishResult, formatBytes, quote, showExactly } from "./tool-text.ts";
@@ -37,15 +38,6 @@ const TIMEOUT_TEXT = "Seconds before the command is killed (default 120, at most
 export const DEFAULT_TIMEOUT_SECONDS = 120;
 /** Largest `timeout_seconds`. */
 export const MAX_TIMEOUT_SECONDS = 600;
-/**
- * From SIGTERM to SIGKILL. With {@link DRAIN_GRACE_MS} it takes at most half
- * the 2,000 ms closing deadline, so a shutdown during a command that ignores
- * SIGTERM still has the other half for the run's closing appends and its
- * terminal event, and exits 0.
- */
-export const KILL_GRACE_MS = 500;
-/** From SIGKILL to giving up on pipes held open by a process that left the group (see {@link KILL_GRACE_MS}). */
-export const DRAIN_GRACE_MS = 500;
 /** Output bytes kept from the start and from the end. */
 export const OUTPUT_HEAD_BYTES = 31 * 1024;
 /** See {@link OUTPUT_HEAD_BYTES}. */
@@ -95,8 +87,6 @@ export function shellEnvironment(env: Readonly<Record<string, string>>, secrets:
   return { env: kept, removed: removed.sort() };
 }
 
-type Ending = "timeout" | "cancel" | null;
-
 /** Reads a pipe to its end into `collector`; a read error ends it like EOF. */
 async function drain(reader: ByteReader | null, collector: OutputCollector): Promise<void> {
   if (reader === null) return;
@@ -108,7 +98,7 @@ async function drain(reader: ByteReader | null, collector: OutputCollector): Pro
 }
 
 /** How the command ended, in words, for both the model and the summary; `status` is null when the wait was abandoned. */
-function ending(status: ExitStatus | null, how: Ending, killed: boolean, timeout: number): string {
+function ending(status: ExitStatus | null, how: GroupEnding | null, killed: boolean, timeout: number): string {
   const abandoned = status === null ? "; its output stayed open, so the wait was abandoned" : "";
   const sent = `process group sent ${killed ? "SIGTERM, then SIGKILL" : "SIGTERM"}${abandoned}`;
   if (how === "timeout") return `timed out after ${timeout} s (${sent})`;
@@ -170,40 +160,19 @@ async function run(params: ShellParams, context: ToolContext, live: { collector:
   }
   const collector = new OutputCollector(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, secrets);
   live.collector = collector;
-  const timers: Disposable[] = [];
-  let how: Ending = null;
-  let killed = false;
-  let giveUp: () => void = () => {};
-  const gaveUp = new Promise<null>((resolve) => (giveUp = () => resolve(null)));
-  const terminate = (why: Exclude<Ending, null>) => {
-    if (how !== null) return;
-    how = why;
-    child.kill("SIGTERM");
-    timers.push(runtime.setTimer(KILL_GRACE_MS, () => {
-      killed = true;
-      child.kill("SIGKILL");
-      timers.push(runtime.setTimer(DRAIN_GRACE_MS, () => {
-        child.stdout?.close();
-        child.stderr?.close();
-        giveUp();
-      }));
-    }));
-  };
-  const onAbort = () => terminate("cancel");
-  signal.addEventListener("abort", onAbort, { once: true });
-  timers.push(runtime.setTimer(timeout * 1000, () => terminate("timeout")));
+  const deadline = new GroupDeadline(runtime, child, timeout * 1000, signal);
   const finished = Promise.all([child.exited, drain(child.stdout, collector), drain(child.stderr, collector)])
     .then(([status]) => status, () => null);
   let status: ExitStatus | null;
   try {
-    status = await Promise.race([finished, gaveUp]);
+    status = await Promise.race([finished, deadline.gaveUp]);
   } finally {
-    signal.removeEventListener("abort", onAbort);
-    for (const timer of timers) timer.dispose();
+    deadline.dispose();
   }
+  const how = deadline.ending;
   const durationMs = Math.max(0, Math.round(runtime.monotonicNow() - started));
   const seconds = (durationMs / 1000).toFixed(1);
-  const outcome = ending(status, how, killed, timeout);
+  const outcome = ending(status, how, deadline.killed, timeout);
   const output = collector.finish(secrets);
   const body = output.totalBytes === 0 ? "(no output)" : output.text;
   const ok = how === null && status?.code === 0;

@@ -49,8 +49,10 @@ export interface ToolContext {
   readonly events?: RunEvents;
   /**
    * Called by `write_file` and `edit_file` right before they change the file
-   * at canonical `path`, with its content now (null: there is none) and what
-   * replaces it, so `session.rewind` can put it back (`src/rewind/`).
+   * at canonical `path`, with its content now (null: there is none;
+   * `"unreadable"`: it could not be read, past `MAX_WRITE_BYTES` or failing,
+   * so no rewind can put the turn back whole) and what replaces it, so
+   * `session.rewind` can put it back (`src/rewind/`).
    * Absent: no checkpoints (the client did not negotiate `session.rewind`).
    */
   readonly checkpoint?: TakeCheckpoint;
@@ -69,7 +71,7 @@ export interface RunEvents {
 }
 
 /** Keeps a file's content before a tool changes it; see {@link ToolContext.checkpoint}. */
-export type TakeCheckpoint = (path: string, before: Uint8Array | null, after: Uint8Array) => Promise<void>;
+export type TakeCheckpoint = (path: string, before: Uint8Array | null | "unreadable", after: Uint8Array) => Promise<void>;
 
 /** How a call ended. */
 export interface ToolResult {

@@ -67,10 +67,10 @@ async function prepare(params: WriteFileParams, context: ToolContext): Promise<P
       let written: "written" | "moved";
       try {
         if (writable.created) await context.runtime.fs.mkdir(dirname(target.path), 0o755);
-        // The content being replaced, for `session.rewind`; a write that cannot read it takes none.
+        // The content being replaced, for `session.rewind`; one it cannot read leaves the turn unrestorable.
         if (context.checkpoint !== undefined) {
-          const before = writable.created ? null : await context.runtime.fs.readFile(target.path, MAX_WRITE_BYTES).catch(() => undefined);
-          if (before !== undefined) await context.checkpoint(target.path, before, bytes);
+          const before = writable.created ? null : await context.runtime.fs.readFile(target.path, MAX_WRITE_BYTES).catch(() => "unreadable" as const);
+          await context.checkpoint(target.path, before, bytes);
         }
         written = await writeFileAtomic(context.runtime, target.path, bytes, writable.mode);
       } catch (error) {
