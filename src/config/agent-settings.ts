@@ -144,23 +144,9 @@ export interface ProfileProblem {
   readonly message: string;
 }
 
-// An allowlist, so a read-only profile never acts through a tool it does not name: an MCP or client
-// tool, or a tool added later (docs/features/runner.md, "Built-in profiles"). `allow` only means "not
-// tightened": settings still decide (`policy/tool-policies.ts`). `task` and `code` are allowed because each
-// call they lead to is held to this profile again (the ceiling, the nested call's own policy).
-const READ_ONLY: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({
-  "*": "deny",
-  write_file: "deny",
-  edit_file: "deny",
-  shell: "deny",
-  read_file: "allow",
-  list_directory: "allow",
-  glob: "allow",
-  grep: "allow",
-  skill: "allow",
-  task: "allow",
-  code: "allow",
-});
+// An allowlist (docs/features/runner.md): no MCP, client or later tool; `allow` only means "not tightened".
+const READ_ONLY: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({ "*": "deny", write_file: "deny", edit_file: "deny", shell: "deny",
+  read_file: "allow", list_directory: "allow", glob: "allow", grep: "allow", skill: "allow", task: "allow", code: "allow" });
 
 const builtin = (profile: Omit<AgentProfile, "files">): AgentProfile => Object.freeze({ ...profile, files: Object.freeze([]) });
 
