@@ -179,10 +179,15 @@ for (const launcher of launchers()) {
       }
     });
 
-    it("config check exits 0 with notes only: a profile entry looser than settings has no effect, and the files read are listed", async () => {
+    it("config check exits 0 with notes only: a profile entry looser than settings has no effect (unless it exempts its tool from a stricter *), and the files read are listed", async () => {
       const provider = await startFakeProvider();
       try {
-        const ws = setup(provider, { agent: { primary: "helper" } }, { global: { "helper.md": profile("description: Helps\nmode: all\ntools:\n  shell: allow\n  grep: ask") } });
+        const ws = setup(provider, { agent: { primary: "helper" } }, {
+          global: {
+            "helper.md": profile("description: Helps\nmode: all\ntools:\n  shell: allow\n  grep: ask"),
+            "reader.md": profile("description: Reads\nmode: all\ntools:\n  \"*\": deny\n  shell: allow\n  read_file: allow"),
+          },
+        });
         const child = spawnDirect(launcher, ["config", "check"], { cwd: ws.cwd, env: ws.env });
         child.stdin.end();
         const [stdout, code] = await Promise.all([collect(child.stdout), guarded(child.exited, "config check")]);
@@ -190,7 +195,7 @@ for (const launcher of launchers()) {
         const file = join(ws.home, "agents", "helper.md");
         assert.deepEqual(stdout.trimEnd().split("\n"), [
           `${file}: $.tools.shell: is looser than the policy settings give (ask); a profile only tightens, so it has no effect`,
-          `magi-code config check: no problems (${join(ws.home, "settings.jsonc")}, ${file})`,
+          `magi-code config check: no problems (${join(ws.home, "settings.jsonc")}, ${file}, ${join(ws.home, "agents", "reader.md")})`,
         ]);
       } finally {
         await provider.close();

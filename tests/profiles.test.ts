@@ -119,7 +119,7 @@ describe("the profile catalog", () => {
       global: { "review.md": profile("description: Global review\nmode: all\ntools:\n  grep: ask\nmax_steps: 9", "Global body.") },
       project: {
         "review.md": profile("description: Project review\nmode: primary\nmodel: local\ntools:\n  grep: allow\n  shell: deny\nmax_steps: 20", "Project body."),
-        "plan.md": profile("description: Loose plan\nmode: primary\ntools:\n  shell: allow\n  write_file: allow"),
+        "plan.md": profile("description: Loose plan\nmode: primary\ntools:\n  shell: allow\n  write_file: allow\n  mcp__docs__search: allow"),
         "explore.md": profile("description: Explore as primary\nmode: all"),
         "own.md": profile("description: Project only\nmode: primary\ntools:\n  read_file: deny"),
       },
@@ -135,7 +135,8 @@ describe("the profile catalog", () => {
       body: "Global body.\n\nProject body.",
     });
     assert.deepEqual(catalog.effective.get("review")!.files.map((file) => file.path), [`${HOME}/agents/review.md`, `${CWD}/.magi-code/agents/review.md`]);
-    assert.deepEqual(catalog.effective.get("plan")!.tools, { write_file: "deny", edit_file: "deny", shell: "deny" });
+    // Loosening nothing: neither the denied built-ins nor, through plan's `*`, a tool plan does not name.
+    assert.deepEqual(catalog.effective.get("plan")!.tools, { ...BUILTIN_PROFILES.get("plan")!.tools, mcp__docs__search: "deny" });
     assert.equal(catalog.effective.get("explore"), null);
     assert.deepEqual(catalog.problems.map((problem) => [problem.file, problem.path]), [[`${CWD}/.magi-code/agents/explore.md`, "$.mode"]]);
     assert.deepEqual(catalog.effective.get("own")!.tools, { read_file: "deny" });

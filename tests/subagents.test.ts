@@ -93,14 +93,19 @@ describe("the task tool", () => {
     assert.equal((stored[1]!.context as { profile: { name: string } }).profile.name, "explore");
     // The delegating history links the child's, with the ceiling it ran under and the call it answered.
     const links = recordsOf(server, `${HOME}/sessions/${sessionId}.jsonl`).filter((record) => record.type === "subagent_link");
-    assert.deepEqual(links.map(({ v, ignorable, activity_id, call_id, call_index, child, ceiling }) => ({ v, ignorable, activity_id, call_id, call_index, child, ceiling })), [{
+    assert.deepEqual(links.map(({ v, ignorable, activity_id, call_id, call_index, child, ceiling, ceiling_unnamed }) => ({ v, ignorable, activity_id, call_id, call_index, child, ceiling, ceiling_unnamed })), [{
       v: 3,
       ignorable: true,
       activity_id: id,
       call_id: "t-call",
       call_index: 1,
       child: { session_id: stored[0]!.session_id, profile: "explore" },
-      ceiling: { tools: { write_file: "deny", edit_file: "deny", shell: "deny" }, sources: { write_file: "explore", edit_file: "explore", shell: "explore" } },
+      // explore's allowlist: its `*` apart, which a reader of an earlier release of format 3 would refuse as a key.
+      ceiling: {
+        tools: Object.fromEntries(Object.entries(BUILTIN_PROFILES.get("explore")!.tools).filter(([tool]) => tool !== "*")),
+        sources: Object.fromEntries(Object.keys(BUILTIN_PROFILES.get("explore")!.tools).filter((tool) => tool !== "*").map((tool) => [tool, "explore"])),
+      },
+      ceiling_unnamed: { policy: "deny", source: "explore" },
     }]);
     assert.equal(child, `${HOME}/sessions/subagents/${stored[0]!.session_id}.jsonl`);
     const listed = await request(server, "list", "session.list", { limit: 100 });

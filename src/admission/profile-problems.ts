@@ -15,7 +15,8 @@ import type { Runtime } from "../host/runtime.ts";
 import { type AgentProfile, DEFAULT_PRIMARY, listProfileDirectories, type ProfileProblem } from "../config/agent-settings.ts";
 import { primaryProfile, readProfileCatalog } from "../config/profiles.ts";
 import type { Settings } from "../config/settings.ts";
-import { DEFAULT_POLICIES, isAtLeastAsStrict, resolvePolicy } from "../policy/tool-policies.ts";
+import { ANY_TOOL, DEFAULT_POLICIES, isAtLeastAsStrict, resolvePolicy } from "../policy/tool-policies.ts";
+import { ownValue } from "../util/own.ts";
 import { jsonPath } from "../util/json-path.ts";
 import { joinPath } from "../util/paths.ts";
 
@@ -73,9 +74,12 @@ export async function profileProblems(
     });
   }
   for (const { file, profile } of catalog.files) {
+    const others = ownValue(profile?.tools, ANY_TOOL);
     for (const [tool, policy] of Object.entries(profile?.tools ?? {})) {
       const given = resolvePolicy(tool, settings.merged.tools);
-      if (Object.hasOwn(DEFAULT_POLICIES, tool) && !isAtLeastAsStrict(policy, given)) {
+      // A looser entry still exempts its tool from a stricter `*`; only without one does it do nothing.
+      const exempts = others !== undefined && !isAtLeastAsStrict(given, others);
+      if (Object.hasOwn(DEFAULT_POLICIES, tool) && !isAtLeastAsStrict(policy, given) && !exempts) {
         notes.push({ file, path: jsonPath(["tools", tool]), message: `is looser than the policy settings give (${given}); a profile only tightens, so it has no effect` });
       }
     }

@@ -1,11 +1,12 @@
 /**
  * One `task` call, from the model's arguments to the report it reads: the
  * arguments and the profile checked, the call's own policy applied (settings
- * `tools.task`, then the delegating profile's entry), a slot waited for,
+ * `tools.task`, then the delegating profile's entry), the user's
+ * `PreToolUse` hooks run (as for every tool call), a slot waited for,
  * the ceiling computed once, the child run, and its report bounded. The
  * call is one `activity` of kind `subagent` named after the profile:
  * started with the task's description, completed or failed with a bounded
- * summary. A child's failure is a failed result, never a failed run.
+ * summary, then the `PostToolUse` hooks see that summary. A child's failure is a failed result, never a failed run.
  *
  * @module
  */
@@ -16,11 +17,12 @@ import { escapeInvisible } from "../util/invisible.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import { clampUtf8, utf8ByteCount } from "../util/utf8.ts";
 import { uuid7 } from "../util/uuid7.ts";
-import { delegatedPolicies, profilePolicy, resolvePolicy } from "../policy/tool-policies.ts";
+import { ANY_TOOL, type ApprovalPolicy, delegatedPolicies, profilePolicy, type ProfilePolicies, resolvePolicy } from "../policy/tool-policies.ts";
 import { type DelegatingStep, TASK_TOOL } from "../runner/delegation.ts";
 import type { ModelToolCall, ToolResultMessage } from "../runner/providers/conversation.ts";
 import { RunStop } from "../runner/run-output.ts";
 import { askApproval, recordActivity } from "../runner/tool-calls.ts";
+import { afterToolCall, approvalPrompt, beforeToolCall } from "../runner/run-hooks.ts";
 import { MAX_SUMMARY_BYTES } from "../runner/tools/tool.ts";
 import { runChild } from "./child-run.ts";
 import type { SubagentSetup } from "./setup.ts";
@@ -84,10 +86,14 @@ export async function runTaskCall(
     const by = byProfile ? `the ${config.profile.name} profile` : "settings";
     return await refuse(name, `${name} (task denied by ${by})`, `Delegating was denied by ${by}. Do not retry it; do the task yourself.`);
   }
-  if (policy === "ask") {
+  // The user's hooks see `task` as any other call (docs/features/runner.md, "Hooks"): after its policy, before its approval.
+  const hooked = { name: TASK_TOOL, arguments: params };
+  const before = await beforeToolCall(config.hooks, io, step.signal, hooked, { asks: policy === "ask", mustAsk: false });
+  if ("denied" in before) return await refuse(name, `${description} (denied by a hook)`, before.denied);
+  if (before.ask) {
     const shown = `Delegate to the ${name} subagent: ${description}`;
     if (utf8ByteCount(shown) > MAX_SUMMARY_BYTES) return await refuse(name, `${name}: refused, cannot be shown whole for approval`, "The description is too long to show for approval; use a shorter one.");
-    const decision = await askApproval(io, step.broker, shown, null);
+    const decision = await askApproval(io, step.broker, approvalPrompt(before.hookAsked, shown), null);
     if (step.signal.aborted) {
       await recordActivity(io, null, activityId, name, "failed", `${description} (cancelled)`, null, "subagent");
       throw new RunStop("cancelled", null);
@@ -123,7 +129,7 @@ export async function runTaskCall(
       call_id: call.id,
       call_index: index,
       child: { session_id: childId, profile: name },
-      ceiling: { tools: ceiling.tools, sources: ceiling.sources ?? {} },
+      ...storedCeiling(ceiling),
     }]);
     let outcome;
     try {
@@ -143,17 +149,31 @@ export async function runTaskCall(
       await recordActivity(io, null, activityId, name, "failed", `${description} (cancelled)`, null, "subagent").catch(() => {});
       throw error;
     }
+    let ended: { ok: boolean; summary: string; output: string };
     if (!outcome.ok) {
-      await recordActivity(io, null, activityId, name, "failed", `${description}: failed, ${outcome.reason}`, null, "subagent");
-      return result(`The ${name} subagent failed: ${outcome.reason}. It produced no report.`, true);
+      ended = { ok: false, summary: `${description}: failed, ${outcome.reason}`, output: `The ${name} subagent failed: ${outcome.reason}. It produced no report.` };
+    } else {
+      const report = clampUtf8(redactSecrets(outcome.report, io.secrets), MAX_REPORT_BYTES, REPORT_CUT_NOTE);
+      const excerpt = clampUtf8(report.replace(/\s+/g, " ").trim(), REPORT_EXCERPT_BYTES);
+      ended = { ok: true, summary: excerpt === "" ? `${description}: done` : `${description}: ${excerpt}`, output: report === "" ? `The ${name} subagent finished without a report.` : report };
     }
-    const report = clampUtf8(redactSecrets(outcome.report, io.secrets), MAX_REPORT_BYTES, REPORT_CUT_NOTE);
-    const excerpt = clampUtf8(report.replace(/\s+/g, " ").trim(), REPORT_EXCERPT_BYTES);
-    await recordActivity(io, null, activityId, name, "completed", excerpt === "" ? `${description}: done` : `${description}: ${excerpt}`, null, "subagent");
-    return result(report === "" ? `The ${name} subagent finished without a report.` : report, false);
+    await recordActivity(io, null, activityId, name, ended.ok ? "completed" : "failed", ended.summary, null, "subagent");
+    const output = await afterToolCall(config.hooks, io, step.signal, hooked, ended);
+    if (step.signal.aborted) throw new RunStop("cancelled", null);
+    return result(output, !ended.ok);
   } finally {
     release();
   }
+}
+
+/** The `subagent_link` record's `ceiling` and `ceiling_unnamed` fields: the `*` entry apart (`store/subagent-link.ts`). */
+function storedCeiling(ceiling: ProfilePolicies): {
+  ceiling: { tools: Record<string, ApprovalPolicy>; sources: Record<string, string> };
+  ceiling_unnamed?: { policy: ApprovalPolicy; source: string };
+} {
+  const { [ANY_TOOL]: unnamed, ...tools } = ceiling.tools;
+  const { [ANY_TOOL]: source, ...sources } = ceiling.sources ?? {};
+  return { ceiling: { tools, sources }, ...(unnamed === undefined ? {} : { ceiling_unnamed: { policy: unnamed, source: source ?? ceiling.name } }) };
 }
 
 /**

@@ -144,7 +144,9 @@ export interface ProfileProblem {
   readonly message: string;
 }
 
-const READ_ONLY: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({ write_file: "deny", edit_file: "deny", shell: "deny" });
+// An allowlist (docs/features/runner.md): no MCP, client or later tool; `allow` only means "not tightened".
+const READ_ONLY: Readonly<Record<string, ApprovalPolicy>> = Object.freeze({ "*": "deny", write_file: "deny", edit_file: "deny", shell: "deny",
+  read_file: "allow", list_directory: "allow", glob: "allow", grep: "allow", skill: "allow", task: "allow", code: "allow" });
 
 const builtin = (profile: Omit<AgentProfile, "files">): AgentProfile => Object.freeze({ ...profile, files: Object.freeze([]) });
 

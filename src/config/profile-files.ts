@@ -49,8 +49,8 @@ export const MAX_PROFILE_BYTES = 65_536;
 const MAX_DESCRIPTION = 1024;
 
 // The names the model sees: a built-in's, or an MCP tool's exposed `mcp__<server>__<tool>`, which
-// every provider API accepts (src/mcp/names.ts) and settings' `tools` keys cannot spell.
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+// every provider API accepts (src/mcp/names.ts) and settings' `tools` keys cannot spell; or `*`, every tool not named.
+const TOOL_NAME = /^(?:[A-Za-z0-9_-]{1,64}|\*)$/;
 
 const ProfileSchema = exactObject({
   description: v.pipe(
@@ -70,7 +70,7 @@ const RULES: Readonly<Record<string, string>> = {
   mode: `must be ${PROFILE_MODES.join(", ")}`,
   model: "must be a model id: 1-256 UTF-8 bytes without control characters",
   effort: `must be ${EFFORTS.join(", ")}`,
-  tools: "must map tool names as the model sees them (1-64 of A-Z, a-z, 0-9, _ and -) to allow, ask or deny",
+  tools: "must map tool names as the model sees them (1-64 of A-Z, a-z, 0-9, _ and -), or * for every tool not named, to allow, ask or deny",
   max_steps: `must be an integer from 1 to ${MAX_STEPS_LIMIT}`,
 };
 

@@ -24,8 +24,7 @@
 
 import { ErrorCode } from "../protocol/errors.ts";
 import type { FileSystem } from "../host/runtime.ts";
-import { type ApprovalPolicy, stricter } from "../policy/tool-policies.ts";
-import { ownValue } from "../util/own.ts";
+import { combineTools } from "../policy/tool-policies.ts";
 import {
   type AgentProfile,
   BUILTIN_PROFILES,
@@ -53,10 +52,9 @@ export interface ProfileCatalog {
   readonly incomplete: boolean;
 }
 
-/** `profile` with `by`'s restrictions added: per tool the stricter policy, the smaller step bound. */
+/** `profile` with `by`'s restrictions added: per tool the stricter policy (a `*` entry included), the smaller step bound. */
 export function tightenProfile(profile: AgentProfile, by: AgentProfile): AgentProfile {
-  const tools: Record<string, ApprovalPolicy> = Object.fromEntries(Object.entries(profile.tools));
-  for (const [name, policy] of Object.entries(by.tools)) tools[name] = stricter(ownValue(tools, name) ?? policy, policy);
+  const { tools } = combineTools(profile.tools, by.tools);
   const bounds = [profile.maxSteps, by.maxSteps].filter((bound) => bound !== undefined);
   const { maxSteps: _, ...rest } = profile;
   return { ...rest, tools, ...(bounds.length === 0 ? {} : { maxSteps: Math.min(...bounds) }), files: [...profile.files, ...by.files] };

@@ -71,46 +71,76 @@ export interface ProfilePolicies {
 }
 
 /**
- * The ceiling of a run delegated to the profile `child` by a run restricted
- * by `parent`: per tool the stricter of the two entries, remembering which
- * profile set it. Both runs share the settings' policies, so under
- * {@link profilePolicy} the child's policy for any tool is the stricter of
- * the parent's effective policy and the child profile's: never looser than
- * either, and a `deny` anywhere stays `deny`. Delegating again from the
- * child starts from this ceiling, so no depth widens it.
+ * A profile's `tools` key for every tool it does not name (MCP and client
+ * tools included): the read-only built-ins deny all but the read tools this way,
+ * so no tool added later, and no server's, acts through them.
  */
-export function delegatedPolicies(parent: ProfilePolicies, child: ProfilePolicies): ProfilePolicies {
-  // Maps, not objects: a tool may be called `__proto__`, which an assignment would not store.
-  const tools = new Map<string, ApprovalPolicy>();
-  const sources = new Map<string, string>();
-  const put = (from: ProfilePolicies) => {
-    for (const [tool, policy] of Object.entries(from.tools)) {
-      if (!Object.hasOwn(STRICTNESS, policy)) continue;
-      const held = tools.get(tool);
-      if (held !== undefined && isAtLeastAsStrict(held, policy)) continue;
-      tools.set(tool, policy);
-      sources.set(tool, ownValue(from.sources, tool) ?? from.name);
-    }
-  };
-  put(parent);
-  put(child);
-  return { name: child.name, tools: Object.fromEntries(tools), sources: Object.fromEntries(sources) };
+export const ANY_TOOL = "*";
+
+/** `tools`' entry for `toolName`: its own, else the {@link ANY_TOOL} entry, else none. */
+export function profileEntry(tools: Readonly<Record<string, ApprovalPolicy>>, toolName: string): ApprovalPolicy | undefined {
+  const entry = ownValue(tools, toolName) ?? ownValue(tools, ANY_TOOL);
+  return entry !== undefined && Object.hasOwn(STRICTNESS, entry) ? entry : undefined;
 }
 
-/** The profile that set `toolName`'s entry in `profile`, to name in a refusal. */
+/**
+ * Two profiles' `tools` as one: for every name either names (and
+ * {@link ANY_TOOL}), the stricter of their entries, each side's falling back
+ * to its `*`, so neither's entry nor its `*` is ever loosened by the other.
+ * `sources` names the side whose entry won (the first on a tie).
+ */
+export function combineTools(
+  first: Readonly<Record<string, ApprovalPolicy>>,
+  second: Readonly<Record<string, ApprovalPolicy>>,
+): { readonly tools: Record<string, ApprovalPolicy>; readonly from: Record<string, 0 | 1> } {
+  // Maps, not objects: a tool may be called `__proto__`, which an assignment would not store.
+  const tools = new Map<string, ApprovalPolicy>();
+  const from = new Map<string, 0 | 1>();
+  for (const name of new Set([...Object.keys(first), ...Object.keys(second)])) {
+    const a = profileEntry(first, name);
+    const b = profileEntry(second, name);
+    if (a === undefined && b === undefined) continue;
+    const firstWins = b === undefined || (a !== undefined && isAtLeastAsStrict(a, b));
+    tools.set(name, firstWins ? a! : b);
+    from.set(name, firstWins ? 0 : 1);
+  }
+  return { tools: Object.fromEntries(tools), from: Object.fromEntries(from) };
+}
+
+/**
+ * The ceiling of a run delegated to the profile `child` by a run restricted
+ * by `parent`: per tool the stricter of the two entries (each falling back
+ * to its {@link ANY_TOOL} entry), remembering which profile set it. Both
+ * runs share the settings' policies, so under {@link profilePolicy} the
+ * child's policy for any tool is the stricter of the parent's effective
+ * policy and the child profile's: never looser than either, and a `deny`
+ * anywhere stays `deny`. Delegating again from the child starts from this
+ * ceiling, so no depth widens it.
+ */
+export function delegatedPolicies(parent: ProfilePolicies, child: ProfilePolicies): ProfilePolicies {
+  const { tools, from } = combineTools(parent.tools, child.tools);
+  const sources = Object.fromEntries(Object.entries(from).map(([tool, side]) => {
+    const source = side === 0 ? parent : child;
+    return [tool, ownValue(source.sources, tool) ?? ownValue(source.sources, ANY_TOOL) ?? source.name];
+  }));
+  return { name: child.name, tools, sources };
+}
+
+/** The profile that set `toolName`'s entry (or the `*` entry it falls back to) in `profile`, to name in a refusal. */
 export function policySource(profile: ProfilePolicies, toolName: string): string {
-  return ownValue(profile.sources, toolName) ?? profile.name;
+  const key = ownValue(profile.tools, toolName) !== undefined ? toolName : ANY_TOOL;
+  return ownValue(profile.sources, key) ?? profile.name;
 }
 
 /**
  * The policy a call runs under, evaluated in one order for every tool:
  * first what settings say (`base`: a built-in's `tools` entry or default, an
- * MCP tool's server entry), then the agent profile's entry for `toolName`,
- * which can only tighten it, never loosen it. `byProfile` is true when the
+ * MCP tool's server entry), then the agent profile's entry for `toolName`
+ * (else its `*` entry), which can only tighten it, never loosen it. `byProfile` is true when the
  * profile made it stricter, so a refusal can say why.
  */
 export function profilePolicy(base: ApprovalPolicy, toolName: string, profile: ProfilePolicies): { policy: ApprovalPolicy; byProfile: boolean } {
-  const entry = ownValue(profile.tools, toolName);
-  if (entry === undefined || !Object.hasOwn(STRICTNESS, entry) || isAtLeastAsStrict(base, entry)) return { policy: base, byProfile: false };
+  const entry = profileEntry(profile.tools, toolName);
+  if (entry === undefined || isAtLeastAsStrict(base, entry)) return { policy: base, byProfile: false };
   return { policy: entry, byProfile: true };
 }

@@ -26,7 +26,7 @@ import { builtinTools } from "./tools/registry.ts";
 import { withCodeTool } from "./code-mode/code-call.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
-import { type ApprovalPolicy, profilePolicy, resolvePolicy } from "../policy/tool-policies.ts";
+import { type ApprovalPolicy, profileEntry, profilePolicy, resolvePolicy } from "../policy/tool-policies.ts";
 import { TASK_TOOL } from "./delegation.ts";
 import type { ToolCardsPort } from "./card-port.ts";
 
@@ -112,17 +112,21 @@ async function offeredTools(config: RunConfig, io: RunIO, signal: AbortSignal): 
 
 /**
  * The tools a request offers now: built-in, external, `code` with Code Mode
- * on, then `task` where the run may delegate; a subagent's without those
- * its ceiling denies.
+ * on, then `task` where the run may delegate; without the external tools
+ * the profile denies, and a subagent's without any tool its ceiling denies.
  */
 function currentTools(config: RunConfig): readonly ToolSpec[] {
   const builtin = config.skills.length > 0 ? TOOL_SPECS_WITH_SKILL : TOOL_SPECS;
-  const external = (config.external?.offered() ?? []).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters, policy: tool.policy }));
+  const allowed = (name: string, base: ApprovalPolicy) => profilePolicy(base, name, config.profile).policy !== "deny";
+  // An external tool the profile denies is never offered (a read-only profile's `*`): the set changes with the
+  // servers and the client, and the profile's instructions speak only of built-in ones (docs/features/runner.md).
+  const external = (config.external?.offered() ?? [])
+    .filter((tool) => profileEntry(config.profile.tools, tool.name) !== "deny")
+    .map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters, policy: tool.policy }));
   const delegation = config.delegation ?? null;
   const spec = ({ policy: _, ...rest }: ToolSpec & { readonly policy: ApprovalPolicy }): ToolSpec => rest;
   if (config.subagent === undefined) return [...withCodeTool([...builtin, ...external.map(spec)], config), ...delegation === null ? [] : [delegation.spec]];
   // A subagent is offered only what it may call: a tool its ceiling denies would only cost it a step.
-  const allowed = (name: string, base: ApprovalPolicy) => profilePolicy(base, name, config.profile).policy !== "deny";
   return [
     ...withCodeTool([
       ...builtin.filter((tool) => allowed(tool.name, resolvePolicy(tool.name, config.policies))),

@@ -35,4 +35,10 @@ export const SUBAGENT_LINK = {
   child: v.strictObject({ session_id: SessionIdSchema, profile: PROFILE }),
   /** Per tool, the policy the child ran under and the profile that set it (`delegatedPolicies`). */
   ceiling: v.strictObject({ tools: v.record(TOOL_NAME, POLICY), sources: v.record(TOOL_NAME, PROFILE) }),
+  /**
+   * The policy of every tool `ceiling.tools` does not name (a profile's `*` entry) and the profile that set it;
+   * absent when there is none. A field of its own, not a `*` key in `ceiling`, which a reader of an earlier
+   * release of format 3 would refuse; it drops an unknown field (docs/storage.md, "Understood, skipped or refused").
+   */
+  ceiling_unnamed: v.exactOptional(v.strictObject({ policy: POLICY, source: PROFILE })),
 };
