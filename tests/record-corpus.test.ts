@@ -45,6 +45,7 @@ const CORPUS_SHA256: Readonly<Record<string, string>> = {
   "v3-subagent-link.jsonl": "8c92a8e9f6d2d70fd1a64ea0b8178e87109118554bff005e0972d4a5ba8f5d5b",
   "v3-tool-cards.jsonl": "26d20810bc482896b61de6239e0bc4af2c7dc711eca212f777e961b25645f700",
   "v4-rewind.jsonl": "37b76b59e9556137878b5464349fe20e18a3f2a1201f001e0615c1b7f94bd24c",
+  "v3-subagent-link-unnamed.jsonl": "23ddafa5fd5ea3d0b453ee5097e8a726f289a88b8616a3393c95f3aa4a7a2a0b",
 };
 
 /** What this release makes of one corpus history. */
