@@ -5,7 +5,8 @@
  * settings, are neither offered to the model nor run when it calls them
  * anyway: directly, from a Code Mode program (a real sandbox host), or from
  * an `explore` subagent. A global `plan.md` naming an MCP tool lets that one
- * tool through.
+ * tool through. A subagent whose ceiling denies `code` (through a `*`) is
+ * not offered it.
  */
 
 import assert from "node:assert/strict";
@@ -29,6 +30,7 @@ const API = "openai-chat";
 const ECHO = "mcp__everything__echo";
 const EDITORS = "client__open_editors";
 const EXPLORE = BUILTIN_PROFILES.get("explore")!.body;
+const READER = "You read files for the task and report.";
 const CLIENT_TOOL = { name: "open_editors", description: "The open files.", input_schema: { type: "object" }, timeout_ms: 60_000 };
 
 type ChatMessage = { role: string; content?: unknown; tool_call_id?: string };
@@ -139,6 +141,27 @@ for (const [runtimeName, runtime] of spawningRuntimes()) {
         `[explore t1] ${ECHO} (denied by the explore profile)`,
         `[explore t1] ${EDITORS} (denied by the explore profile)`,
       ]);
+      assert.equal(await stopTurnServer(server), 0);
+    });
+
+    it("a subagent whose ceiling denies code through its * is not offered code, only the tool it names", async () => {
+      const fs = new MemoryFileSystem();
+      fs.writeFile(`${HOME}/agents/reader.md`, `---\ndescription: Reads\nmode: subagent\ntools:\n  "*": deny\n  read_file: allow\n---\n${READER}\n`);
+      const server = await startWith(runtime, {}, fs);
+      const isReader = (logged: LoggedRequest) => String(bodyOf(logged).messages[0]!.content).includes(READER);
+      server.provider.handler = (logged): Script => {
+        if (isReader(logged)) return reply(API, { text: ["Read."] });
+        return results(logged).length === 0
+          ? reply(API, { calls: [{ id: "t", name: "task", args: { profile: "reader", description: "Read around", prompt: "Read." } }] })
+          : reply(API, { text: ["Done."] });
+      };
+      const events = await runEvents(server, (await startTurn(server, "Delegate")).runId);
+      assert.equal(terminalData(events).outcome, "completed");
+      assert.ok(offered(server.provider.log[0]!).includes("code"), "build itself is offered code");
+      const child = server.provider.log.filter(isReader);
+      assert.equal(child.length, 1);
+      // Its ceiling denies code like any other tool it does not name: offering it would only cost the subagent a step.
+      assert.deepEqual(offered(child[0]!), ["read_file"]);
       assert.equal(await stopTurnServer(server), 0);
     });
 
