@@ -24,6 +24,7 @@ import { RetainedEvents } from "./retained-events.ts";
 import { reportNotices, runToolCalls } from "./tool-calls.ts";
 import { builtinTools } from "./tools/registry.ts";
 import { withCodeTool } from "./code-mode/code-call.ts";
+import { CODE_TOOL_NAME } from "./code-mode/code-tool.ts";
 import { redactSecrets } from "../util/redaction.ts";
 import type { RunConfig } from "./run-config.ts";
 import { type ApprovalPolicy, profileEntry, profilePolicy, resolvePolicy } from "../policy/tool-policies.ts";
@@ -126,12 +127,13 @@ function currentTools(config: RunConfig): readonly ToolSpec[] {
   const delegation = config.delegation ?? null;
   const spec = ({ policy: _, ...rest }: ToolSpec & { readonly policy: ApprovalPolicy }): ToolSpec => rest;
   if (config.subagent === undefined) return [...withCodeTool([...builtin, ...external.map(spec)], config), ...delegation === null ? [] : [delegation.spec]];
-  // A subagent is offered only what it may call: a tool its ceiling denies would only cost it a step.
+  // A subagent is offered only what it may call: a tool its ceiling denies would only cost it a step; `code` too.
+  const codeMode = allowed(CODE_TOOL_NAME, resolvePolicy(CODE_TOOL_NAME, config.policies)) ? config.codeMode : null;
   return [
     ...withCodeTool([
       ...builtin.filter((tool) => allowed(tool.name, resolvePolicy(tool.name, config.policies))),
       ...external.filter((tool) => allowed(tool.name, tool.policy)).map(spec),
-    ], config),
+    ], { runtime: config.runtime, codeMode }),
     ...delegation === null || !allowed(TASK_TOOL, resolvePolicy(TASK_TOOL, config.policies)) ? [] : [delegation.spec],
   ];
 }
