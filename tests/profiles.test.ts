@@ -62,6 +62,18 @@ describe("profile files", () => {
     });
   });
 
+  it("parseProfile() takes \"*\" (every tool not named) only as the whole key and only with a policy", () => {
+    const parsed = parseProfile("x", profile('description: d\nmode: all\ntools:\n  "*": deny\n  read_file: allow'), AT("/a/x.md"));
+    assert.deepEqual("profile" in parsed ? parsed.profile.tools : parsed.problems, { "*": "deny", read_file: "allow" });
+    for (const entry of ['"*": maybe', '"*": null', '"**": deny', '"* ": deny', '"mcp__*": deny', "*: deny"]) {
+      const refused = parseProfile("x", profile(`description: d\nmode: all\ntools:\n  ${entry}`), AT("/a/x.md"));
+      assert.ok(!("profile" in refused), entry);
+      assert.equal(refused.problems.length, 1, entry);
+      // Unquoted, `*` starts a YAML alias: the frontmatter itself is refused.
+      assert.match(refused.problems[0]!.message, entry.startsWith("*") ? /not YAML/ : /or \* for every tool not named, to allow, ask or deny/, entry);
+    }
+  });
+
   it("parseProfile() names the JSON path of each problem and never the value", () => {
     const secret = "sk-live-0123456789SECRET";
     const text = `description: "  "\nmode: ${secret}\neffort: extreme\ntools:\n  my tool: deny\n  grep: never\n  mcp__srv__Echo-2: deny\nmax_steps: 201\nname: x`;
