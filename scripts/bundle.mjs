@@ -161,8 +161,8 @@ const startupBuild = await build({
 });
 
 // The two entries, from runtime/node.ts: its import() of node-main.ts names startup.cjs, which the
-// CommonJS bin loads by require() (no ES-module loader before the answer) and the .mjs by import().
-// The .mjs requires it too, which keeps startup.cjs out of its ES-module loader (see startupProxy).
+// CommonJS bin loads by require() (no ES-module loader before the answer) and the .mjs by a
+// require() made for its own URL, which keeps startup.cjs out of the ES-module loader (see startupProxy).
 const entry = (format) => ({
   name: "entry",
   setup(plugin) {
