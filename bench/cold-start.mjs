@@ -53,6 +53,9 @@ async function emptyOnce(command, args, env) {
 // ---------------------------------------------------------------- variants
 
 const envNoCa = childEnv();
+const floorDir = mkdtempSync(join(tmpdir(), "magi-floor-"));
+const floorFile = join(floorDir, "zero.mjs");
+writeFileSync(floorFile, "0;\n");
 const envCa = childEnv({ keepCa: true });
 const [nodeLauncher, denoLauncher] = launchers(flags);
 
@@ -89,6 +92,8 @@ if (typeof flags.codex === "string") {
 variants.push(
   { key: "node-empty", label: 'baseline: node -e ""', run: () => emptyOnce(process.execPath, ["-e", ""], envNoCa), main: false },
   { key: "deno-empty", label: 'baseline: deno eval ""', run: () => emptyOnce(denoBinary(), ["eval", ""], envNoCa), main: false },
+  // Issue 19's floor is "a one-line `deno run`": a file, as the entry is, with the spawn line's environment.
+  { key: "deno-run-empty", label: "baseline: deno run one-line file", run: () => emptyOnce(denoBinary(), ["run", floorFile], { ...envNoCa, DENO_NO_UPDATE_CHECK: "1" }), main: false },
 );
 if (caPath !== undefined) {
   variants.push({
@@ -165,7 +170,7 @@ const overhead = (key, base) =>
   summary[key] !== undefined && summary[base] !== undefined ? ms(summary[key].median - summary[base].median) : "n/a";
 console.log(foreignCpuNote(foreignCores));
 console.log("");
-console.log(`magi-code overhead over the empty runtime (medians): node ${overhead("node", "node-empty")}, deno ${overhead("deno", "deno-empty")}`);
+console.log(`magi-code overhead over the empty runtime (medians): node ${overhead("node", "node-empty")}, deno ${overhead("deno", "deno-empty")} (${overhead("deno", "deno-run-empty")} over a one-line deno run)`);
 if (summary.codex !== undefined) {
   const ratio = (key) => (summary[key].median / summary.codex.median).toFixed(2);
   console.log(`ready against the Codex app-server (medians): node ${ratio("node")}×, deno ${ratio("deno")}×`);
@@ -199,6 +204,7 @@ for (const name of ["node", "deno"]) {
 }
 
 codex?.remove();
+rmSync(floorDir, { recursive: true, force: true });
 if (compileDir !== null) rmSync(compileDir, { recursive: true, force: true });
 
 if (typeof flags.json === "string") {

@@ -20,8 +20,7 @@ import {
   type SpawnOptions,
   type Subprocess,
 } from "../src/host/runtime.ts";
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
+import { sha256HexSync } from "../src/util/digest.ts";
 import { denoFileSystem, normalizeError } from "./deno-fs.ts";
 import { denoFetch } from "./deno-http.ts";
 import { createStdioKinds } from "./deno-stdio.ts";
@@ -180,7 +179,7 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * An incremental SHA-256. Up to {@link SMALL_HASH_BYTES} in all it copies
- * the updates and hashes them in JavaScript (`@noble/hashes`) at `digest`;
+ * the updates and hashes them in JavaScript (`src/util/sha256.ts`) at `digest`;
  * past that it feeds Deno's native `node:crypto` hash (WebCrypto has no
  * incremental form). Why not native throughout: in Deno 2.9 every
  * `node:crypto` hash object outlived V8's young-generation collections and
@@ -218,7 +217,7 @@ export function createSha256(): Sha256 {
   const digest = (): string => {
     if (done) throw new Error("The hash was already digested");
     done = true;
-    return native !== null ? native.digest("hex") : bytesToHex(sha256(small.subarray(0, length)));
+    return native !== null ? native.digest("hex") : sha256HexSync(small.subarray(0, length));
   };
   return { update, digest };
 }

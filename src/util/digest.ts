@@ -1,22 +1,29 @@
 /**
  * SHA-256 of small inputs (instruction files, profiles, catalog endpoint
- * names, selection revisions, MCP tool names) in JavaScript
- * (`@noble/hashes`, audited, no dependencies), not through Web Crypto or
- * the runtime's hash: on Node either evaluates `node:crypto` (about 2 ms of
- * every cold start, as the catalog cache key and the selection revision are
- * hashed before the `initialize` answer), and Deno loads this package at
- * start-up anyway. Large inputs (session files) hash through the runtime's
- * `createSha256`, which is native.
+ * names, selection revisions, MCP tool names) in JavaScript (`sha256.ts`),
+ * not through Web Crypto or the runtime's hash: on Node either evaluates
+ * `node:crypto` (about 2 ms of every cold start, as the catalog cache key
+ * and the selection revision are hashed before the `initialize` answer).
+ * Large inputs (session files) hash through the runtime's `createSha256`,
+ * which is native.
  *
  * @module
  */
 
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
+import { sha256 } from "./sha256.ts";
+
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+/** `bytes` as lowercase hex. */
+export function toHex(bytes: Uint8Array): string {
+  let hex = "";
+  for (const byte of bytes) hex += HEX[byte];
+  return hex;
+}
 
 /** Returns the lowercase hex SHA-256 digest of `bytes` (meant for inputs of at most a few hundred KiB). */
 export function sha256HexSync(bytes: Uint8Array): string {
-  return bytesToHex(sha256(bytes));
+  return toHex(sha256(bytes));
 }
 
 /**

@@ -73,13 +73,15 @@ export const STARTUP_BUDGET = {
   // 66: src/config/title-settings.ts, the schema of `agent.titles`, checked with the rest of `agent`.
   // 67, 68: runtime/node-builtin.ts and runtime/node-crypto.ts, which take `node:child_process`,
   // `node:crypto` (with Web Crypto) and `node:os` on first use instead: about 30 built-in modules and
-  // 2 ms less before the answer; small inputs hash with @noble/hashes, as on Deno.
+  // 2 ms less before the answer.
+  // 69: src/util/sha256.ts, which hashes the small inputs start-up hashes (on both runtimes) in
+  // place of @noble/hashes, whose SHA-2 module builds SHA-512's BigInt tables as it loads (~4 ms on Deno).
   // files: the CommonJS bin and its start-up chunk; scripts/bundle.mjs packs the start-up graph
   // (26 files once split by lazy chunk, then 4 ES modules while the start-up half was one).
-  node: { own: 68, compat: 0, files: 2, read: 0, packages: ["@noble/hashes", "jsonc-parser", "valibot"] },
-  // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs) and hashes small inputs with @noble/hashes.
+  node: { own: 69, compat: 0, files: 2, read: 0, packages: ["jsonc-parser", "valibot"] },
+  // Deno takes jsonc-parser vendored (runtime/jsonc-parser.deno.mjs); 69: src/util/sha256.ts, as on Node.
   // read: no file is read that is not compiled (255 before runtime/deno-launch.ts's lazy dynamic imports).
-  deno: { own: 68, compat: 22, files: 0, read: 68, packages: ["@noble/hashes", "valibot"] },
+  deno: { own: 69, compat: 22, files: 0, read: 69, packages: ["valibot"] },
 } as const;
 
 /** Modules that must never load before the `initialize` answer, whatever the budget. */
