@@ -128,7 +128,7 @@ function currentTools(config: RunConfig): readonly ToolSpec[] {
   const spec = ({ policy: _, ...rest }: ToolSpec & { readonly policy: ApprovalPolicy }): ToolSpec => rest;
   if (config.subagent === undefined) return [...withCodeTool([...builtin, ...external.map(spec)], config), ...delegation === null ? [] : [delegation.spec]];
   // A subagent is offered only what it may call: a tool its ceiling denies would only cost it a step; `code` too.
-  const codeMode = allowed(CODE_TOOL_NAME, resolvePolicy(CODE_TOOL_NAME, config.policies)) ? config.codeMode : null;
+  const codeMode = allowed(CODE_TOOL_NAME, resolvePolicy(CODE_TOOL_NAME, config.policies)) ? config.codeMode ?? null : null;
   return [
     ...withCodeTool([
       ...builtin.filter((tool) => allowed(tool.name, resolvePolicy(tool.name, config.policies))),
