@@ -11,9 +11,8 @@
 import type * as Crypto from "node:crypto";
 import * as fs from "node:fs";
 import type { Sha256 } from "../src/host/runtime.ts";
+import { toHex } from "../src/util/digest.ts";
 import { nodeBuiltin } from "./node-builtin.ts";
-
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 /**
  * A version 4 UUID from 16 bytes of the kernel's random source
@@ -39,8 +38,7 @@ export function randomUUID(): string {
   }
   bytes[6] = (bytes[6]! & 0x0f) | 0x40;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  let hex = "";
-  for (const byte of bytes) hex += HEX[byte];
+  const hex = toHex(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
