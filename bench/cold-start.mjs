@@ -2,7 +2,7 @@
 // Cold start to the `initialize` result, per runtime. Prints figures; never
 // asserts a timing. See bench/README.md.
 //
-//   node bench/cold-start.mjs [--runs N] [--quick] [--no-compile] [--codex PATH] [--json FILE]
+//   node bench/cold-start.mjs [--runs N] [--quick] [--no-compile] [--codex PATH] [--base-node-entry PATH] [--base-deno-entry PATH] [--json FILE]
 //
 // Each run spawns a fresh child over socketpairs (Node's child stdio) with a
 // fresh MC_HOME and a fresh, settings-free cwd, writes one `initialize` line at
@@ -84,6 +84,10 @@ if (caPath !== undefined) {
     main: false,
   });
 }
+// Another build in the same rotation (--base-node-entry / --base-deno-entry): an A/B within one pass.
+const [baseNode, baseDeno] = launchers({ "node-entry": flags["base-node-entry"], "deno-entry": flags["base-deno-entry"] });
+if (typeof flags["base-node-entry"] === "string") variants.push({ key: "base-node", label: "base: node", run: () => startOnce(baseNode, envNoCa), main: false });
+if (typeof flags["base-deno-entry"] === "string") variants.push({ key: "base-deno", label: "base: deno", run: () => startOnce(baseDeno, envNoCa), main: false });
 let codex = null;
 if (typeof flags.codex === "string") {
   codex = codexPeer(flags.codex, envNoCa);
@@ -171,6 +175,9 @@ const overhead = (key, base) =>
 console.log(foreignCpuNote(foreignCores));
 console.log("");
 console.log(`magi-code overhead over the empty runtime (medians): node ${overhead("node", "node-empty")}, deno ${overhead("deno", "deno-empty")} (${overhead("deno", "deno-run-empty")} over a one-line deno run)`);
+if (summary["base-node"] !== undefined || summary["base-deno"] !== undefined) {
+  console.log(`base build over the empty runtime (medians): node ${overhead("base-node", "node-empty")}, deno ${overhead("base-deno", "deno-run-empty")} over a one-line deno run`);
+}
 if (summary.codex !== undefined) {
   const ratio = (key) => (summary[key].median / summary.codex.median).toFixed(2);
   console.log(`ready against the Codex app-server (medians): node ${ratio("node")}×, deno ${ratio("deno")}×`);
