@@ -9,19 +9,22 @@
  * @module
  */
 
+import type * as Http from "node:http";
 import type { IncomingMessage } from "node:http";
+import type * as Https from "node:https";
+import type * as Stream from "node:stream";
 import type { HttpRequestInit, HttpResponse, Runtime } from "../src/host/runtime.ts";
 // The bound Deno's fetch gets too (idle-fetch.ts), so both runtimes give up after the same silence.
 import { PROVIDER_IDLE_TIMEOUT_MS as IDLE_TIMEOUT_MS } from "./idle-fetch.ts";
+import { nodeBuiltin } from "./node-builtin.ts";
 
 // Loaded on first use, so a child that never runs a turn (or only talks
-// plain http to a local server) never loads TLS. process.getBuiltinModule
-// (Node 20.16+) rather than import(): the single executable's V8 code cache
-// leaves Node 20 no loader to serve an import() (scripts/build-sea.mjs); older
-// Node 20 releases, which lack it, still import.
-const http = async () => process.getBuiltinModule?.("node:http") ?? await import("node:http");
-const https = async () => process.getBuiltinModule?.("node:https") ?? await import("node:https");
-const stream = async () => process.getBuiltinModule?.("node:stream") ?? await import("node:stream");
+// plain http to a local server) never loads TLS; synchronously, as the single
+// executable's V8 code cache leaves Node 20 no loader to serve an import()
+// (scripts/build-sea.mjs).
+const http = () => nodeBuiltin<typeof Http>("node:http");
+const https = () => nodeBuiltin<typeof Https>("node:https");
+const stream = () => nodeBuiltin<typeof Stream>("node:stream");
 
 function headerOf(message: IncomingMessage, name: string): string | null {
   const value = message.headers[name.toLowerCase()];
@@ -48,8 +51,8 @@ export function nodeFetch(url: string, init: HttpRequestInit): Promise<HttpRespo
 async function send(url: string, init: HttpRequestInit, idleTimeoutMs: number): Promise<HttpResponse> {
   const target = new URL(url);
   if (target.protocol !== "https:" && target.protocol !== "http:") throw new TypeError(`Unsupported URL scheme ${target.protocol}`);
-  const request = target.protocol === "https:" ? (await https()).request : (await http()).request;
-  const { Readable } = await stream();
+  const request = target.protocol === "https:" ? https().request : http().request;
+  const { Readable } = stream();
   return await new Promise((resolve, reject) => {
     const body = init.body === undefined ? null : Buffer.from(init.body, "utf8");
     const outgoing = request(target, {

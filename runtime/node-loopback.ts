@@ -5,12 +5,14 @@
  * @module
  */
 
+import type * as Http from "node:http";
 import type { LoopbackHandler, LoopbackListener } from "../src/host/runtime.ts";
+import { nodeBuiltin } from "./node-builtin.ts";
 
 /** Listens on 127.0.0.1:0 and answers each request with `handler`. */
 export async function nodeListenLoopback(handler: LoopbackHandler): Promise<LoopbackListener> {
-  // As runtime/node-http.ts: no import() where process.getBuiltinModule (Node 20.16+) serves.
-  const http = process.getBuiltinModule?.("node:http") ?? await import("node:http");
+  // As runtime/node-http.ts: synchronously, never an import().
+  const http = nodeBuiltin<typeof Http>("node:http");
   const server = http.createServer((request, response) => {
     const reply = handler(request.method ?? "GET", request.url ?? "/");
     response.writeHead(reply.status, { "content-type": "text/plain; charset=utf-8", connection: "close" });
